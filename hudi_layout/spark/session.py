@@ -1,0 +1,69 @@
+"""The one place that builds hudi_layout's SparkSession defaults.
+
+Why each default matters:
+
+* ``spark.pyspark.python`` / ``PYSPARK_PYTHON`` point Python workers at *this* interpreter; otherwise
+  Spark starts whatever ``python3`` is on PATH, which does not have our packages (pyarrow, numpy,
+  hudi_layout) installed.
+* Arrow is enabled because every Python-side step (curve keys, file writes) exchanges Arrow batches.
+* ``spark.sql.python.filterPushdown.enabled`` must be on for Spark to hand filters to our Python data
+  source at all.
+* Local mode ``local[*]`` unless the caller (or ``SPARK_MASTER`` / ``--master``) names a cluster.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DEFAULT_CONF: dict[str, str] = {
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
+    "spark.sql.python.filterPushdown.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.coalescePartitions.enabled": "false",
+    "spark.driver.memory": "6g",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.python.worker.reuse": "true",
+}
+
+
+def get_spark(
+    app_name: str = "hudi_layout",
+    *,
+    master: str | None = None,
+    ui: bool = False,
+    extra_conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """Return a SparkSession with hudi_layout's defaults (creating it if none is active).
+
+    Args:
+        app_name: Spark application name.
+        master: Spark master URL; default ``$SPARK_MASTER`` or ``local[*]``.
+        ui: start the Spark web UI (off by default: tests and CLI runs do not need it).
+        extra_conf: more Spark settings, applied last.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("SPARK_MASTER", "local[*]"))
+    conf = dict(DEFAULT_CONF)
+    conf["spark.pyspark.python"] = sys.executable
+    conf["spark.pyspark.driver.python"] = sys.executable
+    conf["spark.ui.enabled"] = "true" if ui else "false"
+    conf["spark.ui.showConsoleProgress"] = "true" if sys.stderr.isatty() else "false"
+    if extra_conf:
+        conf.update(extra_conf)
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("HUDI_LAYOUT_SPARK_LOG_LEVEL", "ERROR"))
+    return session
