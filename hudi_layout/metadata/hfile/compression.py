@@ -1,0 +1,62 @@
+"""HFile compression codecs (trailer field 12). Only NONE and GZ are supported.
+
+Spec: ``hudi-format-notes.md`` §6.3 (every block, including index and file info blocks, is compressed with the
+file codec; GZ payloads are gzip streams ``1f 8b ...``) and §6.7 (codec ids).
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+from hudi_layout.errors import HFileFormatError
+
+CODEC_NAMES = {0: "LZO", 1: "GZ", 2: "NONE", 3: "SNAPPY", 4: "LZ4", 5: "BZIP2", 6: "ZSTD"}
+CODEC_IDS = {name: cid for cid, name in CODEC_NAMES.items()}
+GZ = 1
+NONE = 2
+
+
+def codec_id(name: str) -> int:
+    """Codec name ('GZ', 'NONE', case-insensitive) -> trailer id; only writable codecs are accepted."""
+    cid = CODEC_IDS.get(name.upper())
+    if cid not in (GZ, NONE):
+        raise ValueError(f"unsupported HFile codec {name!r}: expected 'GZ' or 'NONE'")
+    return cid
+
+
+def check_codec(codec: int, *, name: str) -> None:
+    if codec not in (GZ, NONE):
+        label = CODEC_NAMES.get(codec, "unknown")
+        raise HFileFormatError(
+            f"{name}: unsupported compression codec {codec} ({label}) in trailer: expected 1 (GZ) or 2 (NONE)")
+
+
+def decompress(codec: int, payload: bytes | memoryview, expected_size: int, *, name: str, offset: int) -> bytes:
+    """Decompress one block payload and check it yields ``expected_size`` bytes."""
+    if codec == NONE:
+        out = bytes(payload)
+    elif codec == GZ:
+        try:
+            out = zlib.decompress(payload, 31)
+            if len(out) != expected_size:  # possibly a multi-member gzip stream
+                out = gzip.decompress(bytes(payload))
+        except (zlib.error, OSError, EOFError) as exc:
+            raise HFileFormatError(f"{name}: corrupt GZ block payload at offset {offset}: {exc}") from exc
+    else:
+        check_codec(codec, name=name)
+        raise AssertionError("unreachable")
+    if len(out) != expected_size:
+        raise HFileFormatError(
+            f"{name}: block at offset {offset} decompresses to {len(out)} bytes, "
+            f"expected uncompressedSizeWithoutHeader {expected_size}")
+    return out
+
+
+def compress(codec: int, raw: bytes) -> bytes:
+    if codec == NONE:
+        return raw
+    if codec == GZ:
+        # mtime=0 keeps output deterministic; Hadoop's GzipCodec writes a plain single-member gzip stream.
+        return gzip.compress(raw, compresslevel=6, mtime=0)
+    raise ValueError(f"cannot compress with codec {codec}")
