@@ -1,0 +1,198 @@
+"""Avro schemas of Hudi's timeline files, as Python dicts (parsed by fastavro once, on first use).
+
+Field names, order, unions and defaults follow ``hudi-common/src/main/avro/*.avsc`` as embedded by Hudi
+1.1 in real timeline files (strings carry ``"avro.java.string": "String"`` like Java's generated classes).
+Readers never need these (container files embed their writer schema); writers do.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import fastavro
+
+NS = "org.apache.hudi.avro.model"
+STR: dict[str, Any] = {"type": "string", "avro.java.string": "String"}
+
+
+def _f(name: str, t: Any, **kw: Any) -> dict[str, Any]:
+    return {"name": name, "type": t, **kw}
+
+
+def _nullable(name: str, t: Any) -> dict[str, Any]:
+    return {"name": name, "type": ["null", t], "default": None}
+
+
+def _version() -> dict[str, Any]:
+    return {"name": "version", "type": ["int", "null"], "default": 1}
+
+
+def _str_map() -> dict[str, Any]:
+    return {"type": "map", "values": STR, "avro.java.string": "String"}
+
+
+def _long(name: str) -> dict[str, Any]:
+    return _nullable(name, "long")
+
+
+RUNTIME_STATS: dict[str, Any] = {
+    "type": "record", "name": "HoodieRuntimeStats",
+    "fields": [_long("totalScanTime"), _long("totalCreateTime"), _long("totalUpsertTime")],
+}
+
+WRITE_STAT: dict[str, Any] = {
+    "type": "record", "name": "HoodieWriteStat",
+    "fields": [
+        _nullable("fileId", STR), _nullable("path", STR), _nullable("prevCommit", STR),
+        _long("numWrites"), _long("numDeletes"), _long("numUpdateWrites"), _long("totalWriteBytes"),
+        _long("totalWriteErrors"), _nullable("partitionPath", STR), _long("totalLogRecords"),
+        _long("totalLogFiles"), _long("totalUpdatedRecordsCompacted"), _long("numInserts"),
+        _long("totalLogBlocks"), _long("totalCorruptLogBlock"), _long("totalRollbackBlocks"),
+        _long("fileSizeInBytes"), _nullable("logVersion", "int"), _long("logOffset"),
+        _nullable("baseFile", STR),
+        _nullable("logFiles", {"type": "array", "items": STR, "default": None}),
+        _nullable("cdcStats", {"type": "map", "values": "long", "avro.java.string": "String", "default": None}),
+        _nullable("prevBaseFile", STR), _long("minEventTime"), _long("maxEventTime"),
+        _nullable("runtimeStats", RUNTIME_STATS),
+        _long("totalLogFilesCompacted"), _long("totalLogReadTimeMs"), _long("totalLogSizeCompacted"),
+        _nullable("tempPath", STR), _long("numUpdates"),
+    ],
+}
+
+#: field names of HoodieWriteStat, in Avro order
+WRITE_STAT_FIELDS: tuple[str, ...] = tuple(f["name"] for f in WRITE_STAT["fields"])
+
+
+def _commit_fields(with_replace: bool) -> list[dict[str, Any]]:
+    fields = [
+        _nullable("partitionToWriteStats", {"type": "map", "values": {"type": "array", "items": WRITE_STAT},
+                                            "avro.java.string": "String"}),
+        _nullable("compacted", "boolean"),
+        _nullable("extraMetadata", {**_str_map(), "default": None} if not with_replace else _str_map()),
+        _version(),
+        _nullable("operationType", STR),
+    ]
+    if with_replace:
+        fields.append(_nullable("partitionToReplaceFileIds",
+                                {"type": "map", "values": {"type": "array", "items": STR},
+                                 "avro.java.string": "String"}))
+    return fields
+
+
+COMMIT_METADATA: dict[str, Any] = {"type": "record", "name": "HoodieCommitMetadata", "namespace": NS,
+                                   "fields": _commit_fields(False)}
+REPLACE_COMMIT_METADATA: dict[str, Any] = {"type": "record", "name": "HoodieReplaceCommitMetadata",
+                                           "namespace": NS, "fields": _commit_fields(True)}
+
+SLICE_INFO: dict[str, Any] = {
+    "type": "record", "name": "HoodieSliceInfo",
+    "fields": [
+        _nullable("dataFilePath", STR),
+        _nullable("deltaFilePaths", {"type": "array", "items": STR}),
+        {"name": "fileId", "type": ["null", STR]},
+        _nullable("partitionPath", STR),
+        _nullable("bootstrapFilePath", STR),
+        _version(),
+    ],
+}
+CLUSTERING_GROUP: dict[str, Any] = {
+    "type": "record", "name": "HoodieClusteringGroup",
+    "fields": [
+        _nullable("slices", {"type": "array", "items": SLICE_INFO}),
+        _nullable("metrics", {"type": "map", "values": "double", "avro.java.string": "String"}),
+        {"name": "numOutputFileGroups", "type": ["int", "null"], "default": 1},
+        _nullable("extraMetadata", _str_map()),
+        _version(),
+    ],
+}
+CLUSTERING_STRATEGY: dict[str, Any] = {
+    "type": "record", "name": "HoodieClusteringStrategy",
+    "fields": [_nullable("strategyClassName", STR), _nullable("strategyParams", _str_map()), _version()],
+}
+CLUSTERING_PLAN: dict[str, Any] = {
+    "type": "record", "name": "HoodieClusteringPlan",
+    "fields": [
+        _nullable("inputGroups", {"type": "array", "items": CLUSTERING_GROUP}),
+        _nullable("strategy", CLUSTERING_STRATEGY),
+        _nullable("extraMetadata", _str_map()),
+        _version(),
+        _nullable("preserveHoodieMetadata", "boolean"),
+        _nullable("missingSchedulePartitions", {"type": "array", "items": STR}),
+    ],
+}
+REQUESTED_REPLACE_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieRequestedReplaceMetadata", "namespace": NS,
+    "fields": [_nullable("operationType", STR), _nullable("clusteringPlan", CLUSTERING_PLAN),
+               _nullable("extraMetadata", _str_map()), _version()],
+}
+
+INSTANT_INFO: dict[str, Any] = {
+    "type": "record", "name": "HoodieInstantInfo",
+    "fields": [_f("commitTime", STR), _f("action", STR)],
+}
+ROLLBACK_REQUEST: dict[str, Any] = {
+    "type": "record", "name": "HoodieRollbackRequest",
+    "fields": [
+        _f("partitionPath", STR),
+        _nullable("fileId", STR),
+        _nullable("latestBaseInstant", STR),
+        {"name": "filesToBeDeleted", "default": [], "type": {"type": "array", "default": [], "items": STR}},
+        _nullable("logBlocksToBeDeleted", {"type": "map", "values": "long", "avro.java.string": "String"}),
+    ],
+}
+ROLLBACK_PLAN: dict[str, Any] = {
+    "type": "record", "name": "HoodieRollbackPlan", "namespace": NS,
+    "fields": [
+        _nullable("instantToRollback", INSTANT_INFO),
+        _nullable("RollbackRequests", {"type": "array", "items": ROLLBACK_REQUEST}),
+        _version(),
+    ],
+}
+ROLLBACK_PARTITION_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieRollbackPartitionMetadata",
+    "fields": [
+        _f("partitionPath", STR),
+        _f("successDeleteFiles", {"type": "array", "items": STR}),
+        _f("failedDeleteFiles", {"type": "array", "items": STR}),
+        _nullable("rollbackLogFiles", {"type": "map", "values": "long", "avro.java.string": "String"}),
+        _nullable("writtenLogFiles", {"type": "map", "values": "long", "avro.java.string": "String"}),
+    ],
+}
+ROLLBACK_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieRollbackMetadata", "namespace": NS,
+    "fields": [
+        _f("startRollbackTime", STR),
+        _f("timeTakenInMillis", "long"),
+        _f("totalFilesDeleted", "int"),
+        _f("commitsRollback", {"type": "array", "items": STR}),
+        _f("partitionMetadata", {"type": "map", "values": ROLLBACK_PARTITION_METADATA,
+                                 "avro.java.string": "String"}),
+        _version(),
+        {"name": "instantsRollback", "default": [],
+         "type": {"type": "array", "default": [], "items": INSTANT_INFO}},
+    ],
+}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "HoodieCommitMetadata": COMMIT_METADATA,
+    "HoodieReplaceCommitMetadata": REPLACE_COMMIT_METADATA,
+    "HoodieRequestedReplaceMetadata": REQUESTED_REPLACE_METADATA,
+    "HoodieRollbackPlan": ROLLBACK_PLAN,
+    "HoodieRollbackMetadata": ROLLBACK_METADATA,
+}
+
+
+@lru_cache(maxsize=None)
+def parsed_schema(name: str) -> Any:
+    """fastavro-parsed schema by short record name (``HoodieCommitMetadata`` ...)."""
+    return fastavro.parse_schema(SCHEMAS[name], _write_hint=False)
+
+
+def record_defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    """A record of ``schema`` with every field at its Avro default (``None`` where no default)."""
+    out: dict[str, Any] = {}
+    for f in schema["fields"]:
+        d = f.get("default")
+        out[f["name"]] = list(d) if isinstance(d, list) else d
+    return out

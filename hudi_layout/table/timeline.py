@@ -1,0 +1,245 @@
+"""The active timeline: listing instant files, filtering, reading their content (format notes §2).
+
+Layout 1 (v6) keeps instant files directly in ``.hoodie/``; layout 2 (v8/v9) in ``.hoodie/timeline/``
+(``hoodie.timeline.path``). The same class serves the metadata table (pass its ``.hoodie`` dir).
+
+Like Hudi's ``HoodieActiveTimeline``, :attr:`Timeline.instants` holds one entry per requested time: the
+most advanced state found on storage (a completed clustering shows as its ``replacecommit``). All files,
+including superseded requested/inflight ones, are in :attr:`Timeline.files`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hudi_layout.errors import CorruptFileError, NotAHudiTableError
+from hudi_layout.table import commit_metadata as cm
+from hudi_layout.table.instant import (
+    CLUSTERING,
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    LOG_COMPACTION,
+    REPLACE_COMMIT,
+    Instant,
+    State,
+    parse_instant_file_name,
+)
+
+#: Hudi's ``getCommitsTimeline`` actions: everything that writes data files
+COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING, COMPACTION, LOG_COMPACTION})
+CLUSTER_OPERATION = "CLUSTER"
+
+
+def resolve_hoodie_dir(path: str | os.PathLike[str]) -> Path:
+    """``path`` may be a table base path or its ``.hoodie`` dir (also of the metadata table)."""
+    p = Path(path)
+    if p.name == ".hoodie":
+        return p
+    if (p / ".hoodie").is_dir():
+        return p / ".hoodie"
+    raise NotAHudiTableError(f"{p}: not a Hudi table (no .hoodie directory)")
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """An immutable, filterable snapshot of one table's active timeline."""
+
+    hoodie_dir: Path
+    timeline_dir: Path
+    layout_version: int
+    instants: tuple[Instant, ...]
+    files: tuple[Instant, ...] = field(repr=False, default=())
+
+    # ------------------------------------------------------------------ loading
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], layout_version: int | None = None,
+             timeline_path: str | None = None) -> Timeline:
+        """List the timeline of the table at ``path`` (base path or ``.hoodie`` dir).
+
+        ``layout_version``/``timeline_path`` default to the values in that dir's ``hoodie.properties``.
+        """
+        hoodie = resolve_hoodie_dir(path)
+        if layout_version is None or (layout_version >= 2 and timeline_path is None
+                                      and (hoodie / "hoodie.properties").is_file()):
+            from hudi_layout.table.properties import load_properties
+
+            props = load_properties(hoodie)
+            layout_version = props.timeline_layout_version if layout_version is None else layout_version
+            timeline_path = props.timeline_path if timeline_path is None else timeline_path
+        tdir = hoodie if layout_version < 2 else hoodie / (timeline_path or "timeline")
+        files: list[Instant] = []
+        try:
+            entries = list(os.scandir(tdir))
+        except FileNotFoundError:
+            entries = []
+        for entry in entries:
+            if not entry.is_file():
+                continue
+            inst = parse_instant_file_name(entry.name)
+            if inst is not None:
+                files.append(inst)
+        files.sort(key=lambda i: i.sort_key)
+        return cls(hoodie, tdir, layout_version, _collapse(files), tuple(files))
+
+    def reload(self) -> Timeline:
+        return Timeline.load(self.hoodie_dir, self.layout_version,
+                             None if self.layout_version < 2 else self.timeline_dir.name)
+
+    # ------------------------------------------------------------------ filtering
+
+    def _with(self, instants: Iterable[Instant]) -> Timeline:
+        return Timeline(self.hoodie_dir, self.timeline_dir, self.layout_version, tuple(instants), self.files)
+
+    def filter(self, pred: Callable[[Instant], bool]) -> Timeline:
+        return self._with(i for i in self.instants if pred(i))
+
+    def completed(self) -> Timeline:
+        return self.filter(lambda i: i.is_completed)
+
+    def pending(self) -> Timeline:
+        return self.filter(lambda i: i.is_pending)
+
+    def actions(self, *actions: str) -> Timeline:
+        wanted = frozenset(actions)
+        return self.filter(lambda i: i.action in wanted)
+
+    def commits_and_replaces(self) -> Timeline:
+        """Instants that write data: commit, deltacommit, replacecommit, clustering, (log)compaction."""
+        return self.filter(lambda i: i.action in COMMIT_ACTIONS)
+
+    def before_or_at(self, instant_time: str) -> Timeline:
+        return self.filter(lambda i: i.requested_time <= instant_time)
+
+    def __iter__(self) -> Iterator[Instant]:
+        return iter(self.instants)
+
+    def __len__(self) -> int:
+        return len(self.instants)
+
+    def __bool__(self) -> bool:
+        return bool(self.instants)
+
+    def last(self) -> Instant | None:
+        return self.instants[-1] if self.instants else None
+
+    def first(self) -> Instant | None:
+        return self.instants[0] if self.instants else None
+
+    def last_completed(self) -> Instant | None:
+        return self.completed().last()
+
+    def first_completed(self) -> Instant | None:
+        return self.completed().first()
+
+    def get(self, requested_time: str) -> Instant | None:
+        for i in self.instants:
+            if i.requested_time == requested_time:
+                return i
+        return None
+
+    def contains(self, requested_time: str) -> bool:
+        return self.get(requested_time) is not None
+
+    def instant_files(self, requested_time: str) -> list[Instant]:
+        """Every timeline file of one instant (requested, inflight, completed)."""
+        return [f for f in self.files if f.requested_time == requested_time]
+
+    def max_instant_time(self) -> str | None:
+        """Greatest requested or completion time on the timeline (floor for a new instant time)."""
+        times = [t for f in self.files for t in (f.requested_time, f.completion_time) if t]
+        return max(times) if times else None
+
+    # ------------------------------------------------------------------ content
+
+    def path_of(self, instant: Instant) -> Path:
+        return self.timeline_dir / instant.file_name
+
+    def read_bytes(self, instant: Instant) -> bytes:
+        p = self.path_of(instant)
+        try:
+            return p.read_bytes()
+        except FileNotFoundError as exc:
+            raise CorruptFileError(f"timeline file {p} vanished (instant {instant})") from exc
+
+    def read_commit_metadata(self, instant: Instant) -> dict[str, Any]:
+        """Commit/deltacommit/replacecommit metadata (JSON v6, Avro v8/9); ``{}`` for empty files."""
+        return cm.decode_commit_metadata(self.read_bytes(instant), str(self.path_of(instant)))
+
+    def _requested_file(self, requested_time: str) -> Instant | None:
+        for f in self.files:
+            if f.requested_time == requested_time and f.state is State.REQUESTED and \
+                    f.action in (REPLACE_COMMIT, CLUSTERING):
+                return f
+        return None
+
+    def read_requested_replace(self, instant: Instant | str) -> dict[str, Any]:
+        """Decoded ``T.replacecommit.requested`` / ``T.clustering.requested`` (``{}`` if absent/empty)."""
+        t = instant if isinstance(instant, str) else instant.requested_time
+        req = self._requested_file(t)
+        if req is None:
+            return {}
+        return cm.decode_requested_replace(self.read_bytes(req), str(self.path_of(req)))
+
+    def read_clustering_plan(self, instant: Instant | str) -> dict[str, Any] | None:
+        """The HoodieClusteringPlan of a clustering instant, else ``None``."""
+        req = self.read_requested_replace(instant)
+        if req.get("operationType") == CLUSTER_OPERATION and req.get("clusteringPlan") is not None:
+            return req["clusteringPlan"]
+        return None
+
+    def is_clustering(self, instant: Instant) -> bool:
+        """True for v8+ ``clustering`` instants and replacecommits whose plan/metadata says CLUSTER."""
+        if instant.action == CLUSTERING:
+            return True
+        if instant.action != REPLACE_COMMIT:
+            return False
+        if any(f.action == CLUSTERING for f in self.instant_files(instant.requested_time)):
+            return True
+        if instant.is_completed:
+            return self.read_commit_metadata(instant).get("operationType") == CLUSTER_OPERATION
+        return self.read_requested_replace(instant).get("operationType") == CLUSTER_OPERATION
+
+    def pending_clustering(self) -> list[tuple[Instant, dict[str, Any]]]:
+        """Pending clustering instants with their plans (v8+ ``clustering.*`` and v6-style replacecommits)."""
+        out: list[tuple[Instant, dict[str, Any]]] = []
+        for inst in self.pending().actions(CLUSTERING, REPLACE_COMMIT):
+            plan = self.read_clustering_plan(inst)
+            if plan is not None:
+                out.append((inst, plan))
+        return out
+
+    def read_rollback_plan(self, instant: Instant) -> dict[str, Any]:
+        for f in self.instant_files(instant.requested_time):
+            if f.action == "rollback" and f.state is State.REQUESTED:
+                return cm.decode_rollback_plan(self.read_bytes(f), str(self.path_of(f)))
+        return {}
+
+    def read_rollback_metadata(self, instant: Instant) -> dict[str, Any]:
+        return cm.decode_rollback_metadata(self.read_bytes(instant), str(self.path_of(instant)))
+
+    def replaced_file_groups(self, as_of: str | None = None) -> set[tuple[str, str]]:
+        """``{(partition, fileId)}`` replaced by completed replacecommits (requested time ≤ ``as_of``)."""
+        out: set[tuple[str, str]] = set()
+        for inst in self.completed().actions(REPLACE_COMMIT):
+            if as_of is not None and inst.requested_time > as_of:
+                continue
+            out |= cm.replaced_file_ids(self.read_commit_metadata(inst))
+        return out
+
+
+_STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
+
+
+def _collapse(files: list[Instant]) -> tuple[Instant, ...]:
+    best: dict[str, Instant] = {}
+    for f in files:
+        cur = best.get(f.requested_time)
+        if cur is None or _STATE_RANK[f.state] > _STATE_RANK[cur.state]:
+            best[f.requested_time] = f
+    return tuple(sorted(best.values(), key=lambda i: i.sort_key))
