@@ -1,0 +1,362 @@
+"""Read the metadata table (``<base>/.hoodie/metadata``): ``files`` and ``column_stats`` partitions.
+
+Spec: hudi-format-notes.md §5.1–§5.8. The MDT is a MOR table of HFiles. Per MDT file group we read the latest
+base HFile written by a completed MDT instant, then the log files of that slice in order, applying only log
+blocks whose ``INSTANT_TIME`` passes the reader sync rule (§5.7, ``HoodieTableMetadataUtil.getValidInstantTimestamps``):
+
+* requested times of *completed* data-table instants;
+* MDT partition-initialisation deltacommits (``00000000000000…``);
+* completed MDT deltacommits whose time is an ``indexing`` instant of the data timeline (async indexing);
+* completed MDT rollback / restore instants;
+
+and which are themselves completed on the MDT timeline (or older than its first active instant = archived).
+Blocks named by a rollback COMMAND block (same file group) are ignored. Instants rolled back on the data
+table are *not* treated as valid (Java adds them because its MDT rollback already removed their blocks; a
+left-over block of a rolled-back write must not resurrect deleted files).
+
+Only MDT partitions listed in the data table's ``hoodie.table.metadata.partitions`` are used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.metadata import keys as K
+from hudi_layout.metadata import log_format as L
+from hudi_layout.metadata.hfile.reader import HFileReader
+from hudi_layout.metadata.records import ColumnStat, FileInfo, MetadataRecord, decode_record
+from hudi_layout.table.instant import Instant, parse_instant_file_name
+from hudi_layout.table.properties import TableProperties, load_properties
+
+SOLO_COMMIT_TIMESTAMP = "00000000000000"
+METADATA_DIR = "metadata"
+SCHEMA_INFO_KEY = b"schema"
+
+
+# ---------------------------------------------------------------------------------------------- timeline
+
+
+def timeline_dir(hoodie_dir: Path, props: TableProperties) -> Path:
+    if props.timeline_layout_version >= 2:
+        return hoodie_dir / props.timeline_path
+    return hoodie_dir
+
+
+def list_instants(hoodie_dir: Path, props: TableProperties) -> list[Instant]:
+    """Active timeline instants (private shim: the table package's Timeline is not used here)."""
+    d = timeline_dir(hoodie_dir, props)
+    out = []
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        return []
+    for name in names:
+        inst = parse_instant_file_name(name)
+        if inst is not None:
+            out.append(inst)
+    out.sort(key=lambda i: i.sort_key)
+    return out
+
+
+@dataclass(frozen=True)
+class SyncState:
+    """Which MDT instants are readable, and MDT completion times (for file slicing)."""
+
+    valid: frozenset[str]
+    mdt_completion: dict[str, str]  # MDT requested time -> completion time (completed instants only)
+    mdt_first_active: str | None
+
+    def block_visible(self, instant_time: str | None) -> bool:
+        if not instant_time:
+            return False
+        if instant_time not in self.valid:
+            return False
+        if instant_time in self.mdt_completion:
+            return True
+        # not completed in the MDT: only acceptable when older than the active MDT timeline (archived)
+        return self.mdt_first_active is not None and instant_time < self.mdt_first_active
+
+
+def compute_sync_state(data_instants: Iterable[Instant], mdt_instants: Iterable[Instant]) -> SyncState:
+    data = list(data_instants)
+    mdt = list(mdt_instants)
+    valid = {i.requested_time for i in data if i.is_completed}
+    indexing = {i.requested_time for i in data if i.action == "indexing"}
+    completion: dict[str, str] = {}
+    for i in mdt:
+        if not i.is_completed:
+            continue
+        completion[i.requested_time] = i.completion_time or i.requested_time
+        if i.requested_time.startswith(SOLO_COMMIT_TIMESTAMP):
+            valid.add(i.requested_time)
+        elif i.action in ("rollback", "restore"):
+            valid.add(i.requested_time)
+        elif i.action == "deltacommit" and i.requested_time in indexing:
+            valid.add(i.requested_time)
+    first = min((i.requested_time for i in mdt), default=None)
+    return SyncState(frozenset(valid), completion, first)
+
+
+# ---------------------------------------------------------------------------------------------- slices
+
+
+@dataclass(frozen=True)
+class MdtFileSlice:
+    partition: str  # MDT partition (files, column_stats, ...)
+    file_id: str
+    base_file: Path | None
+    base_instant: str | None
+    log_files: tuple[Path, ...] = ()
+
+
+def _base_file_parts(name: str) -> tuple[str, str] | None:
+    if not name.endswith(".hfile") or name.startswith("."):
+        return None
+    stem = name[: -len(".hfile")]
+    parts = stem.split("_")
+    if len(parts) < 3:
+        return None
+    return "_".join(parts[:-2]), parts[-1]
+
+
+def latest_file_slices(partition_dir: Path, partition: str, sync: SyncState) -> list[MdtFileSlice]:
+    """Latest slice per file group: newest base HFile of a completed MDT instant + the log files written by
+    MDT deltacommits that completed after that base's instant (v8/v9 completion-time slicing)."""
+    bases: dict[str, tuple[str, Path]] = {}
+    logs: dict[str, list[tuple[L.LogFileName, Path]]] = {}
+    try:
+        names = os.listdir(partition_dir)
+    except FileNotFoundError:
+        return []
+    for name in names:
+        if name.startswith("."):
+            ln = L.parse_log_file_name(name)
+            if ln is not None:
+                logs.setdefault(ln.file_id, []).append((ln, partition_dir / name))
+            continue
+        parts = _base_file_parts(name)
+        if parts is None:
+            continue
+        fid, instant = parts
+        if instant not in sync.mdt_completion:
+            continue  # base from a pending / failed compaction
+        if fid not in bases or instant > bases[fid][0]:
+            bases[fid] = (instant, partition_dir / name)
+    out = []
+    for fid in sorted(set(bases) | set(logs)):
+        base_instant, base_path = bases.get(fid, (None, None))
+        selected = []
+        for ln, p in logs.get(fid, []):
+            done = sync.mdt_completion.get(ln.instant_time)
+            if base_instant is not None and done is not None and done <= base_instant:
+                continue  # compacted into the base
+            if base_instant is not None and done is None and ln.instant_time <= base_instant:
+                continue
+            selected.append((ln, p))
+        selected.sort(key=lambda t: L.log_sort_key(t[0]))
+        out.append(MdtFileSlice(partition, fid, base_path, base_instant, tuple(p for _, p in selected)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- merging
+
+
+def merge_files(older: dict[str, FileInfo] | None, newer: dict[str, FileInfo]) -> dict[str, FileInfo]:
+    """``HoodieMetadataPayload.combineFileSystemMetadata`` applied newer-onto-older (§5.4)."""
+    if older is None:
+        return dict(newer)
+    out = dict(older)
+    for name, info in newer.items():
+        old = out.get(name)
+        if old is None:
+            out[name] = info
+        elif info.is_deleted:
+            del out[name]
+        else:
+            out[name] = FileInfo(max(old.size, info.size), False)
+    return out
+
+
+def merge_column_stats(older: ColumnStat | None, newer: ColumnStat) -> ColumnStat:
+    """``mergeColumnStatsRecords``: a tombstone on either side → newer wins; else widen the range."""
+    if older is None or older.is_deleted or newer.is_deleted:
+        return newer
+    from hudi_layout.metadata.stats_values import decode
+
+    def pick(a, b, fn):  # type: ignore[no-untyped-def]
+        if a is None:
+            return b
+        if b is None:
+            return a
+        da, db = decode(a.wrapper, a.value, older.value_type), decode(b.wrapper, b.value, newer.value_type)
+        try:
+            return a if fn(da, db) else b
+        except TypeError:
+            return b
+
+    def add(x: int | None, y: int | None) -> int | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+
+    return ColumnStat(newer.file_name, newer.column, pick(older.min, newer.min, lambda a, b: a <= b),
+                      pick(older.max, newer.max, lambda a, b: a >= b), add(older.value_count, newer.value_count),
+                      add(older.null_count, newer.null_count), add(older.total_size, newer.total_size),
+                      add(older.total_uncompressed_size, newer.total_uncompressed_size), False,
+                      newer.is_tight_bound, newer.value_type or older.value_type)
+
+
+# ---------------------------------------------------------------------------------------------- reader
+
+
+@dataclass
+class _Source:
+    """One HFile to read from (a base file or an HFILE_DATA block)."""
+
+    reader: HFileReader
+    schema: str
+    instant: str | None
+
+
+@dataclass
+class MetadataTableReader:
+    """Reader for one data table's MDT. Cheap to construct; file groups are opened lazily."""
+
+    base_path: Path
+    data_props: TableProperties = field(init=False)
+    mdt_props: TableProperties = field(init=False)
+    sync: SyncState = field(init=False)
+
+    def __init__(self, base_path: str | os.PathLike[str], *, data_props: TableProperties | None = None,
+                 data_instants: list[Instant] | None = None) -> None:
+        self.base_path = Path(base_path)
+        hoodie = self.base_path / ".hoodie"
+        self.data_props = data_props or load_properties(hoodie)
+        self.mdt_dir = hoodie / METADATA_DIR
+        self.mdt_props = load_properties(self.mdt_dir / ".hoodie")
+        if data_instants is None:
+            data_instants = list_instants(hoodie, self.data_props)
+        self.mdt_instants = list_instants(self.mdt_dir / ".hoodie", self.mdt_props)
+        self.sync = compute_sync_state(data_instants, self.mdt_instants)
+        self._sources: dict[str, list[list[_Source]]] = {}
+
+    # -- availability --------------------------------------------------------------------------------------
+
+    @property
+    def partitions(self) -> list[str]:
+        return list(self.data_props.metadata_partitions)
+
+    def has_partition(self, name: str) -> bool:
+        return name in self.data_props.metadata_partitions and (self.mdt_dir / name).is_dir()
+
+    def _require(self, name: str) -> None:
+        if not self.has_partition(name):
+            raise UnsupportedTableError(
+                f"{self.base_path}: metadata table partition {name!r} is not available "
+                f"(hoodie.table.metadata.partitions={','.join(self.partitions) or '<empty>'})")
+
+    def file_slices(self, partition: str) -> list[MdtFileSlice]:
+        return latest_file_slices(self.mdt_dir / partition, partition, self.sync)
+
+    # -- sources -------------------------------------------------------------------------------------------
+
+    def _group_sources(self, partition: str) -> list[list[_Source]]:
+        """Per file group, the ordered HFiles to merge (base first, then visible log blocks)."""
+        cached = self._sources.get(partition)
+        if cached is not None:
+            return cached
+        groups: list[list[_Source]] = []
+        for sl in self.file_slices(partition):
+            sources: list[_Source] = []
+            if sl.base_file is not None:
+                r = HFileReader(sl.base_file)
+                schema = r.file_info.get(SCHEMA_INFO_KEY, b"").decode("utf-8")
+                sources.append(_Source(r, schema, sl.base_instant))
+            blocks: list[L.LogBlock] = []
+            for lf in sl.log_files:
+                blocks.extend(b for b in L.read_log_file(str(lf)) if b.type != L.BlockType.CORRUPTED)
+            rolled_back = {b.target_instant_time for b in blocks if b.is_rollback and
+                           self.sync.block_visible(b.instant_time)}
+            for b in blocks:
+                if b.type != L.BlockType.HFILE_DATA:
+                    continue  # DELETE blocks in the files/column_stats partitions only carry init markers
+                it = b.instant_time
+                if it in rolled_back or not self.sync.block_visible(it):
+                    continue
+                try:
+                    r = HFileReader(b.content)
+                except Exception as e:  # noqa: BLE001
+                    raise CorruptFileError(f"{sl.file_id}: bad HFILE_DATA block at instant {it}: {e}") from e
+                schema = b.header.get(L.HeaderKey.SCHEMA) or r.file_info.get(SCHEMA_INFO_KEY, b"").decode()
+                sources.append(_Source(r, schema, it))
+            groups.append(sources)
+        self._sources[partition] = groups
+        return groups
+
+    # -- files partition -----------------------------------------------------------------------------------
+
+    def _files_records(self) -> dict[str, dict[str, FileInfo]]:
+        self._require(K.FILES)
+        merged: dict[str, dict[str, FileInfo]] = {}
+        for sources in self._group_sources(K.FILES):
+            for src in sources:
+                for key, value in src.reader.items():
+                    rec = decode_record(key.decode("utf-8"), value, src.schema)
+                    if rec.files is None:
+                        continue
+                    k = key.decode("utf-8")
+                    merged[k] = merge_files(merged.get(k), rec.files)
+        return merged
+
+    def all_partitions(self) -> list[str]:
+        """Data partition paths ("" for non-partitioned) listed in ``__all_partitions__``."""
+        entry = self._files_records().get(K.ALL_PARTITIONS_KEY, {})
+        return sorted(K.data_partition_path(p) for p, fi in entry.items() if not fi.is_deleted)
+
+    def files_listing(self) -> dict[str, dict[str, int]]:
+        """``{partition path: {file name: size}}`` of live files (``""`` = non-partitioned)."""
+        out: dict[str, dict[str, int]] = {}
+        for key, entries in self._files_records().items():
+            if key == K.ALL_PARTITIONS_KEY:
+                continue
+            live = {name: fi.size for name, fi in entries.items() if not fi.is_deleted}
+            out[K.data_partition_path(key)] = live
+        return out
+
+    # -- column_stats partition ----------------------------------------------------------------------------
+
+    def column_stats_items(self, prefixes: Iterable[str]) -> Iterator[tuple[str, list[tuple[bytes, bytes, str]]]]:
+        """Raw cells per prefix: ``(prefix, [(key, value, schema), ...])`` in merge order (oldest first)."""
+        self._require(K.COLUMN_STATS)
+        groups = self._group_sources(K.COLUMN_STATS)
+        for prefix in prefixes:
+            pb = prefix.encode("ascii")
+            cells: list[tuple[bytes, bytes, str]] = []
+            for sources in groups:
+                for src in sources:
+                    cells.extend((k, v, src.schema) for k, v in src.reader.scan_items(pb))
+            yield prefix, cells
+
+    def column_stats(self, prefixes: Iterable[str], *, include_deleted: bool = False) -> dict[str, ColumnStat]:
+        """Merged column_stats records (by key) for every key under the given prefixes."""
+        merged: dict[str, ColumnStat] = {}
+        for _prefix, cells in self.column_stats_items(prefixes):
+            for k, v, schema in cells:
+                key = k.decode("ascii")
+                rec = decode_record(key, v, schema)
+                if rec.column_stats is None:
+                    continue
+                old = merged.get(key)
+                merged[key] = rec.column_stats if old is None else merge_column_stats(old, rec.column_stats)
+        if not include_deleted:
+            merged = {k: v for k, v in merged.items() if not v.is_deleted}
+        return merged
+
+    def records(self, partition: str) -> Iterator[MetadataRecord]:
+        """Every visible record of an MDT partition, unmerged, in merge order (debugging / tests)."""
+        for sources in self._group_sources(partition):
+            for src in sources:
+                for key, value in src.reader.items():
+                    yield decode_record(key.decode("utf-8"), value, src.schema)
