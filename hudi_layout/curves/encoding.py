@@ -168,7 +168,7 @@ def _to_micros(values: np.ndarray, unit: str) -> np.ndarray:
     factor = 1_000_000 // per_s
     info = np.iinfo(np.int64)
     # Saturate instead of overflowing: clipping before the multiply keeps the map monotone.
-    return np.clip(values, info.min // factor, info.max // factor) * factor
+    return np.clip(values, -(-info.min // factor), info.max // factor) * factor
 
 
 def _encode_float(x: np.ndarray) -> np.ndarray:
