@@ -1,0 +1,88 @@
+"""Check a predicate's columns against a table schema (the front ends' optional ``schema=`` argument).
+
+Binding resolves each column name to the schema's spelling (exact match first, then a unique
+case-insensitive one, as Spark does by default) and raises :class:`InvalidArgumentError` naming the
+first unknown column. Literal conversion happens at evaluation time (:mod:`.coerce`), where a literal
+that cannot be compared only disables skipping for that leaf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyarrow as pa
+
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.skipping.ir import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    LeafPredicate,
+    Not,
+    Or,
+    Predicate,
+    Ref,
+    Unsupported,
+)
+from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
+
+
+def _field_names(schema: pa.Schema) -> list[str]:
+    """Top-level names plus dotted paths of nested struct fields."""
+    names: list[str] = []
+
+    def walk(prefix: str, field: pa.Field) -> None:
+        name = f"{prefix}{field.name}"
+        names.append(name)
+        if pa.types.is_struct(field.type):
+            for child in field.type:
+                walk(f"{name}.", child)
+
+    for f in schema:
+        walk("", f)
+    return names
+
+
+def resolve_column(name: str, schema: pa.Schema) -> str:
+    """The schema's spelling of ``name``; raises :class:`InvalidArgumentError` if it is not there."""
+    names = _field_names(schema)
+    if name in names:
+        return name
+    folded = [n for n in names if n.lower() == name.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    if folded:
+        raise InvalidArgumentError(f"column {name!r} is ambiguous: {folded}")
+    raise InvalidArgumentError(f"unknown column {name!r}", hint=f"columns: {', '.join(names)}")
+
+
+class _BindVisitor(BooleanExpressionVisitor[Predicate]):
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+
+    def visit_true(self) -> Predicate:
+        return AlwaysTrue()
+
+    def visit_false(self) -> Predicate:
+        return AlwaysFalse()
+
+    def visit_not(self, child: Predicate) -> Predicate:
+        return Not(child)
+
+    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
+        return And(left, right)
+
+    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
+        return Or(left, right)
+
+    def visit_leaf(self, pred: LeafPredicate) -> Predicate:
+        name = resolve_column(pred.term.name, self.schema)
+        return pred if name == pred.term.name else dataclasses.replace(pred, term=Ref(name))
+
+    def visit_unsupported(self, pred: Unsupported) -> Predicate:
+        return pred
+
+
+def bind(pred: Predicate, schema: pa.Schema) -> Predicate:
+    """``pred`` with every column resolved against ``schema`` (see the module docstring)."""
+    return visit(pred, _BindVisitor(schema))

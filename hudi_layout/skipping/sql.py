@@ -1,0 +1,553 @@
+"""Front end for SQL WHERE-clause text: a small hand-written recursive-descent parser (Spark SQL dialect).
+
+Understood: ``= == <=> != <> < <= > >=`` (literal on either side), ``[NOT] IN (...)``,
+``[NOT] BETWEEN a AND b``, ``IS [NOT] NULL``, ``IS [NOT] TRUE|FALSE``, ``IS [NOT] DISTINCT FROM``,
+``[NOT] LIKE 'pattern' [ESCAPE 'c']``, ``NOT``/``!``, ``AND``/``&&``, ``OR``, parentheses, and a bare
+boolean column. Literals: integers (``int``), ``1.5`` (``Decimal``, as in Spark), ``1e3`` (``float``),
+suffixes ``L S Y D F BD``, ``'text'`` / ``"text"`` (``''`` and backslash escapes), ``X'0AFF'``,
+``TRUE FALSE NULL``, ``DATE '...'``, ``TIMESTAMP '...'`` (naive = UTC, see :mod:`.ir`),
+``CAST(literal AS type)``. Identifiers may be backquoted and dotted (``a.b`` → column ``"a.b"``).
+Keywords are case-insensitive.
+
+Valid SQL we cannot use for skipping — functions or arithmetic on columns, column-vs-column comparisons,
+LIKE patterns other than ``'prefix%'``, ``RLIKE``, ``CASE`` — becomes an :class:`~.ir.Unsupported` leaf
+("might match"). Only text that does not parse raises :class:`InvalidArgumentError`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.skipping.bind import bind
+from hudi_layout.skipping.ir import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    ComparisonPredicate,
+    Eq,
+    Gt,
+    GtEq,
+    In,
+    IsNotNull,
+    IsNull,
+    Literal,
+    Lt,
+    LtEq,
+    Not,
+    NotEq,
+    NullSafeEq,
+    Or,
+    Predicate,
+    Ref,
+    StartsWith,
+    Unsupported,
+    mirrored,
+)
+
+# ---------------------------------------------------------------------------------------------- lexer
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    kind: str  # "num", "str", "hex", "ident", "qident", "op", "eof"
+    text: str  # raw text (for "str"/"qident": the unescaped value)
+    start: int
+    end: int
+
+    def is_kw(self, *words: str) -> bool:
+        return self.kind == "ident" and self.text.upper() in words
+
+
+_NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?(BD|bd|[LlSsYyDdFf])?(?![A-Za-z0-9_])")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_OPS = ("<=>", "==", "!=", "<>", "<=", ">=", "&&", "||", "=", "<", ">", "(", ")", ",", ".", "+", "-", "*",
+        "/", "%", "!", "~")
+_BACKSLASH = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
+
+
+def _tokenize(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif text.startswith("--", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c in "'\"":
+            value, j = _read_string(text, i)
+            tokens.append(_Token("str", value, i, j))
+            i = j
+        elif c in "xX" and i + 1 < n and text[i + 1] == "'":
+            value, j = _read_string(text, i + 1)
+            tokens.append(_Token("hex", value, i, j))
+            i = j
+        elif c == "`":
+            j, parts = i + 1, []
+            while True:
+                k = text.find("`", j)
+                if k < 0:
+                    raise InvalidArgumentError(f"unterminated backquoted identifier at {i}: {text[i:i + 20]!r}")
+                parts.append(text[j:k])
+                if text.startswith("``", k):
+                    parts.append("`")
+                    j = k + 2
+                    continue
+                break
+            tokens.append(_Token("qident", "".join(parts), i, k + 1))
+            i = k + 1
+        elif c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
+            m = _NUMBER.match(text, i)
+            if m is None:
+                raise InvalidArgumentError(f"malformed number at {i}: {text[i:i + 20]!r}")
+            tokens.append(_Token("num", m.group(0), i, m.end()))
+            i = m.end()
+        elif (m := _IDENT.match(text, i)) is not None:
+            tokens.append(_Token("ident", m.group(0), i, m.end()))
+            i = m.end()
+        else:
+            op = next((o for o in _OPS if text.startswith(o, i)), None)
+            if op is None:
+                raise InvalidArgumentError(f"unexpected character {c!r} at {i} in {text!r}")
+            tokens.append(_Token("op", op, i, i + len(op)))
+            i += len(op)
+    tokens.append(_Token("eof", "", n, n))
+    return tokens
+
+
+def _read_string(text: str, i: int) -> tuple[str, int]:
+    quote, j, out = text[i], i + 1, []
+    while j < len(text):
+        c = text[j]
+        if c == "\\" and j + 1 < len(text):
+            out.append(_BACKSLASH.get(text[j + 1], text[j + 1]))
+            j += 2
+        elif c == quote:
+            if text.startswith(quote * 2, j):
+                out.append(quote)
+                j += 2
+            else:
+                return "".join(out), j + 1
+        else:
+            out.append(c)
+            j += 1
+    raise InvalidArgumentError(f"unterminated string literal at {i}: {text[i:i + 20]!r}")
+
+
+# ---------------------------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True, slots=True)
+class _Col:
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Lit:
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Opaque:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Bool:
+    pred: Predicate
+
+
+_Value = _Col | _Lit | _Opaque | _Bool
+
+_CMP: dict[str, type[ComparisonPredicate]] = {
+    "=": Eq, "==": Eq, "<=>": NullSafeEq, "!=": NotEq, "<>": NotEq, "<": Lt, "<=": LtEq, ">": Gt, ">=": GtEq,
+}
+_RESERVED = {"AND", "OR", "NOT", "IS", "IN", "BETWEEN", "LIKE", "ILIKE", "RLIKE", "REGEXP", "ESCAPE", "AS",
+             "THEN", "ELSE", "END", "WHEN", "DISTINCT", "FROM", "SELECT"}
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = _tokenize(text)
+        self.pos = 0
+
+    # -- token helpers
+
+    @property
+    def tok(self) -> _Token:
+        return self.tokens[self.pos]
+
+    def advance(self) -> _Token:
+        t = self.tokens[self.pos]
+        self.pos += 1
+        return t
+
+    def accept_kw(self, *words: str) -> bool:
+        if self.tok.is_kw(*words):
+            self.pos += 1
+            return True
+        return False
+
+    def accept_op(self, *ops: str) -> bool:
+        if self.tok.kind == "op" and self.tok.text in ops:
+            self.pos += 1
+            return True
+        return False
+
+    def expect_op(self, op: str) -> None:
+        if not self.accept_op(op):
+            self.fail(f"expected {op!r}")
+
+    def expect_kw(self, word: str) -> None:
+        if not self.accept_kw(word):
+            self.fail(f"expected {word}")
+
+    def fail(self, what: str) -> None:
+        t = self.tok
+        found = "end of input" if t.kind == "eof" else repr(self.text[t.start:t.end])
+        raise InvalidArgumentError(f"cannot parse SQL filter: {what} at position {t.start}, found {found}",
+                                   hint=self.text)
+
+    def since(self, start: int) -> str:
+        return self.text[self.tokens[start].start:self.tokens[self.pos - 1].end]
+
+    # -- boolean layer
+
+    def parse(self) -> Predicate:
+        if self.tok.kind == "eof":
+            self.fail("expected an expression")
+        result = self.as_pred(self.or_expr(), 0)
+        if self.tok.kind != "eof":
+            self.fail("unexpected token")
+        return result
+
+    def or_expr(self) -> _Value:
+        start = self.pos
+        left = self.and_expr()
+        while self.accept_kw("OR"):
+            right = self.and_expr()
+            left = _Bool(Or(self.as_pred(left, start), self.as_pred(right, start)))
+        return left
+
+    def and_expr(self) -> _Value:
+        start = self.pos
+        left = self.not_expr()
+        while self.accept_kw("AND") or self.accept_op("&&"):
+            right = self.not_expr()
+            left = _Bool(And(self.as_pred(left, start), self.as_pred(right, start)))
+        return left
+
+    def not_expr(self) -> _Value:
+        start = self.pos
+        if self.accept_kw("NOT") or self.accept_op("!"):
+            return _Bool(Not(self.as_pred(self.not_expr(), start)))
+        return self.predicate()
+
+    def as_pred(self, v: _Value, start: int) -> Predicate:
+        if isinstance(v, _Bool):
+            return v.pred
+        if isinstance(v, _Col):
+            return Eq(Ref(v.name), Literal(True))
+        if isinstance(v, _Lit):
+            if v.value is True:
+                return AlwaysTrue()
+            if v.value is False or v.value is None:
+                return AlwaysFalse()
+            return Unsupported(repr(v.value))
+        return Unsupported(v.text)
+
+    # -- predicates
+
+    def predicate(self) -> _Value:
+        start = self.pos
+        left = self.additive()
+        t = self.tok
+        if t.kind == "op" and t.text in _CMP:
+            self.advance()
+            right = self.additive()
+            return _Bool(self.compare(left, t.text, right, start))
+        if self.accept_kw("IS"):
+            return _Bool(self.is_suffix(left, start))
+        negated = self.accept_kw("NOT")
+        if self.accept_kw("IN"):
+            pred = self.in_suffix(left, start)
+        elif self.accept_kw("BETWEEN"):
+            low = self.additive()
+            self.expect_kw("AND")
+            high = self.additive()
+            pred = And(self.compare(left, ">=", low, start), self.compare(left, "<=", high, start))
+        elif self.accept_kw("LIKE"):
+            pred = self.like_suffix(left, start)
+        elif self.accept_kw("ILIKE", "RLIKE", "REGEXP"):
+            self.additive()
+            if self.accept_kw("ESCAPE"):
+                self.primary()
+            return _Bool(Unsupported(self.since(start)))
+        else:
+            if negated:
+                self.fail("expected IN, BETWEEN or LIKE after NOT")
+            return left
+        return _Bool(Not(pred) if negated else pred)
+
+    def compare(self, left: _Value, op: str, right: _Value, start: int) -> Predicate:
+        kind = _CMP[op]
+        if isinstance(left, _Col) and isinstance(right, _Lit):
+            return kind(Ref(left.name), Literal(right.value))
+        if isinstance(left, _Lit) and isinstance(right, _Col):
+            return mirrored(kind)(Ref(right.name), Literal(left.value))
+        return Unsupported(self.since(start))
+
+    def is_suffix(self, left: _Value, start: int) -> Predicate:
+        negated = self.accept_kw("NOT")
+        if self.accept_kw("NULL"):
+            if not isinstance(left, _Col):
+                return Unsupported(self.since(start))
+            return IsNotNull(Ref(left.name)) if negated else IsNull(Ref(left.name))
+        if self.tok.is_kw("TRUE", "FALSE"):
+            value = self.advance().text.upper() == "TRUE"
+            pred = self.compare(left, "<=>", _Lit(value), start)  # c IS TRUE ≡ c <=> TRUE (never NULL)
+        elif self.accept_kw("DISTINCT"):
+            self.expect_kw("FROM")
+            pred = self.compare(left, "<=>", self.additive(), start)
+            negated = not negated  # IS DISTINCT FROM ≡ NOT <=>
+        else:
+            self.fail("expected NULL, TRUE, FALSE or DISTINCT FROM after IS")
+        return Not(pred) if negated else pred
+
+    def in_suffix(self, left: _Value, start: int) -> Predicate:
+        self.expect_op("(")
+        if self.tok.is_kw("SELECT"):
+            self.fail("IN (subquery) is not supported")
+        items = [self.additive()]
+        while self.accept_op(","):
+            items.append(self.additive())
+        self.expect_op(")")
+        if not isinstance(left, _Col) or not all(isinstance(i, _Lit) for i in items):
+            return Unsupported(self.since(start))
+        # NOT is applied by the caller (Not(In) rewrites to NotIn).
+        return In(Ref(left.name), tuple(Literal(i.value) for i in items))  # type: ignore[union-attr]
+
+    def like_suffix(self, left: _Value, start: int) -> Predicate:
+        pattern = self.additive()
+        escape = "\\"
+        if self.accept_kw("ESCAPE"):
+            esc = self.primary()
+            if not isinstance(esc, _Lit) or not isinstance(esc.value, str) or len(esc.value) != 1:
+                self.fail("ESCAPE needs a one-character string")
+            escape = esc.value  # type: ignore[union-attr]
+        if not isinstance(left, _Col) or not isinstance(pattern, _Lit) or not isinstance(pattern.value, str):
+            return Unsupported(self.since(start))
+        return _like(Ref(left.name), pattern.value, escape) or Unsupported(self.since(start))
+
+    # -- value layer
+
+    def additive(self) -> _Value:
+        start = self.pos
+        left = self.multiplicative()
+        while self.tok.kind == "op" and self.tok.text in ("+", "-", "||"):
+            self.advance()
+            self.multiplicative()
+            left = _Opaque(self.since(start))
+        return left
+
+    def multiplicative(self) -> _Value:
+        start = self.pos
+        left = self.unary()
+        while (self.tok.kind == "op" and self.tok.text in ("*", "/", "%")) or self.tok.is_kw("DIV"):
+            self.advance()
+            self.unary()
+            left = _Opaque(self.since(start))
+        return left
+
+    def unary(self) -> _Value:
+        start = self.pos
+        if self.tok.kind == "op" and self.tok.text in ("-", "+", "~"):
+            op = self.advance().text
+            inner = self.unary()
+            if isinstance(inner, _Lit) and op in "+-" and _is_number(inner.value):
+                return _Lit(-inner.value if op == "-" else inner.value)
+            return _Opaque(self.since(start))
+        return self.primary()
+
+    def primary(self) -> _Value:
+        start = self.pos
+        t = self.tok
+        if t.kind == "num":
+            self.advance()
+            return _Lit(_number(t.text))
+        if t.kind == "str":
+            self.advance()
+            return _Lit(t.text)
+        if t.kind == "hex":
+            self.advance()
+            try:
+                return _Lit(bytes.fromhex(t.text))
+            except ValueError as e:
+                raise InvalidArgumentError(f"bad hex literal X'{t.text}'") from e
+        if self.accept_op("("):
+            inner = self.or_expr()
+            self.expect_op(")")
+            return inner
+        if t.kind == "qident":
+            return self.column_or_call(start)
+        if t.kind != "ident" or t.text.upper() in _RESERVED:
+            self.fail("expected a value")
+        word = t.text.upper()
+        nxt = self.tokens[self.pos + 1]
+        if word in ("TRUE", "FALSE", "NULL"):
+            self.advance()
+            return _Lit(None if word == "NULL" else word == "TRUE")
+        if word in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ") and nxt.kind == "str":
+            self.pos += 2
+            return _Lit(_typed_literal(word, nxt.text))
+        if word == "CAST" and nxt.kind == "op" and nxt.text == "(":
+            return self.cast(start)
+        if word == "CASE":
+            return self.case(start)
+        return self.column_or_call(start)
+
+    def column_or_call(self, start: int) -> _Value:
+        parts = [self.advance().text]
+        while self.tok.kind == "op" and self.tok.text == "." and self.tokens[self.pos + 1].kind in ("ident", "qident"):
+            self.pos += 1
+            parts.append(self.advance().text)
+        if self.accept_op("("):
+            if not self.accept_op(")"):
+                self.accept_kw("DISTINCT")
+                if not self.accept_op("*"):
+                    self.or_expr()
+                while self.accept_op(","):
+                    self.or_expr()
+                self.expect_op(")")
+            return _Opaque(self.since(start))
+        return _Col(".".join(parts))
+
+    def cast(self, start: int) -> _Value:
+        self.pos += 2  # CAST (
+        inner = self.or_expr()
+        self.expect_kw("AS")
+        if self.tok.kind != "ident":
+            self.fail("expected a type name")
+        type_name, args = self.advance().text.upper(), []
+        if self.accept_op("("):
+            while self.tok.kind == "num":
+                args.append(int(self.advance().text))
+                if not self.accept_op(","):
+                    break
+            self.expect_op(")")
+        self.expect_op(")")
+        if isinstance(inner, _Lit):
+            converted = _cast_literal(inner.value, type_name, args)
+            if converted is not _NO_CAST:
+                return _Lit(converted)
+        return _Opaque(self.since(start))
+
+    def case(self, start: int) -> _Value:
+        depth = 0
+        while True:
+            t = self.advance()
+            if t.kind == "eof":
+                self.pos -= 1
+                self.fail("expected END")
+            if t.is_kw("CASE"):
+                depth += 1
+            elif t.is_kw("END"):
+                depth -= 1
+                if depth == 0:
+                    return _Opaque(self.since(start))
+
+
+# ---------------------------------------------------------------------------------------------- literals
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
+
+
+def _number(text: str) -> int | float | Decimal:
+    m = _NUMBER.fullmatch(text)
+    assert m is not None
+    body, exponent, suffix = m.group(1), m.group(2) or "", (m.group(3) or "").upper()
+    if suffix == "BD":
+        return Decimal(body + exponent)
+    if suffix in ("D", "F") or exponent:
+        return float(body + exponent)
+    if "." in body:
+        return Decimal(body)
+    if suffix in ("L", "S", "Y"):
+        return int(body)
+    return int(body)
+
+
+def _typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
+    try:
+        if kind == "DATE":
+            return _dt.date.fromisoformat(text.strip())
+        return _dt.datetime.fromisoformat(text.strip())
+    except ValueError as e:
+        raise InvalidArgumentError(f"invalid {kind} literal {text!r}") from e
+
+
+_NO_CAST = object()
+_INT_TYPES = {"TINYINT", "BYTE", "SMALLINT", "SHORT", "INT", "INTEGER", "BIGINT", "LONG"}
+
+
+def _cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
+    """Fold ``CAST(literal AS type)``; ``_NO_CAST`` when we do not know how (→ Unsupported)."""
+    if v is None:
+        return None
+    try:
+        if type_name in _INT_TYPES:
+            return int(v.strip()) if isinstance(v, str) else int(v)
+        if type_name in ("FLOAT", "REAL", "DOUBLE"):
+            return float(v)
+        if type_name in ("DECIMAL", "DEC", "NUMERIC"):
+            scale = args[1] if len(args) > 1 else 0
+            return Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+        if type_name in ("STRING", "VARCHAR", "CHAR"):
+            return v.isoformat() if isinstance(v, _dt.date) else str(v)
+        if type_name == "DATE":
+            return _typed_literal("DATE", v) if isinstance(v, str) else (v.date() if isinstance(v, _dt.datetime) else v)
+        if type_name in ("TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
+            return _typed_literal("TIMESTAMP", v) if isinstance(v, str) else v
+        if type_name in ("BOOLEAN", "BOOL") and isinstance(v, str) and v.strip().lower() in ("true", "false"):
+            return v.strip().lower() == "true"
+        if type_name == "BINARY" and isinstance(v, str):
+            return v.encode()
+    except (ValueError, TypeError, InvalidOperation, InvalidArgumentError):
+        return _NO_CAST
+    return _NO_CAST
+
+
+def _like(column: Ref, pattern: str, escape: str) -> Predicate | None:
+    """``LIKE`` as ``=`` (no wildcard) or ``StartsWith`` (one trailing ``%``); ``None`` otherwise."""
+    prefix: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == escape and i + 1 < len(pattern):
+            prefix.append(pattern[i + 1])
+            i += 2
+            continue
+        if c == "_" or (c == "%" and i != len(pattern) - 1):
+            return None
+        if c == "%":
+            return StartsWith(column, Literal("".join(prefix)))
+        prefix.append(c)
+        i += 1
+    return Eq(column, Literal("".join(prefix)))
+
+
+def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:
+    """Parse a WHERE-clause expression; with ``schema``, unknown columns raise :class:`InvalidArgumentError`."""
+    pred = _Parser(text).parse()
+    return bind(pred, schema) if schema is not None else pred
