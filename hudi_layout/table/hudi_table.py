@@ -1,0 +1,122 @@
+"""``HudiTable``: one Hudi table on local storage, read side (properties, timeline, file slices, schema)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from hudi_layout.errors import NotAHudiTableError
+from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
+from hudi_layout.table.instant import REPLACE_COMMIT, WRITE_ACTIONS
+from hudi_layout.table.properties import TableProperties, load_properties
+from hudi_layout.table.timeline import Timeline
+
+META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                "_hoodie_partition_path", "_hoodie_file_name")
+
+
+class HudiTable:
+    """A Hudi table at ``path`` (a local directory or ``file:`` URI).
+
+    ``properties`` and ``timeline`` are snapshots taken at construction; call :meth:`reload` after writes.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        p = str(path)
+        if p.startswith("file://"):
+            p = p[len("file://"):]
+        elif p.startswith("file:"):
+            p = p[len("file:"):]
+        base = Path(p).expanduser().absolute()
+        if not base.is_dir():
+            raise NotAHudiTableError(f"{base}: not a Hudi table (directory does not exist)")
+        self.base_path = base
+        self.hoodie_dir = base / ".hoodie"
+        self.properties: TableProperties = load_properties(self.hoodie_dir)
+        self.timeline: Timeline = self._load_timeline()
+
+    def _load_timeline(self) -> Timeline:
+        return Timeline.load(self.hoodie_dir, self.properties.timeline_layout_version, self.properties.timeline_path)
+
+    def reload(self) -> HudiTable:
+        """Re-read ``hoodie.properties`` and the timeline (returns self)."""
+        self.properties = load_properties(self.hoodie_dir)
+        self.timeline = self._load_timeline()
+        return self
+
+    def __repr__(self) -> str:
+        return f"HudiTable({str(self.base_path)!r}, v{self.properties.version}, {self.properties.table_type})"
+
+    # ---------------------------------------------------------------- basic facts
+
+    @property
+    def name(self) -> str:
+        return self.properties.table_name
+
+    @property
+    def table_version(self) -> int:
+        return self.properties.version
+
+    @property
+    def is_mor(self) -> bool:
+        return self.properties.is_mor
+
+    @property
+    def is_partitioned(self) -> bool:
+        return self.properties.is_partitioned
+
+    @property
+    def metadata_table_path(self) -> Path:
+        return self.hoodie_dir / "metadata"
+
+    @property
+    def has_metadata_table(self) -> bool:
+        return (self.metadata_table_path / ".hoodie" / "hoodie.properties").is_file()
+
+    # ---------------------------------------------------------------- files
+
+    @property
+    def fs_view(self) -> FileSystemView:
+        return FileSystemView(self.base_path, self.timeline, self.properties.base_file_extension)
+
+    def partitions(self) -> list[str]:
+        """Partition paths found on storage (``[""]`` for a non-partitioned table with data)."""
+        return list_partitions(self.base_path)
+
+    def file_slices(self, as_of: str | None = None, partitions: list[str] | None = None) -> list[FileSlice]:
+        """Latest committed, non-replaced file slices (sorted by partition, fileId)."""
+        return self.fs_view.file_slices(as_of, partitions)
+
+    def pending_clustering_file_groups(self) -> set[tuple[str, str]]:
+        """``{(partition, fileId)}`` that are inputs of a pending clustering plan."""
+        return self.fs_view.pending_clustering_file_groups()
+
+    # ---------------------------------------------------------------- schema
+
+    def schema(self) -> str | None:
+        """Latest table Avro schema JSON (no meta fields): newest completed commit's ``extraMetadata.schema``,
+        falling back to ``hoodie.table.create.schema``; ``None`` if neither exists."""
+        for inst in reversed(self.timeline.completed().commits_and_replaces().instants):
+            if inst.action not in WRITE_ACTIONS:
+                continue
+            md = self.timeline.read_commit_metadata(inst)
+            schema = (md.get("extraMetadata") or {}).get("schema")
+            if schema:
+                return schema
+        return self.properties.create_schema
+
+    def schema_dict(self) -> dict[str, Any] | None:
+        s = self.schema()
+        return json.loads(s) if s else None
+
+    def data_columns(self) -> list[str]:
+        """Top-level non-meta column names of :meth:`schema` (``[]`` for a table without schema)."""
+        sd = self.schema_dict()
+        if not sd:
+            return []
+        return [f["name"] for f in sd.get("fields", []) if not f["name"].startswith("_hoodie")]
+
+    def completed_replacecommits(self) -> list[str]:
+        return [i.requested_time for i in self.timeline.completed().actions(REPLACE_COMMIT)]
