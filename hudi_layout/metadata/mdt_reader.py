@@ -310,9 +310,24 @@ class MetadataTableReader:
                     merged[k] = merge_files(merged.get(k), rec.files)
         return merged
 
+    def files_record(self, key: str) -> dict[str, FileInfo]:
+        """One merged ``files`` record by point lookups (e.g. ``__all_partitions__`` or a partition)."""
+        self._require(K.FILES)
+        merged: dict[str, FileInfo] | None = None
+        kb = key.encode("utf-8")
+        for sources in self._group_sources(K.FILES):
+            for src in sources:
+                value = src.reader.get(kb)
+                if value is None:
+                    continue
+                rec = decode_record(key, value, src.schema)
+                if rec.files is not None:
+                    merged = merge_files(merged, rec.files)
+        return merged or {}
+
     def all_partitions(self) -> list[str]:
         """Data partition paths ("" for non-partitioned) listed in ``__all_partitions__``."""
-        entry = self._files_records().get(K.ALL_PARTITIONS_KEY, {})
+        entry = self.files_record(K.ALL_PARTITIONS_KEY)
         return sorted(K.data_partition_path(p) for p, fi in entry.items() if not fi.is_deleted)
 
     def files_listing(self) -> dict[str, dict[str, int]]:
