@@ -97,7 +97,7 @@ def write_stat_from_dict(d: Mapping[str, Any]) -> WriteStat:
 # ---------------------------------------------------------------------------------------------- JSON (v6)
 
 def jackson_pretty(value: Any, indent: int = 0) -> str:
-    """JSON like Jackson's ``DefaultPrettyPrinter``: ``"k" : v``, 2-space objects, inline ``[ a, b ]`` arrays."""
+    """JSON like Jackson's ``DefaultPrettyPrinter``: ``"k" : v``, 2-space objects, ``[ a, b ]`` arrays."""
     pad = "  " * indent
     if isinstance(value, Mapping):
         if not value:
@@ -231,7 +231,8 @@ def replace_commit_metadata_bytes(metadata: Mapping[str, Any], table_version: in
 def requested_replace_bytes(metadata: Mapping[str, Any]) -> bytes:
     """``T.replacecommit.requested`` / ``T.clustering.requested`` (Avro HoodieRequestedReplaceMetadata).
 
-    ``metadata`` = ``{"operationType": "CLUSTER", "clusteringPlan": {...}, "extraMetadata": {}, "version": 1}``;
+    ``metadata`` = ``{"operationType": "CLUSTER", "clusteringPlan": {...}, "extraMetadata": {},
+    "version": 1}``;
     missing plan fields take their Avro defaults. Insert-overwrite writes ``{}`` → all-null record.
     """
     rec = {"operationType": metadata.get("operationType"), "clusteringPlan": metadata.get("clusteringPlan"),
@@ -286,7 +287,8 @@ def write_stats(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def replaced_file_ids(metadata: Mapping[str, Any]) -> set[tuple[str, str]]:
     """``{(partition, fileId)}`` from ``partitionToReplaceFileIds`` (empty for non-replace commits)."""
-    return {(p, fid) for p, ids in (metadata.get("partitionToReplaceFileIds") or {}).items() for fid in ids or []}
+    p2r = metadata.get("partitionToReplaceFileIds") or {}
+    return {(p, fid) for p, ids in p2r.items() for fid in ids or []}
 
 
 __all__ = [

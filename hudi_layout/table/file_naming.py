@@ -20,8 +20,8 @@ DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"
 DEPRECATED_DEFAULT_PARTITION_PATH = "default"
 PARTITION_METAFILE = ".hoodie_partition_metadata"
 
-_BASE_RE = re.compile(r"^(?P<file_id>.+?)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{14,20})(?P<ext>\.[A-Za-z0-9]+)$")
-_BASE_FALLBACK_RE = re.compile(r"^(?P<file_id>[^_]+(?:_[^_]+)*?)_(?P<token>[^_]+)_(?P<instant>[^_.]+)(?P<ext>\.[^.]+)$")
+_BASE_RE = re.compile(
+    r"^(?P<file_id>[^/]+?)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{14,20})(?P<ext>\.[A-Za-z0-9]+)$")
 LOG_FILE_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?$")
 
 
@@ -63,7 +63,8 @@ def new_file_id(index: int = 0) -> str:
     return f"{uuid.uuid4()}-{index}"
 
 
-def make_base_file_name(file_id: str, write_token: str, instant_time: str, extension: str = ".parquet") -> str:
+def make_base_file_name(file_id: str, write_token: str, instant_time: str,
+                        extension: str = ".parquet") -> str:
     if not extension.startswith("."):
         extension = "." + extension
     if not file_id or "/" in file_id:
@@ -73,7 +74,7 @@ def make_base_file_name(file_id: str, write_token: str, instant_time: str, exten
 
 def parse_base_file_name(name: str) -> BaseFileName:
     """Parse a base file name (basename, no directory). Raises InvalidArgumentError if it is not one."""
-    m = _BASE_RE.match(name) or _BASE_FALLBACK_RE.match(name)
+    m = _BASE_RE.match(name)
     if not m or name.startswith("."):
         raise InvalidArgumentError(f"not a Hudi base file name: {name!r}")
     return BaseFileName(m["file_id"], m["token"], m["instant"], m["ext"])
@@ -155,7 +156,7 @@ def build_partition_path(fields: Sequence[str], values: Sequence[object] | Mappi
 
 def parse_partition_path(partition_path: str, fields: Sequence[str], *, hive_style: bool = False,
                          url_encode: bool = False) -> dict[str, str | None]:
-    """Inverse of :func:`build_partition_path`: ``{field: string value}`` (``None`` for the default partition).
+    """Inverse of :func:`build_partition_path`: ``{field: value}`` (``None`` for the default partition).
 
     Non-hive-style values may themselves contain ``/`` (e.g. a timestamp keygen writing ``2024/01/15``
     for one field); when there are more segments than fields, the extra segments go to the last field.

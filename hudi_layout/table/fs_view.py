@@ -74,7 +74,8 @@ class _Listed:
 class FileSystemView:
     """Computes latest file slices from a storage listing and a :class:`Timeline`."""
 
-    def __init__(self, base_path: str | os.PathLike[str], timeline: Timeline, base_file_extension: str = ".parquet"):
+    def __init__(self, base_path: str | os.PathLike[str], timeline: Timeline,
+                 base_file_extension: str = ".parquet") -> None:
         self.base_path = Path(base_path)
         self.timeline = timeline
         self.base_file_extension = base_file_extension
@@ -96,7 +97,8 @@ class FileSystemView:
 
         return committed
 
-    def file_slices(self, as_of: str | None = None, partitions: Iterable[str] | None = None) -> list[FileSlice]:
+    def file_slices(self, as_of: str | None = None,
+                    partitions: Iterable[str] | None = None) -> list[FileSlice]:
         committed = self._is_committed_fn(as_of)
         replaced = self.timeline.replaced_file_groups(as_of)
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)

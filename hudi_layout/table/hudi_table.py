@@ -38,7 +38,8 @@ class HudiTable:
         self.timeline: Timeline = self._load_timeline()
 
     def _load_timeline(self) -> Timeline:
-        return Timeline.load(self.hoodie_dir, self.properties.timeline_layout_version, self.properties.timeline_path)
+        props = self.properties
+        return Timeline.load(self.hoodie_dir, props.timeline_layout_version, props.timeline_path)
 
     def reload(self) -> HudiTable:
         """Re-read ``hoodie.properties`` and the timeline (returns self)."""

@@ -78,9 +78,9 @@ class Instant:
         return self.state is State.INFLIGHT
 
     @property
-    def sort_key(self) -> tuple[str, int, int]:
+    def sort_key(self) -> tuple[str, int]:
         """Order: requested time, then REQUESTED < INFLIGHT < COMPLETED (like Hudi's comparator)."""
-        return (self.requested_time, _STATE_ORDER[self.state], 0)
+        return (self.requested_time, _STATE_ORDER[self.state])
 
     def with_state(self, state: State, completion_time: str | None = None,
                    layout_version: int = 2) -> Instant:
@@ -104,7 +104,7 @@ def is_valid_instant_time(value: str) -> bool:
 
 
 def parse_instant_file_name(name: str) -> Instant | None:
-    """Parse a timeline file name; ``None`` for names that are not instants (folders, ``hoodie.properties``...)."""
+    """Parse a timeline file name; ``None`` for non-instant names (folders, ``hoodie.properties``...)."""
     m = _NAME_RE.match(name)
     if not m:
         return None
@@ -198,7 +198,7 @@ def new_instant_time(latest: str | None = None, *, use_utc: bool = False) -> str
 
 
 def sleep_until_after(instant_time: str) -> None:
-    """Best effort: wait until local wall clock passes ``instant_time`` (keeps generated times near real time)."""
+    """Best effort: wait until the local wall clock passes ``instant_time`` (if it is < 5 s ahead)."""
     target = parse_instant_time(instant_time[:17])
     delay = (target - datetime.now()).total_seconds()
     if 0 < delay < 5:

@@ -24,7 +24,8 @@ from hudi_layout.table.file_naming import PARTITION_METAFILE
 from hudi_layout.table.properties import read_properties_file
 
 #: base-format variants Hudi may write instead (``hoodie.partition.metafile.use.base.format``)
-PARTITION_METAFILE_VARIANTS = (PARTITION_METAFILE, PARTITION_METAFILE + ".parquet", PARTITION_METAFILE + ".orc")
+PARTITION_METAFILE_VARIANTS = (PARTITION_METAFILE, PARTITION_METAFILE + ".parquet",
+                               PARTITION_METAFILE + ".orc")
 
 
 @dataclass(frozen=True)

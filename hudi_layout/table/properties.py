@@ -266,7 +266,8 @@ class TableProperties(Mapping[str, str]):
 
     @property
     def base_file_extension(self) -> str:
-        return {"PARQUET": ".parquet", "HFILE": ".hfile", "ORC": ".orc"}.get(self.base_file_format, ".parquet")
+        exts = {"PARQUET": ".parquet", "HFILE": ".hfile", "ORC": ".orc"}
+        return exts.get(self.base_file_format, ".parquet")
 
     @property
     def metadata_partitions(self) -> list[str]:
@@ -338,7 +339,8 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     try:
         version = int(props["hoodie.table.version"])
     except ValueError as exc:
-        raise CorruptFileError(f"{source}: bad hoodie.table.version {props['hoodie.table.version']!r}") from exc
+        bad = props["hoodie.table.version"]
+        raise CorruptFileError(f"{source}: bad hoodie.table.version {bad!r}") from exc
     if version not in SUPPORTED_TABLE_VERSIONS:
         raise UnsupportedTableError(
             f"{d.parent}: table version {version} is not supported (supported: {SUPPORTED_TABLE_VERSIONS})")

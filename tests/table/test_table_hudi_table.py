@@ -133,3 +133,15 @@ def test_not_a_table(tmp_path: Path) -> None:
         HudiTable(tmp_path)
     with pytest.raises(NotAHudiTableError):
         HudiTable(tmp_path / "missing")
+
+
+def test_foreign_files_ignored(fixture_table) -> None:
+    base = fixture_table("cow_v8_nonpartitioned.zip")
+    t = HudiTable(base)
+    now = t.file_slices()
+    src = Path(now[0].base_file_path)
+    for junk in ("x_1_2.parquet", "part-00000-abc.parquet", ".hidden.parquet", "notes.txt"):
+        shutil.copy(src, base / junk)
+    (base / ".hoodie" / ".temp" / "sub").mkdir(parents=True, exist_ok=True)
+    assert t.reload().file_slices() == now
+    assert t.partitions() == [""]
