@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import fastavro
 
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError
-from hudi_layout.table.avro_schemas import WRITE_STAT_FIELDS, parsed_schema
+from hudi_layout.table.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS, parsed_schema
 
 AVRO_MAGIC = b"Obj\x01"
 
@@ -140,14 +141,36 @@ def _v6_document(metadata: Mapping[str, Any], replace: bool) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------- Avro
 
+def _zigzag(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z & ~0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def _avro_bytes(b: bytes) -> bytes:
+    return _zigzag(len(b)) + b
+
+
 def avro_container_bytes(schema_name: str, record: Mapping[str, Any]) -> bytes:
-    """One-record Avro container file, codec null (what Hudi's ``TimelineMetadataUtils`` writes)."""
-    buf = io.BytesIO()
+    """One-record Avro container file, codec null, as Java's ``DataFileWriter`` lays it out for Hudi's
+    ``TimelineMetadataUtils``: header metadata holds only ``avro.schema`` (compact JSON in .avsc field
+    order, so the embedded schema text matches Java's), one block, random sync marker."""
+    body = io.BytesIO()
     try:
-        fastavro.writer(buf, parsed_schema(schema_name), [dict(record)], codec="null")
+        fastavro.schemaless_writer(body, parsed_schema(schema_name), dict(record))
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise InvalidArgumentError(f"record does not fit Avro schema {schema_name}: {exc}") from exc
-    return buf.getvalue()
+    schema_json = json.dumps(SCHEMAS[schema_name], separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    sync = os.urandom(16)
+    data = body.getvalue()
+    return b"".join([
+        AVRO_MAGIC, _zigzag(1), _avro_bytes(b"avro.schema"), _avro_bytes(schema_json), _zigzag(0), sync,
+        _zigzag(1), _avro_bytes(data), sync,
+    ])
 
 
 def decode_avro_container(data: bytes, what: str = "timeline file") -> dict[str, Any]:
