@@ -1,0 +1,199 @@
+"""Schedule a clustering: plan it and write the requested instant to the timeline as Hudi does (§2.4, §4.6).
+
+* v8/v9 (timeline layout 2): ``.hoodie/timeline/T.clustering.requested``;
+* v6 (layout 1): ``.hoodie/T.replacecommit.requested``;
+
+both holding an Avro HoodieRequestedReplaceMetadata ``{operationType: "CLUSTER", clusteringPlan: ...}``.
+No inflight file is written: scheduling only *requests* the clustering; the executor moves it to inflight
+(``commit_protocol.resume_clustering``) when it runs, and Hudi can run our plan too.
+
+Everything that can be checked without writing is checked first (options, sort columns against the
+schema, selected partitions). The plan itself is computed under the table lock, after re-reading the
+timeline, so two schedulers never put the same file group into two plans.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .. import config as cfg
+from ..errors import InvalidArgumentError, UnsupportedTableError
+from ..table import instant as inst
+from ..table.commit_metadata import clustering_plan_metadata, requested_replace_bytes
+from ..table.commit_protocol import timeline_dir
+from ..table.hudi_table import HudiTable
+from ..table.instant import State, instant_file_name, new_instant_time
+from ..table.locks import TableLock
+from ..table.properties import TableProperties
+from ..table.schema_conversion import avro_to_arrow_schema
+from .plan import ClusteringOptions, ClusteringPlanSpec, from_avro_plan, plan_clustering, validate_sort_columns
+
+SUPPORTED_VERSIONS = (6, 8, 9)
+#: key generators whose partition value is derived (a date bucket of a timestamp): the column still varies
+#: inside a partition, so sorting by it is meaningful
+_DERIVED_PARTITION_KEYGENS = ("TIMESTAMP", "TIMESTAMP_AVRO", "TimestampBasedKeyGenerator",
+                              "TimestampBasedAvroKeyGenerator")
+
+
+def clustering_action(props: TableProperties) -> str:
+    """Timeline action of a pending clustering: ``clustering`` on layout 2, ``replacecommit`` on v6."""
+    return inst.CLUSTERING if props.timeline_layout_version >= 2 else inst.REPLACE_COMMIT
+
+
+def constant_partition_columns(props: TableProperties) -> list[str]:
+    """Partition fields whose value is constant within a partition (all, except timestamp-keygen ones)."""
+    raw = [f.strip() for f in (props.get("hoodie.table.partition.fields") or "").split(",") if f.strip()]
+    keygen = props.keygenerator or ""
+    out = []
+    for spec in raw:
+        name, _, kind = spec.partition(":")
+        if kind.upper() == "TIMESTAMP" or (not kind and keygen.rsplit(".", 1)[-1] in _DERIVED_PARTITION_KEYGENS):
+            continue
+        out.append(name)
+    return out
+
+
+def _field_arrow_type(f: Mapping[str, Any]) -> pa.DataType | None:
+    """Arrow type of one Avro field; nested types map to empty Arrow nested types so validation names them."""
+    try:
+        return avro_to_arrow_schema({"type": "record", "name": "r", "fields": [dict(f)]}).field(0).type
+    except (InvalidArgumentError, KeyError, TypeError, ValueError):
+        pass
+    t = f.get("type")
+    branches = [b for b in (t if isinstance(t, list) else [t]) if b != "null"]
+    if len(branches) > 1:
+        return pa.dense_union([])
+    b = branches[0] if branches else None
+    kind = b.get("type") if isinstance(b, dict) else b
+    if kind == "array":
+        return pa.list_(pa.null())
+    if kind == "map":
+        return pa.map_(pa.string(), pa.null())
+    if kind == "record":
+        return pa.struct([])
+    return None
+
+
+def table_arrow_schema(table: HudiTable) -> pa.Schema | None:
+    """Arrow view of the table schema for column checks (``None`` when the table has no schema yet)."""
+    sd = table.schema_dict()
+    if not sd:
+        return None
+    fields = []
+    for f in sd.get("fields", []):
+        t = _field_arrow_type(f)
+        if t is not None:
+            fields.append(pa.field(f["name"], t))
+    return pa.schema(fields)
+
+
+def _check_table(table: HudiTable) -> None:
+    if table.table_version not in SUPPORTED_VERSIONS:
+        raise UnsupportedTableError(
+            f"{table.base_path}: table version {table.table_version} is not supported for clustering "
+            f"(want one of {SUPPORTED_VERSIONS})")
+    if table.is_mor:
+        raise UnsupportedTableError(
+            f"{table.base_path}: clustering a MERGE_ON_READ table is not supported (log files would have to be "
+            f"merged)", hint="hudi_layout clusters COPY_ON_WRITE tables")
+
+
+def _atomic_write(path: Path, data: bytes, tmp_dir: Path) -> None:
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_dir / f".{path.name}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def prepare_clustering_options(table: HudiTable, options: Mapping[str, Any] | None = None, *,
+                               columns: str | Sequence[str] | None = None, strategy: str | None = None,
+                               method: str | None = None, include_all_files: bool = False,
+                               resolve: bool = True) -> ClusteringOptions:
+    """Parse and validate options against ``table`` (reads only; raises before anything is written)."""
+    merged = cfg.resolve_options(options) if resolve else dict(options or {})
+    opts = ClusteringOptions.from_options(merged, columns=columns, strategy=strategy, method=method,
+                                          include_all_files=include_all_files)
+    _check_table(table)
+    if opts.sort_columns:
+        validate_sort_columns(opts, table.data_columns(), partition_columns=constant_partition_columns(
+            table.properties), schema=table_arrow_schema(table))
+    if opts.partition_selected:
+        existing = set(table.partitions())
+        unknown = [p for p in opts.partition_selected if p not in existing]
+        if unknown:
+            shown = ", ".join(sorted(existing)[:10]) or "none"
+            raise InvalidArgumentError(
+                f"option {cfg.PARTITION_SELECTED.key} names partition(s) the table does not have: "
+                f"{', '.join(unknown)} (partitions: {shown})")
+    return opts
+
+
+def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str, Any] | None = None, *,
+                        columns: str | Sequence[str] | None = None, strategy: str | None = None,
+                        method: str | None = None, include_all_files: bool = False,
+                        lock: TableLock | None = None, resolve: bool = True
+                        ) -> tuple[str, ClusteringPlanSpec] | None:
+    """Plan a clustering of the table at ``base_path`` and write its requested instant.
+
+    Returns ``(instant_time, plan)``, or ``None`` when no file group qualifies (nothing is written).
+    ``options`` are ``hoodie.*`` settings (merged with the defaults file unless ``resolve=False``);
+    ``columns``/``strategy``/``method`` override the sort-column and layout keys.
+    """
+    table = HudiTable(base_path)
+    opts = prepare_clustering_options(table, options, columns=columns, strategy=strategy, method=method,
+                                      include_all_files=include_all_files, resolve=resolve)
+    lock = lock or TableLock(table.base_path)
+    with lock:
+        table.reload()  # under the lock: see every plan scheduled before us
+        pending = table.pending_clustering_file_groups()
+        partitions = [p for p in table.partitions() if opts.selects_partition(p)]
+        plan = plan_clustering(table.file_slices(partitions=partitions), opts, pending)
+        if plan is None:
+            return None
+        props = table.properties
+        t = new_instant_time(table.timeline.max_instant_time(), use_utc=props.timeline_timezone == "UTC")
+        tdir = timeline_dir(table.base_path, props)
+        tdir.mkdir(parents=True, exist_ok=True)
+        name = instant_file_name(t, clustering_action(props), State.REQUESTED,
+                                 layout_version=props.timeline_layout_version)
+        data = requested_replace_bytes(clustering_plan_metadata(plan.to_avro_plan()))
+        _atomic_write(tdir / name, data, table.hoodie_dir / ".temp")
+    return t, plan
+
+
+def load_pending_plans(base_path: str | os.PathLike[str], options: Mapping[str, Any] | None = None
+                       ) -> list[tuple[str, ClusteringPlanSpec]]:
+    """Every pending clustering plan (requested or inflight), oldest first, slices resolved under ``base_path``."""
+    table = HudiTable(base_path)
+    return [(i.requested_time, from_avro_plan(plan, table.base_path, options))
+            for i, plan in table.timeline.pending_clustering()]
+
+
+def load_plan(base_path: str | os.PathLike[str], instant_time: str,
+              options: Mapping[str, Any] | None = None) -> ClusteringPlanSpec:
+    """The clustering plan of instant ``instant_time`` (pending or completed)."""
+    table = HudiTable(base_path)
+    plan = table.timeline.read_clustering_plan(instant_time)
+    if plan is None:
+        raise InvalidArgumentError(f"{table.base_path}: instant {instant_time} has no clustering plan")
+    return from_avro_plan(plan, table.base_path, options)
+
+
+def describe_plan(plan: ClusteringPlanSpec) -> str:
+    """One-line JSON summary (for logs and the CLI)."""
+    return json.dumps({"groups": len(plan.groups), "slices": plan.num_slices, "bytes": plan.total_bytes,
+                       "partitions": list(plan.partitions), "output_file_groups": plan.num_output_file_groups,
+                       "sort_columns": list(plan.sort_columns), "layout": plan.options.layout_strategy})
+
+
+__all__ = ["clustering_action", "constant_partition_columns", "table_arrow_schema", "prepare_clustering_options",
+           "schedule_clustering", "load_pending_plans", "load_plan", "describe_plan"]
