@@ -27,6 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from ..table.partition_metadata import has_partition_metadata, write_partition_metadata
+
 META_COLUMNS: tuple[str, ...] = (
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -135,6 +137,9 @@ class _OpenFile:
         with open(os.path.join(marker_dir, self.file_name + ".marker.CREATE"), "wb"):
             pass
         os.makedirs(part_dir, exist_ok=True)
+        if not has_partition_metadata(part_dir):
+            depth = len(partition_path.strip("/").split("/")) if partition_path else 0
+            write_partition_metadata(part_dir, spec.instant_time, depth)
         self.path = os.path.join(part_dir, self.file_name)
         self.sink = open(self.path, "wb")  # noqa: SIM115 - closed in close()
         self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression, write_statistics=True)

@@ -1,0 +1,221 @@
+"""Scan planning without Spark: which base files a query must open, and why the others are skipped.
+
+``plan_scan(path, where)`` lists the latest file slices, prunes partitions with predicates on partition
+columns, then prunes files with the ``column_stats`` index of the metadata table. Every step fails
+open: a column without stats, a file missing from the index, a predicate we cannot translate, or an
+index we cannot read keeps the file (and the reason is recorded in the report).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from .errors import HudiLayoutError, InvalidArgumentError
+from .skipping.bind import bind
+from .skipping.ir import AlwaysTrue, Predicate
+from .skipping.partitions import prune_partitions
+from .skipping.pruning import prune
+from .skipping.visitors import referenced_columns
+from .table.fs_view import FileSlice
+from .table.hudi_table import HudiTable
+from .table.schema_conversion import avro_to_arrow_schema
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """What a filtered read of a table opens. ``candidate_files`` are absolute paths."""
+
+    table_path: str
+    predicate: str
+    files_total: int
+    files_after_partition_pruning: int
+    files_after_column_stats: int
+    candidate_files: list[str]
+    candidate_slices: list[FileSlice]
+    rows_in_candidate_files: int | None
+    rows_total: int | None
+    dropped_by_partition: dict[str, str] = field(default_factory=dict)
+    dropped_by_column_stats: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def files_skipped(self) -> int:
+        return self.files_total - self.files_after_column_stats
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table_path": self.table_path,
+            "predicate": self.predicate,
+            "files_total": self.files_total,
+            "files_after_partition_pruning": self.files_after_partition_pruning,
+            "files_after_column_stats": self.files_after_column_stats,
+            "candidate_files": self.candidate_files,
+            "rows_in_candidate_files": self.rows_in_candidate_files,
+            "rows_total": self.rows_total,
+            "dropped_by_partition": self.dropped_by_partition,
+            "dropped_by_column_stats": self.dropped_by_column_stats,
+            "notes": self.notes,
+            "seconds": round(self.seconds, 4),
+        }
+
+    def render(self, max_dropped: int = 10) -> str:
+        """A readable multi-line report (used by ``hudi-layout explain``)."""
+        lines = [
+            f"table                          {self.table_path}",
+            f"predicate                      {self.predicate}",
+            f"files_total                    {self.files_total}",
+            f"files_after_partition_pruning  {self.files_after_partition_pruning}",
+            f"files_after_column_stats       {self.files_after_column_stats}",
+        ]
+        if self.files_total:
+            pct = 100.0 * (self.files_total - self.files_after_column_stats) / self.files_total
+            lines.append(f"skipped                        {pct:.1f}% of files")
+        if self.rows_in_candidate_files is not None:
+            lines.append(f"rows in candidate files        {self.rows_in_candidate_files}"
+                         + (f" of {self.rows_total}" if self.rows_total is not None else ""))
+        lines.append(f"planning time                  {self.seconds * 1000:.1f} ms")
+        for title, dropped in (("dropped by partition pruning", self.dropped_by_partition),
+                               ("dropped by column stats", self.dropped_by_column_stats)):
+            if dropped:
+                lines.append(f"{title} ({len(dropped)}):")
+                for name, why in list(dropped.items())[:max_dropped]:
+                    lines.append(f"  {name}: {why}")
+                if len(dropped) > max_dropped:
+                    lines.append(f"  ... {len(dropped) - max_dropped} more")
+        for note in self.notes:
+            lines.append(f"note: {note}")
+        return "\n".join(lines)
+
+
+def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None) -> Predicate:
+    """Accept SQL text, a PySpark Column, hudi-rs style tuples, or a predicate tree."""
+    if where is None:
+        return AlwaysTrue()
+    if isinstance(where, Predicate):
+        return where
+    if isinstance(where, str):
+        from .skipping.sql import from_sql
+
+        return from_sql(where, schema)
+    if isinstance(where, (list, tuple)):
+        from .skipping.tuples import from_tuples
+
+        items = [where] if where and isinstance(where[0], str) else where
+        return from_tuples(items, schema)
+    if type(where).__name__ == "Column":
+        from .skipping.spark_column import from_spark_column
+
+        return from_spark_column(where, spark)
+    raise InvalidArgumentError(f"unsupported filter {where!r}: give SQL text, a Column, tuples or a predicate")
+
+
+def table_schema(table: HudiTable) -> pa.Schema | None:
+    schema_json = table.schema()
+    if not schema_json:
+        return None
+    try:
+        return avro_to_arrow_schema(schema_json)
+    except InvalidArgumentError:
+        return None
+
+
+def _rows_of(slices: Sequence[FileSlice], row_counts: dict[str, int]) -> int | None:
+    total = 0
+    for s in slices:
+        n = row_counts.get(s.base_file_name)
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+def _row_counts(table: HudiTable) -> dict[str, int]:
+    """Rows per base file from the commit metadata write stats (no file is opened)."""
+    counts: dict[str, int] = {}
+    try:
+        for instant in table.timeline.completed():
+            if instant.action not in ("commit", "replacecommit", "deltacommit"):
+                continue
+            meta = table.timeline.read_commit_metadata(instant)
+            for stats in (meta.get("partitionToWriteStats") or {}).values():
+                for s in stats or []:
+                    path = s.get("path") or ""
+                    if path and s.get("numWrites") is not None:
+                        counts[path.rsplit("/", 1)[-1]] = int(s["numWrites"])
+    except HudiLayoutError as e:  # counts are informational only
+        log.debug("row counts unavailable: %s", e)
+    return counts
+
+
+def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
+              table: HudiTable | None = None) -> ScanPlan:
+    """Plan a filtered read of the table at ``path``; see the module docstring."""
+    started = time.perf_counter()
+    table = table or HudiTable(str(path))
+    schema = table_schema(table)
+    pred = to_predicate(where, schema, spark)
+    if schema is not None:
+        pred = bind(pred, schema)
+    slices = table.file_slices()
+    notes: list[str] = []
+    props = table.properties
+    files_total = len(slices)
+
+    kept_slices = list(slices)
+    dropped_part: dict[str, str] = {}
+    fields = props.partition_fields
+    if fields and not isinstance(pred, AlwaysTrue):
+        parts = sorted({s.partition_path for s in slices})
+        res = prune_partitions(pred, parts, fields, hive_style=props.hive_style_partitioning, schema=schema,
+                               url_decode=props.url_encode_partitioning)
+        kept_parts = {parts[i] for i in res.kept}
+        for i, why in res.dropped.items():
+            dropped_part[parts[i]] = why
+        kept_slices = [s for s in slices if s.partition_path in kept_parts]
+    after_partitions = len(kept_slices)
+
+    dropped_stats: dict[str, str] = {}
+    wanted = sorted(referenced_columns(pred) - set(fields))
+    if use_column_stats and wanted and kept_slices:
+        if "column_stats" not in props.metadata_partitions:
+            notes.append("the table has no column_stats index; every file in the kept partitions is read")
+        else:
+            try:
+                from .metadata.column_stats_index import ColumnStatsIndex
+
+                index = ColumnStatsIndex(str(table.base_path))
+                kept_partitions = sorted({s.partition_path for s in kept_slices}) if fields else None
+                stats = {c: index.load_column(c, kept_partitions) for c in wanted}
+                names = [s.base_file_name for s in kept_slices]
+                res = prune(pred, names, stats, schema)
+                for i, why in res.dropped.items():
+                    dropped_stats[kept_slices[i].relative_path] = why
+                kept_slices = [kept_slices[i] for i in res.kept]
+            except HudiLayoutError as e:
+                notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
+    counts = _row_counts(table)
+    return ScanPlan(
+        table_path=str(table.base_path),
+        predicate=str(pred),
+        files_total=files_total,
+        files_after_partition_pruning=after_partitions,
+        files_after_column_stats=len(kept_slices),
+        candidate_files=[s.base_file_path for s in kept_slices],
+        candidate_slices=kept_slices,
+        rows_in_candidate_files=_rows_of(kept_slices, counts),
+        rows_total=_rows_of(slices, counts),
+        dropped_by_partition=dropped_part,
+        dropped_by_column_stats=dropped_stats,
+        notes=notes,
+        seconds=time.perf_counter() - started,
+    )

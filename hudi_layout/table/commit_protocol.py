@@ -1,0 +1,388 @@
+"""The commit protocol: every change to a table becomes visible atomically, or not at all.
+
+Sequence for one write (see docs/ARCHITECTURE.md):
+
+1. under the table lock: roll back writes whose writer died, pick a new instant time ``T``, write
+   ``T.<action>.requested`` and the inflight file, start a heartbeat for ``T``;
+2. (outside the lock) executors write data files, each announced by a DIRECT marker first;
+3. under the table lock: the caller's conflict check, the metadata-table deltacommit for ``T``, then the
+   completed instant file, written to a temporary name and renamed into the timeline (one atomic
+   ``rename``), then the marker folder is removed.
+
+Readers only see files of completed instants, so a crash before step 3's rename leaves the table as it
+was; the next writer rolls the pending instant back (deleting its files, its MDT entries and its
+pending instant files, and recording a completed ``rollback`` instant as Hudi does).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UnsupportedTableError
+from . import instant as inst
+from .commit_metadata import (
+    commit_metadata_bytes,
+    decode_requested_replace,
+    rollback_metadata_bytes,
+    rollback_plan_bytes,
+)
+from .file_naming import try_parse_base_file_name
+from .instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
+from .locks import Heartbeat, TableLock, writer_is_alive
+from .properties import TableProperties, load_properties
+
+WRITE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT, inst.CLUSTERING)
+
+
+def timeline_dir(base_path: str | os.PathLike[str], props: TableProperties) -> Path:
+    hoodie = Path(base_path) / ".hoodie"
+    return hoodie / props.timeline_path if props.timeline_layout_version >= 2 else hoodie
+
+
+def list_instants(base_path: str | os.PathLike[str], props: TableProperties) -> list[Instant]:
+    """Every instant file of the active timeline, parsed and sorted (requested time, then state)."""
+    tdir = timeline_dir(base_path, props)
+    if not tdir.is_dir():
+        return []
+    out = []
+    for entry in os.scandir(tdir):
+        if entry.is_file():
+            parsed = parse_instant_file_name(entry.name)
+            if parsed is not None:
+                out.append(parsed)
+    out.sort(key=lambda i: i.sort_key)
+    return out
+
+
+def latest_time_on_timeline(instants: Iterable[Instant]) -> str | None:
+    latest: str | None = None
+    for i in instants:
+        for t in (i.requested_time, i.completion_time):
+            if t and (latest is None or t > latest):
+                latest = t
+    return latest
+
+
+def _atomic_write(path: Path, data: bytes, tmp_dir: Path) -> None:
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_dir / f".{path.name}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass
+class PendingWrite:
+    """A started, not yet completed instant owned by this process."""
+
+    base_path: Path
+    props: TableProperties
+    instant_time: str
+    action: str
+    heartbeat: Heartbeat
+    lock: TableLock
+    completed: bool = False
+    extra_cleanup: list[Path] = field(default_factory=list)
+
+    @property
+    def timeline(self) -> Path:
+        return timeline_dir(self.base_path, self.props)
+
+    @property
+    def marker_dir(self) -> Path:
+        return self.base_path / ".hoodie" / ".temp" / self.instant_time
+
+
+def begin_write(
+    base_path: str | os.PathLike[str],
+    action: str,
+    *,
+    requested_bytes: bytes = b"",
+    inflight_bytes: bytes | None = None,
+    lock: TableLock | None = None,
+    rollback_failed: bool = True,
+) -> PendingWrite:
+    """Start instant ``T`` for ``action`` (commit, replacecommit or clustering) and return its handle.
+
+    ``inflight_bytes=None`` writes Hudi's default inflight content for the action (an empty commit
+    metadata workload profile for commits, nothing for clustering).
+    """
+    base = Path(base_path)
+    lock = lock or TableLock(base)
+    with lock:
+        props = load_properties(base / ".hoodie")
+        if rollback_failed:
+            rollback_failed_writes(base, props, lock=lock)
+        instants = list_instants(base, props)
+        t = new_instant_time(latest_time_on_timeline(instants), use_utc=props.timeline_timezone == "UTC")
+        tdir = timeline_dir(base, props)
+        tdir.mkdir(parents=True, exist_ok=True)
+        layout = props.timeline_layout_version
+        heartbeat = Heartbeat(base, t)
+        tmp = base / ".hoodie" / ".temp"
+        _atomic_write(tdir / instant_file_name(t, action, State.REQUESTED, layout_version=layout),
+                      requested_bytes, tmp)
+        if inflight_bytes is None:
+            if action in (inst.COMMIT, inst.DELTA_COMMIT) or (action == inst.REPLACE_COMMIT and props.version >= 8):
+                inflight_bytes = commit_metadata_bytes({"partitionToWriteStats": {}, "extraMetadata": {}},
+                                                       props.version)
+            else:
+                inflight_bytes = b""
+        _atomic_write(tdir / instant_file_name(t, action, State.INFLIGHT, layout_version=layout),
+                      inflight_bytes, tmp)
+        (base / ".hoodie" / ".temp" / t).mkdir(parents=True, exist_ok=True)
+    return PendingWrite(base, props, t, action, heartbeat, lock)
+
+
+def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
+                      lock: TableLock | None = None) -> PendingWrite:
+    """Take ownership of a pending clustering plan ``instant_time`` and move it to inflight."""
+    base = Path(base_path)
+    lock = lock or TableLock(base)
+    with lock:
+        props = load_properties(base / ".hoodie")
+        if writer_is_alive(base, instant_time):
+            from ..errors import CommitConflictError
+
+            raise CommitConflictError(f"clustering {instant_time} is being executed by another process")
+        rollback_failed_writes(base, props, lock=lock)
+        tdir = timeline_dir(base, props)
+        action = inst.CLUSTERING if props.timeline_layout_version >= 2 and (
+            tdir / instant_file_name(instant_time, inst.CLUSTERING, State.REQUESTED)).exists() else inst.REPLACE_COMMIT
+        layout = props.timeline_layout_version
+        req = tdir / instant_file_name(instant_time, action, State.REQUESTED, layout_version=layout)
+        if not req.exists():
+            from ..errors import InvalidArgumentError
+
+            raise InvalidArgumentError(f"no pending clustering plan {instant_time} in {tdir}")
+        heartbeat = Heartbeat(base, instant_time)
+        infl = tdir / instant_file_name(instant_time, action, State.INFLIGHT, layout_version=layout)
+        if not infl.exists():
+            _atomic_write(infl, b"", base / ".hoodie" / ".temp")
+        (base / ".hoodie" / ".temp" / instant_time).mkdir(parents=True, exist_ok=True)
+    return PendingWrite(base, props, instant_time, action, heartbeat, lock)
+
+
+def complete_write(
+    pending: PendingWrite,
+    metadata_bytes: bytes,
+    *,
+    committed_files: Iterable[str] = (),
+    before_complete: Callable[[PendingWrite], None] | None = None,
+) -> str:
+    """Finish ``pending``: run ``before_complete`` (conflict check + MDT update) under the lock, then
+    make the instant visible with one atomic rename. Returns the completion time.
+
+    ``committed_files`` are the partition-relative paths the commit metadata lists; any other file the
+    markers name (a retried Spark task's leftovers) is deleted first, as Hudi's marker reconciliation does.
+    """
+    base = pending.base_path
+    with pending.lock:
+        _reconcile_markers(pending, set(committed_files))
+        if before_complete is not None:
+            before_complete(pending)
+        instants = list_instants(base, pending.props)
+        completion = new_instant_time(latest_time_on_timeline(instants),
+                                      use_utc=pending.props.timeline_timezone == "UTC")
+        done_action = inst.COMPLETED_ACTION.get(pending.action, pending.action)
+        layout = pending.props.timeline_layout_version
+        name = instant_file_name(pending.instant_time, done_action, State.COMPLETED,
+                                 completion if layout >= 2 else None, layout_version=layout)
+        _atomic_write(pending.timeline / name, metadata_bytes, base / ".hoodie" / ".temp")
+        pending.completed = True
+        shutil.rmtree(pending.marker_dir, ignore_errors=True)
+    pending.heartbeat.stop()
+    return completion
+
+
+def _marker_files(marker_dir: Path) -> list[str]:
+    out = []
+    if not marker_dir.is_dir():
+        return out
+    for root, _dirs, files in os.walk(marker_dir):
+        rel_root = os.path.relpath(root, marker_dir)
+        for f in files:
+            if ".marker." in f:
+                data_name = f.split(".marker.")[0]
+                out.append(data_name if rel_root == "." else f"{rel_root}/{data_name}")
+    return out
+
+
+def _reconcile_markers(pending: PendingWrite, committed: set[str]) -> None:
+    for rel in _marker_files(pending.marker_dir):
+        if rel not in committed:
+            try:
+                (pending.base_path / rel).unlink()
+            except FileNotFoundError:
+                pass
+
+
+def abort_write(pending: PendingWrite) -> None:
+    """Roll back our own failed write right away (bad input found mid-write, an exception...)."""
+    if pending.completed:
+        return
+    with pending.lock:
+        _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False)
+    pending.heartbeat.stop()
+
+
+def _pending_instant(pending: PendingWrite) -> Instant:
+    for i in list_instants(pending.base_path, pending.props):
+        if i.requested_time == pending.instant_time and i.is_pending:
+            return i
+    return Instant(pending.instant_time, pending.action, State.REQUESTED, None, "")
+
+
+def _is_clustering(base: Path, props: TableProperties, i: Instant) -> bool:
+    if i.action == inst.CLUSTERING:
+        return True
+    if i.action != inst.REPLACE_COMMIT:
+        return False
+    req = timeline_dir(base, props) / instant_file_name(i.requested_time, i.action, State.REQUESTED,
+                                                        layout_version=props.timeline_layout_version)
+    try:
+        data = req.read_bytes()
+    except FileNotFoundError:
+        return False
+    if not data:
+        return False
+    return (decode_requested_replace(data).get("operationType") or "") == "CLUSTER"
+
+
+def pending_write_instants(base: Path, props: TableProperties) -> list[Instant]:
+    """Pending instants of write actions, one per requested time (the most advanced state)."""
+    instants = list_instants(base, props)
+    completed = {i.requested_time for i in instants if i.is_completed}
+    by_time: dict[str, Instant] = {}
+    for i in instants:
+        if i.is_pending and i.action in WRITE_ACTIONS and i.requested_time not in completed:
+            prev = by_time.get(i.requested_time)
+            if prev is None or i.state is State.INFLIGHT:
+                by_time[i.requested_time] = i
+    return sorted(by_time.values(), key=lambda i: i.requested_time)
+
+
+def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProperties | None = None, *,
+                           lock: TableLock | None = None) -> list[str]:
+    """Roll back every pending write whose writer is gone. Returns the rolled-back instant times.
+
+    A pending *clustering* that was never started (requested only) is a plan, not a failure: it stays.
+    An inflight clustering whose executor died goes back to requested (its files are deleted) so the
+    next run executes the same plan again, as Hudi does.
+    """
+    base = Path(base_path)
+    lock = lock or TableLock(base)
+    done = []
+    with lock:
+        props = props or load_properties(base / ".hoodie")
+        for i in pending_write_instants(base, props):
+            if writer_is_alive(base, i.requested_time):
+                continue
+            clustering = _is_clustering(base, props, i)
+            if clustering and i.state is State.REQUESTED:
+                continue
+            _rollback_instant(base, props, i, record=not clustering, keep_plan=clustering)
+            done.append(i.requested_time)
+    return done
+
+
+def _files_of_instant(base: Path, t: str) -> list[Path]:
+    """Data files named with instant ``t``: from markers, plus a scan of partition folders."""
+    found: dict[str, Path] = {}
+    for rel in _marker_files(base / ".hoodie" / ".temp" / t):
+        found[rel] = base / rel
+    for root, dirs, files in os.walk(base):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for f in files:
+            parsed = try_parse_base_file_name(f)
+            if parsed is not None and parsed.instant_time == t:
+                p = Path(root) / f
+                found[str(p.relative_to(base))] = p
+    return list(found.values())
+
+
+def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record: bool,
+                      keep_plan: bool = False) -> None:
+    t = i.requested_time
+    start = time.time()
+    tdir = timeline_dir(base, props)
+    layout = props.timeline_layout_version
+    tmp = base / ".hoodie" / ".temp"
+    files = _files_of_instant(base, t)
+    rollback_time = None
+    if record:
+        instants = list_instants(base, props)
+        rollback_time = new_instant_time(latest_time_on_timeline(instants))
+        by_partition: dict[str, list[str]] = {}
+        for p in files:
+            rel = p.relative_to(base)
+            part = "" if len(rel.parts) == 1 else str(rel.parent)
+            by_partition.setdefault(part, []).append(str(p))
+        plan = {
+            "instantToRollback": {"commitTime": t, "action": i.action},
+            "RollbackRequests": [
+                {"partitionPath": part, "fileId": None, "latestBaseInstant": t, "filesToBeDeleted": paths,
+                 "logBlocksToBeDeleted": None}
+                for part, paths in sorted(by_partition.items())
+            ],
+            "version": 1,
+        }
+        _atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.REQUESTED, layout_version=layout),
+                      rollback_plan_bytes(plan), tmp)
+        _atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.INFLIGHT, layout_version=layout),
+                      b"", tmp)
+    for p in files:
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+    _rollback_metadata_table(base, props, t)
+    if keep_plan:
+        infl = tdir / instant_file_name(t, i.action, State.INFLIGHT, layout_version=layout)
+        infl.unlink(missing_ok=True)
+    else:
+        for state in (State.INFLIGHT, State.REQUESTED):
+            (tdir / instant_file_name(t, i.action, state, layout_version=layout)).unlink(missing_ok=True)
+    shutil.rmtree(base / ".hoodie" / ".temp" / t, ignore_errors=True)
+    (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
+    if record and rollback_time is not None:
+        by_partition_meta: dict[str, dict[str, object]] = {}
+        for p in files:
+            rel = p.relative_to(base)
+            part = "" if len(rel.parts) == 1 else str(rel.parent)
+            entry = by_partition_meta.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
+                                                        "failedDeleteFiles": [], "rollbackLogFiles": None,
+                                                        "writtenLogFiles": None})
+            entry["successDeleteFiles"].append(str(p))  # type: ignore[union-attr]
+        instants = list_instants(base, props)
+        completion = new_instant_time(latest_time_on_timeline(instants))
+        meta = {
+            "startRollbackTime": rollback_time,
+            "timeTakenInMillis": int((time.time() - start) * 1000),
+            "totalFilesDeleted": len(files),
+            "commitsRollback": [t],
+            "partitionMetadata": by_partition_meta,
+            "version": 1,
+            "instantsRollback": [{"commitTime": t, "action": i.action}],
+        }
+        _atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.COMPLETED,
+                                               completion if layout >= 2 else None, layout_version=layout),
+                      rollback_metadata_bytes(meta), tmp)
+
+
+def _rollback_metadata_table(base: Path, props: TableProperties, instant_time: str) -> None:
+    """Remove what a failed data instant wrote into the metadata table (readers ignore it anyway)."""
+    if not (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").exists():
+        return
+    try:
+        from ..metadata.mdt_writer import rollback_metadata_instant
+    except ImportError as e:  # pragma: no cover - the metadata package is part of the project
+        raise UnsupportedTableError(f"cannot roll back metadata table entries of {instant_time}: {e}") from e
+    rollback_metadata_instant(base, instant_time)

@@ -1,0 +1,79 @@
+"""Create a new Copy-on-Write table: ``.hoodie/`` layout and ``hoodie.properties`` as Hudi writes them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pyarrow as pa
+
+from ..errors import InvalidArgumentError, UnsupportedTableError
+from .properties import write_properties
+from .schema_conversion import arrow_to_avro_schema_json
+
+SUPPORTED_WRITE_VERSIONS = (8, 9)
+
+
+def keygenerator_type(record_key_fields: list[str], partition_fields: list[str]) -> str:
+    if not partition_fields:
+        return "NON_PARTITION"
+    return "COMPLEX" if len(record_key_fields) > 1 or len(partition_fields) > 1 else "SIMPLE"
+
+
+def table_properties_for(
+    *,
+    table_name: str,
+    schema: pa.Schema,
+    record_key_fields: list[str],
+    partition_fields: list[str],
+    hive_style: bool,
+    table_version: int = 9,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The ``hoodie.properties`` content for a new COW table at ``table_version`` (8 or 9)."""
+    if table_version not in SUPPORTED_WRITE_VERSIONS:
+        raise UnsupportedTableError(
+            f"hudi_layout creates tables of version 8 or 9, not {table_version}",
+            hint="set hoodie.table.version=9 (default) or 8",
+        )
+    if not table_name:
+        raise InvalidArgumentError("hoodie.table.name is required to create a table")
+    props: dict[str, str] = {
+        "hoodie.table.name": table_name,
+        "hoodie.table.type": "COPY_ON_WRITE",
+        "hoodie.table.version": str(table_version),
+        "hoodie.table.initial.version": str(table_version),
+        "hoodie.timeline.layout.version": "2",
+        "hoodie.timeline.path": "timeline",
+        "hoodie.timeline.history.path": "history",
+        "hoodie.archivelog.folder": "history",
+        "hoodie.table.recordkey.fields": ",".join(record_key_fields),
+        "hoodie.table.keygenerator.type": keygenerator_type(record_key_fields, partition_fields),
+        "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
+        "hoodie.datasource.write.partitionpath.urlencode": "false",
+        "hoodie.datasource.write.drop.partition.columns": "false",
+        "hoodie.table.create.schema": arrow_to_avro_schema_json(schema, table_name),
+        "hoodie.table.base.file.format": "PARQUET",
+        "hoodie.populate.meta.fields": "true",
+        "hoodie.table.metadata.partitions": "",
+        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+        "hoodie.table.timeline.timezone": "LOCAL",
+    }
+    if table_version >= 9:
+        props["hoodie.table.format"] = "native"
+    if partition_fields:
+        props["hoodie.table.partition.fields"] = ",".join(partition_fields)
+    for k, v in (extra or {}).items():
+        props.setdefault(k, v)
+    return props
+
+
+def create_table_layout(base_path: str | os.PathLike[str], props: Mapping[str, str]) -> None:
+    """Write ``.hoodie/`` folders and ``hoodie.properties`` (the last step: its presence = a table)."""
+    base = Path(base_path)
+    hoodie = base / ".hoodie"
+    for sub in (".aux/.bootstrap/.partitions", ".aux/.bootstrap/.fileids", ".schema", ".temp", ".heartbeat",
+                ".locks", "timeline/history"):
+        (hoodie / sub).mkdir(parents=True, exist_ok=True)
+    write_properties(hoodie / "hoodie.properties", props)
