@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from hudi_layout.errors import InvalidArgumentError
 
@@ -236,6 +235,7 @@ def _encode_prefix(arr: pa.Array) -> np.ndarray:
         width = t.byte_width
         starts = (np.arange(n, dtype=np.int64) + arr.offset) * width
         lengths = np.full(n, width, dtype=np.int64)
+        data_buf = arr.buffers()[1]
     else:
         if not (pa.types.is_large_string(t) or pa.types.is_large_binary(t)) and not (
             pa.types.is_string(t) or pa.types.is_binary(t)
@@ -247,13 +247,13 @@ def _encode_prefix(arr: pa.Array) -> np.ndarray:
         offsets = np.frombuffer(arr.buffers()[1], dtype=off_dtype, count=arr.offset + n + 1)[arr.offset :]
         starts = offsets[:-1].astype(np.int64)
         lengths = np.diff(offsets).astype(np.int64)
-    data_buf = arr.buffers()[2]
+        data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.empty(0, np.uint8)
-    if data.size:
-        # Valid (non-null) values lie inside the data buffer; null slots may carry junk offsets.
-        starts = np.clip(starts, 0, data.size)
-    else:
+    if not data.size:
         starts = np.zeros(n, dtype=np.int64)
+    elif arr.null_count:
+        # Valid values lie inside the data buffer; be defensive about offsets of null slots.
+        starts = np.clip(starts, 0, data.size)
     padded = np.zeros(data.size + 8, dtype=np.uint8)
     padded[: data.size] = data
     # Overlapping big-endian uint64 view: element i is bytes padded[i:i+8].

@@ -66,7 +66,8 @@ def key_as_int(key: object, total_bits: int) -> int:
 def points(draw: st.DrawFn, max_dims: int = 9) -> tuple[list[list[int]], int]:
     n = draw(st.integers(1, max_dims))
     bits = draw(st.integers(1, 64 if n <= 2 else 40))
-    rows = draw(st.lists(st.lists(st.integers(0, 2**bits - 1), min_size=n, max_size=n), min_size=1, max_size=12))
+    row = st.lists(st.integers(0, 2**bits - 1), min_size=n, max_size=n)
+    rows = draw(st.lists(row, min_size=1, max_size=12))
     return rows, bits
 
 

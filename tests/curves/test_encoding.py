@@ -103,7 +103,8 @@ def test_float_special_values() -> None:
 def test_decimals(precision: int, scale: int, data: Any, nulls_first: bool) -> None:
     limit = 10**precision - 1
     unscaled = st.integers(-limit, limit)
-    values = [None if u is None else Decimal(u).scaleb(-scale, Context(prec=60)) for u in data.draw(nullable(unscaled))]
+    ctx = Context(prec=60)  # the default 28 digits would round 38-digit values
+    values = [None if u is None else Decimal(u).scaleb(-scale, ctx) for u in data.draw(nullable(unscaled))]
     check_order(
         values, pa.decimal128(precision, scale), lambda v: v, strict=precision <= 18, nulls_first=nulls_first
     )
@@ -137,7 +138,8 @@ def test_timestamps(unit: str, tz: str | None, data: Any, nulls_first: bool) -> 
     bound = (2**63 - 1) // us_per_tick
     ticks = data.draw(nullable(st.integers(-bound, bound)))
     # Python datetimes cannot hold the full range: the reference order is the ticks' order.
-    codes = encode_column(pa.array(ticks, pa.int64()).cast(pa.timestamp(unit, tz=tz)), nulls_first=nulls_first)
+    arr = pa.array(ticks, pa.int64()).cast(pa.timestamp(unit, tz=tz))
+    codes = encode_column(arr, nulls_first=nulls_first)
     _check_codes(ticks, codes, strict=unit != "ns", nulls_first=nulls_first)
 
 
@@ -230,6 +232,16 @@ def test_slices_and_chunks(arr: pa.Array) -> None:
     assert encode_column(pa.chunked_array([], type=arr.type)).shape == (0,)
 
 
+def test_other_exact_types() -> None:
+    fixed = encode_column(pa.array([b"abd", None, b"abc"], pa.binary(3)))
+    assert fixed.tolist() == [0x616264 << 40, 2**64 - 1, 0x616263 << 40]
+    assert encode_column(pa.array([0, 2**64 - 2, None], pa.uint64())).tolist() == [0, 2**64 - 2, 2**64 - 1]
+    times = encode_column(pa.array([dt.time(0, 0, 1), dt.time(0, 0, 0)], pa.time64("us")))
+    assert times.tolist() == [2**63 + 1_000_000, 2**63]
+    dates64 = encode_column(pa.array([dt.date(1969, 12, 31), dt.date(1970, 1, 1)], pa.date64()))
+    assert dates64.tolist() == [2**63 - 86_400_000, 2**63]
+
+
 def test_dictionary_and_null_type() -> None:
     d = pa.array(["b", "a", None, "b"]).dictionary_encode()
     assert np.array_equal(encode_column(d), encode_column(pa.array(["b", "a", None, "b"])))
@@ -268,7 +280,11 @@ def test_million_strings_fast() -> None:
     import time
 
     rng = np.random.default_rng(1)
-    arr = pa.array([f"{v:x}" for v in rng.integers(0, 1 << 60, 1_000_000)])
+    n = 1_000_000
+    lengths = rng.integers(0, 20, n)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    data = rng.integers(ord("a"), ord("z") + 1, int(offsets[-1]), dtype=np.uint8)
+    arr = pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
     encode_column(arr[:1000])
     start = time.perf_counter()
     codes = encode_column(arr)

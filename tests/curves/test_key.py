@@ -116,10 +116,8 @@ def test_matches_manual_pipeline() -> None:
     a = pa.array(np.random.default_rng(2).normal(size=1000))
     b = pa.array([f"k{i % 97}" for i in range(1000)])
     ra, rb = encoded_range(a), encoded_range(b)
-    manual = zorder(
-        [scale_to_bits(encode_column(a), *ra, 16), scale_to_bits(encode_column(b), *rb, 16)],  # type: ignore[misc]
-        16,
-    )
+    assert ra is not None and rb is not None
+    manual = zorder([scale_to_bits(encode_column(a), *ra, 16), scale_to_bits(encode_column(b), *rb, 16)], 16)
     assert np.array_equal(curve_key([a, b], curve="z-order", bits_per_column=16, ranges=[ra, rb]), manual)
 
 

@@ -47,7 +47,12 @@ def test_scale_is_monotone_and_in_range(codes: list[int], a: int, b: int, bits: 
 
 
 @SETTINGS
-@given(lo=st.integers(0, 2**64 - 2**16), span=st.integers(1, 2**16 - 1), bits=st.integers(16, 32), data=st.data())
+@given(
+    lo=st.integers(0, 2**64 - 2**16),
+    span=st.integers(1, 2**16 - 1),
+    bits=st.integers(16, 32),
+    data=st.data(),
+)
 def test_scale_is_lossless_when_range_fits(lo: int, span: int, bits: int, data: st.DataObject) -> None:
     hi = lo + span
     values = data.draw(st.lists(st.integers(lo, hi), min_size=2, max_size=30, unique=True))
