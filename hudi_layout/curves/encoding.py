@@ -7,17 +7,18 @@ Every supported Spark-compatible Arrow type maps to a ``numpy.uint64`` code such
 * ``a == b`` ⇒ ``enc(a) == enc(b)``;
 * for the exact (non-truncating) types the map is strictly increasing: ``a < b`` ⇒ ``enc(a) < enc(b)``.
 
-Exact types: integers, booleans, dates, times, durations, microsecond timestamps, floats and decimals of
-precision <= 18. Truncating (monotone but lossy) types: strings / binaries (first 8 bytes), decimals of
+Exact types: integers, booleans, dates, times, durations, timestamps in s/ms/us (within the int64
+microsecond range; beyond it they saturate), floats, and decimals of precision <= 18. Truncating (monotone but lossy) types: strings / binaries (first 8 bytes), decimals of
 precision > 18 (low bits dropped), and timestamps finer than microseconds (floored to microseconds).
 
 Because the encoding is monotone, it commutes with ``min``/``max``: the code of Spark's ``min(col)`` is
 the minimum of the codes, so a global range can be computed either way.
 
-Nulls map to the maximum code ``2**64 - 1`` by default (nulls sort last); with ``nulls_first=True``
-they map to ``0``. A real value may tie with the null code (e.g. an 8-byte ``b"\\xff" * 8`` binary, or
-the smallest unsigned-zero code); for layout purposes a tie only means the null rows share a curve
-cell with those values, which is harmless.
+Nulls map to the maximum code ``2**64 - 1`` by default (nulls sort last, as in Hudi's direct method; note
+that Spark's own ``ASC`` default is ``NULLS FIRST``); with ``nulls_first=True``
+they map to ``0``. A real value may tie with the null code (with nulls last: a binary starting with
+eight ``0xff`` bytes; with nulls first: the empty string, int64's minimum, unsigned 0); for layout
+purposes a tie only means the null rows share a curve cell with those values, which is harmless.
 """
 
 from __future__ import annotations
