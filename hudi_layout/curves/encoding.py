@@ -8,8 +8,9 @@ Every supported Spark-compatible Arrow type maps to a ``numpy.uint64`` code such
 * for the exact (non-truncating) types the map is strictly increasing: ``a < b`` ⇒ ``enc(a) < enc(b)``.
 
 Exact types: integers, booleans, dates, times, durations, timestamps in s/ms/us (within the int64
-microsecond range; beyond it they saturate), floats, and decimals of precision <= 18. Truncating (monotone but lossy) types: strings / binaries (first 8 bytes), decimals of
-precision > 18 (low bits dropped), and timestamps finer than microseconds (floored to microseconds).
+microsecond range; beyond it they saturate), floats, and decimals of precision <= 18. Truncating
+(monotone but lossy) types: strings / binaries (first 8 bytes), decimals of precision > 18 (low bits
+dropped), and timestamps finer than microseconds (floored to microseconds).
 
 Because the encoding is monotone, it commutes with ``min``/``max``: the code of Spark's ``min(col)`` is
 the minimum of the codes, so a global range can be computed either way.
