@@ -1,0 +1,155 @@
+"""Small helpers to create the MDT as a Hudi MOR table and write its timeline files (§5.1, §5.7, §2.2–§2.3).
+
+Kept apart from :mod:`.mdt_writer` so the writer reads as the MDT protocol, not file plumbing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import fastavro
+
+from hudi_layout.errors import UnsupportedTableError
+from hudi_layout.table.commit_metadata import commit_metadata_bytes
+from hudi_layout.table.instant import State, instant_file_name
+from hudi_layout.table.properties import TableProperties, write_properties
+
+MAINTAINABLE_PARTITIONS = ("files", "column_stats")
+
+
+def check_maintainable(props: TableProperties) -> None:
+    """Raise unless every MDT partition the table lists (completed or inflight) is one we can keep in sync."""
+    listed = list(props.metadata_partitions) + list(props.metadata_partitions_inflight)
+    for p in listed:
+        if p and p not in MAINTAINABLE_PARTITIONS:
+            raise UnsupportedTableError(
+                f"{props.source}: metadata table partition {p!r} "
+                f"cannot be maintained by hudi_layout (only {', '.join(MAINTAINABLE_PARTITIONS)})",
+                hint="disable that index with Hudi (or drop the metadata table) before writing with hudi_layout")
+    if props.version not in (8, 9):
+        raise UnsupportedTableError(
+            f"metadata table maintenance needs table version 8 or 9, table has {props.version}")
+
+
+def mdt_properties(data: TableProperties) -> dict[str, str]:
+    """``hoodie.properties`` of the MDT for a v8/v9 data table (checksum is added on write)."""
+    return {
+        "hoodie.compaction.payload.class": "org.apache.hudi.metadata.HoodieMetadataPayload",
+        "hoodie.table.initial.version": str(data.version),
+        "hoodie.table.keygenerator.type": "HOODIE_TABLE_METADATA",
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.archivelog.folder": "history",
+        "hoodie.timeline.layout.version": "2",
+        "hoodie.timeline.history.path": "history",
+        "hoodie.datasource.write.drop.partition.columns": "false",
+        "hoodie.record.merge.strategy.id": "00000000-0000-0000-0000-000000000000",
+        "hoodie.table.recordkey.fields": "key",
+        "hoodie.table.name": f"{data.table_name}_metadata",
+        "hoodie.timeline.path": "timeline",
+        "hoodie.populate.meta.fields": "false",
+        "hoodie.table.base.file.format": "HFILE",
+        "hoodie.record.merge.mode": "CUSTOM",
+        "hoodie.table.version": str(data.version),
+    }
+
+
+def create_mdt_dirs(mdt_dir: Path, data: TableProperties) -> Path:
+    """Create the MDT skeleton; returns its timeline dir."""
+    hoodie = mdt_dir / ".hoodie"
+    timeline = hoodie / "timeline"
+    for d in (timeline / "history", hoodie / ".aux" / ".bootstrap" / ".partitions",
+              hoodie / ".aux" / ".bootstrap" / ".fileids", hoodie / ".schema", hoodie / ".temp",
+              hoodie / ".heartbeat"):
+        d.mkdir(parents=True, exist_ok=True)
+    write_properties(hoodie, mdt_properties(data))
+    return timeline
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def write_instant(timeline_dir: Path, requested_time: str, action: str, state: State, content: bytes = b"",
+                  completion_time: str | None = None) -> Path:
+    name = instant_file_name(requested_time, action, state, completion_time, 2)
+    path = timeline_dir / name
+    _atomic_write(path, content)
+    return path
+
+
+def commit_bytes(partition_to_stats: dict[str, list[dict[str, Any]]], operation: str, table_version: int,
+                 extra: dict[str, str] | None = None) -> bytes:
+    return commit_metadata_bytes({"partitionToWriteStats": partition_to_stats, "compacted": False,
+                                  "extraMetadata": extra or {}, "operationType": operation}, table_version)
+
+
+def log_write_stat(mdt_partition: str, file_id: str, log_name: str, size: int, num_writes: int,
+                   instant_time: str) -> dict[str, Any]:
+    return {"fileId": file_id, "path": f"{mdt_partition}/{log_name}", "prevCommit": instant_time,
+            "numWrites": num_writes, "numDeletes": 0, "numUpdateWrites": num_writes, "totalWriteBytes": size,
+            "totalWriteErrors": 0, "partitionPath": mdt_partition, "totalLogRecords": 0,
+            "totalUpdatedRecordsCompacted": 0, "numInserts": 0, "totalLogBlocks": 0, "totalCorruptLogBlock": 0,
+            "totalRollbackBlocks": 0, "fileSizeInBytes": size, "logVersion": 1, "logOffset": 0, "baseFile": "",
+            "logFiles": [log_name], "runtimeStats": {"totalScanTime": 0, "totalCreateTime": 0, "totalUpsertTime": 0},
+            "totalLogFilesCompacted": 0, "totalLogReadTimeMs": 0, "totalLogSizeCompacted": 0, "numUpdates": 0}
+
+
+def base_write_stat(mdt_partition: str, file_id: str, base_name: str, size: int, num_writes: int,
+                    log_files_compacted: int = 0) -> dict[str, Any]:
+    return {"fileId": file_id, "path": f"{mdt_partition}/{base_name}", "prevCommit": "null",
+            "numWrites": num_writes, "numDeletes": 0, "numUpdateWrites": 0, "totalWriteBytes": size,
+            "totalWriteErrors": 0, "partitionPath": mdt_partition, "totalLogRecords": 0,
+            "totalUpdatedRecordsCompacted": 0, "numInserts": num_writes, "totalLogBlocks": 0,
+            "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0, "fileSizeInBytes": size,
+            "runtimeStats": {"totalScanTime": 0, "totalCreateTime": 0, "totalUpsertTime": 0},
+            "totalLogFilesCompacted": log_files_compacted, "totalLogReadTimeMs": 0, "totalLogSizeCompacted": 0,
+            "numUpdates": 0}
+
+
+# HoodieCompactionPlan (hudi: hudi-common/src/main/avro/HoodieCompactionOperation.avsc / HoodieCompactionPlan.avsc)
+_S = {"type": "string", "avro.java.string": "String"}
+COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
+    "type": "record", "name": "HoodieCompactionPlan", "namespace": "org.apache.hudi.avro.model",
+    "fields": [
+        {"name": "operations", "default": None, "type": ["null", {"type": "array", "items": {
+            "type": "record", "name": "HoodieCompactionOperation", "fields": [
+                {"name": "baseInstantTime", "type": ["null", _S]},
+                {"name": "deltaFilePaths", "type": ["null", {"type": "array", "items": _S}], "default": None},
+                {"name": "dataFilePath", "type": ["null", _S], "default": None},
+                {"name": "fileId", "type": ["null", _S]},
+                {"name": "partitionPath", "type": ["null", _S], "default": None},
+                {"name": "metrics", "type": ["null", {"type": "map", "values": "double",
+                                                      "avro.java.string": "String"}], "default": None},
+                {"name": "bootstrapFilePath", "type": ["null", _S], "default": None},
+            ]}}]},
+        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": _S, "avro.java.string": "String"}],
+         "default": None},
+        {"name": "version", "type": ["int", "null"], "default": 1},
+        {"name": "strategy", "default": None, "type": ["null", {
+            "type": "record", "name": "HoodieCompactionStrategy", "fields": [
+                {"name": "compactorClassName", "type": ["null", _S], "default": None},
+                {"name": "strategyParams", "type": ["null", {"type": "map", "values": _S,
+                                                             "avro.java.string": "String"}], "default": None},
+                {"name": "version", "type": ["int", "null"], "default": 1},
+            ]}]},
+        {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False},
+        {"name": "missingSchedulePartitions", "type": ["null", {"type": "array", "items": _S}], "default": None},
+    ],
+}
+
+
+def compaction_plan_bytes(operations: list[dict[str, Any]]) -> bytes:
+    import io
+
+    rec = {"operations": operations, "extraMetadata": None, "version": 2, "strategy": None,
+           "preserveHoodieMetadata": False, "missingSchedulePartitions": None}
+    buf = io.BytesIO()
+    fastavro.writer(buf, fastavro.parse_schema(COMPACTION_PLAN_SCHEMA), [rec], codec="null")
+    return buf.getvalue()

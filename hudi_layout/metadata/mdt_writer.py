@@ -1,0 +1,374 @@
+"""Maintain the MDT (``files`` + ``column_stats``) for writes made by hudi_layout (§5.1–§5.8).
+
+Protocol, called by the commit protocol while it holds the table lock:
+
+* :meth:`MetadataWriter.initialize` once: create ``.hoodie/metadata`` (MOR, HFile), init deltacommits
+  ``00000000000000000`` (files) and ``00000000000000001`` (column_stats), then the caller stores the returned
+  data-table properties (or calls :func:`update_data_table_properties`).
+* :meth:`MetadataWriter.write_deltacommit` per data instant T, **before** T completes: one log file per touched
+  MDT file group with one HFILE_DATA block, then the MDT deltacommit T is completed. Readers ignore it until
+  the data instant T completes (sync rule), so a crash in between is harmless.
+* :meth:`MetadataWriter.maybe_compact` **after** T completed: compacts every file group into new base HFiles
+  once ``max_delta_commits`` deltacommits accumulated. Refuses while data instants are pending — a
+  compaction must never bake in (or drop) the blocks of a write that may still complete.
+* :meth:`MetadataWriter.rollback` for a failed data instant: removes its MDT instant and log files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.metadata import keys as K
+from hudi_layout.metadata import log_format as L
+from hudi_layout.metadata import mdt_timeline as T
+from hudi_layout.metadata.hfile.writer import write_hfile
+from hudi_layout.metadata.mdt_reader import (MetadataTableReader, SOLO_COMMIT_TIMESTAMP, list_instants,
+                                             merge_column_stats, merge_files)
+from hudi_layout.metadata.records import (TYPE_ALL_PARTITIONS, TYPE_COLUMN_STATS, TYPE_FILES, MetadataRecord,
+                                          all_partitions_record, column_stats_record, decode_record,
+                                          encode_record, files_partition_record)
+from hudi_layout.metadata.schema import metadata_record_schema_str
+from hudi_layout.table.instant import State, new_instant_time
+from hudi_layout.table.partition_metadata import write_partition_metadata
+from hudi_layout.table.properties import TableProperties, load_properties, write_properties
+
+FILES_INIT_INSTANT = "00000000000000000"
+COLUMN_STATS_INIT_INSTANT = "00000000000000001"
+WRITE_TOKEN = "0-0-0"
+DEFAULT_MAX_DELTA_COMMITS = 10
+
+check_maintainable = T.check_maintainable
+
+
+@dataclass(frozen=True)
+class FileColumnStats:
+    """Typed stats of one column of one base file, as executors report them."""
+
+    partition: str
+    file_name: str
+    column: str
+    min: Any
+    max: Any
+    null_count: int
+    value_count: int
+    arrow_type: Any  # pa.DataType
+    total_size: int = 0
+    total_uncompressed_size: int = 0
+
+
+def update_data_table_properties(base_path: str | os.PathLike[str], updates: Mapping[str, str]) -> None:
+    """Merge ``updates`` into the data table's ``hoodie.properties`` (backup + checksum sequence)."""
+    hoodie = Path(base_path) / ".hoodie"
+    props = load_properties(hoodie).to_dict()
+    props.update(updates)
+    write_properties(hoodie, props)
+
+
+class MetadataWriter:
+    def __init__(self, base_path: str | os.PathLike[str], table_properties: TableProperties | None = None, *,
+                 columns_to_index: list[str] | None = None, file_group_count: int = 2,
+                 files_file_group_count: int = 1, max_delta_commits: int | None = None) -> None:
+        self.base_path = Path(base_path)
+        self.props = table_properties or load_properties(self.base_path / ".hoodie")
+        check_maintainable(self.props)
+        self.version = self.props.version
+        self.index_version = 2 if self.version >= 9 else 1
+        self.schema_text = metadata_record_schema_str(self.version)
+        self.columns_to_index = list(columns_to_index) if columns_to_index is not None else None
+        self.mdt_dir = self.base_path / ".hoodie" / "metadata"
+        self.timeline_dir = self.mdt_dir / ".hoodie" / "timeline"
+        self._group_counts = {K.FILES: files_file_group_count, K.COLUMN_STATS: file_group_count}
+        cfg = self.props.get("hoodie.metadata.compact.max.delta.commits")
+        self.max_delta_commits = max_delta_commits or (int(cfg) if cfg else DEFAULT_MAX_DELTA_COMMITS)
+
+    # -- layout --------------------------------------------------------------------------------------------
+
+    @property
+    def exists(self) -> bool:
+        return (self.mdt_dir / ".hoodie" / "hoodie.properties").is_file()
+
+    def file_group_ids(self, partition: str) -> list[str]:
+        """File groups of an MDT partition: from disk when it exists, else the configured count."""
+        d = self.mdt_dir / partition
+        found: set[str] = set()
+        if d.is_dir():
+            for name in os.listdir(d):
+                ln = L.parse_log_file_name(name) if name.startswith(".") else None
+                if ln is not None:
+                    found.add(ln.file_id)
+                elif name.endswith(".hfile"):
+                    found.add(name.split("_")[0])
+        if found:
+            return sorted(found)
+        return [K.file_group_id(partition, i) for i in range(self._group_counts[partition])]
+
+    # -- records -------------------------------------------------------------------------------------------
+
+    def stats_records(self, stats: Iterable[FileColumnStats | MetadataRecord]) -> list[MetadataRecord]:
+        out: list[MetadataRecord] = []
+        for s in stats:
+            if isinstance(s, MetadataRecord):
+                col = s.column_stats.column if s.column_stats else None
+                if self.columns_to_index is None or col in self.columns_to_index:
+                    out.append(s)
+                continue
+            if self.columns_to_index is not None and s.column not in self.columns_to_index:
+                continue
+            rec = column_stats_record(s.partition, s.file_name, s.column, s.min, s.max, s.null_count,
+                                      s.value_count, s.total_size, s.total_uncompressed_size, s.arrow_type,
+                                      self.index_version)
+            if rec is not None:  # unsupported type -> no stats for that column
+                out.append(rec)
+        return out
+
+    def _write_group_logs(self, instant: str, partition: str, records: list[MetadataRecord], *,
+                          all_groups: bool = False) -> list[dict[str, Any]]:
+        groups = self.file_group_ids(partition)
+        buckets: dict[str, dict[str, bytes]] = {g: {} for g in groups} if all_groups else {}
+        for rec in records:
+            fid = groups[K.file_group_index(rec.key, len(groups))]
+            buckets.setdefault(fid, {})[rec.key] = encode_record(rec, self.version)
+        stats = []
+        for fid, cells in sorted(buckets.items()):
+            if cells:
+                items = [(k.encode("utf-8"), cells[k]) for k in sorted(cells, key=lambda s: s.encode("utf-8"))]
+                hfile = write_hfile(None, items, codec="GZ", file_info={b"schema": self.schema_text.encode()})
+                block = L.hfile_data_block(instant, self.schema_text, hfile)
+            else:
+                block = L.delete_block(instant)
+            name = self._new_log_name(partition, fid, instant)
+            path = self.mdt_dir / partition / name
+            with open(path, "wb") as fh:
+                fh.write(block)
+                fh.flush()
+                os.fsync(fh.fileno())
+            stats.append(T.log_write_stat(partition, fid, name, len(block), len(cells), instant))
+        return stats
+
+    def _new_log_name(self, partition: str, fid: str, instant: str) -> str:
+        version = 1
+        while (self.mdt_dir / partition / L.log_file_name(fid, instant, version, WRITE_TOKEN)).exists():
+            version += 1
+        return L.log_file_name(fid, instant, version, WRITE_TOKEN)
+
+    def _write_base(self, partition: str, fid: str, instant: str, records: dict[str, bytes]) -> tuple[str, int]:
+        keys = sorted(records, key=lambda s: s.encode("utf-8"))
+        info = {b"schema": self.schema_text.encode()}
+        if keys:
+            info[b"minRecordKey"] = keys[0].encode()
+            info[b"maxRecordKey"] = keys[-1].encode()
+        name = f"{fid}_{WRITE_TOKEN}_{instant}.hfile"
+        data = write_hfile(self.mdt_dir / partition / name, [(k.encode(), records[k]) for k in keys],
+                           codec="GZ", file_info=info)
+        return name, len(data)
+
+    # -- initialise ----------------------------------------------------------------------------------------
+
+    def initialize(self, existing_files: Mapping[str, Mapping[str, int]] | None = None,
+                   existing_stats: Iterable[FileColumnStats | MetadataRecord] = ()) -> dict[str, str]:
+        """Create the MDT; returns the data-table properties to set once this returns."""
+        if self.exists:
+            raise InvalidArgumentError(f"{self.mdt_dir}: metadata table already exists")
+        T.create_mdt_dirs(self.mdt_dir, self.props)
+        for part, init in ((K.FILES, FILES_INIT_INSTANT), (K.COLUMN_STATS, COLUMN_STATS_INIT_INSTANT)):
+            write_partition_metadata(self.mdt_dir / part, FILES_INIT_INSTANT, 1)
+            T.write_instant(self.timeline_dir, init, "deltacommit", State.REQUESTED)
+            T.write_instant(self.timeline_dir, init, "deltacommit", State.INFLIGHT,
+                            T.commit_bytes({}, "BULK_INSERT_PREPPED", self.version))
+            if part == K.FILES:
+                files = dict(existing_files or {})
+                recs = [all_partitions_record(list(files))] + [files_partition_record(p, f) for p, f in files.items()]
+            else:
+                recs = self.stats_records(existing_stats)
+            stats = self._init_bases(part, init, recs)
+            stats += self._write_group_logs(init, part, [], all_groups=True)
+            by_part = {part: stats}
+            T.write_instant(self.timeline_dir, init, "deltacommit", State.COMPLETED,
+                            T.commit_bytes(by_part, "BULK_INSERT_PREPPED", self.version),
+                            new_instant_time())
+        updates = {"hoodie.table.metadata.partitions": ",".join(sorted(
+            set(self.props.metadata_partitions) | {K.FILES, K.COLUMN_STATS})),
+            "hoodie.table.metadata.partitions.inflight": ""}
+        return updates
+
+    def _init_bases(self, partition: str, instant: str, records: list[MetadataRecord]) -> list[dict[str, Any]]:
+        groups = self.file_group_ids(partition)
+        buckets: dict[str, dict[str, bytes]] = {}
+        for rec in records:
+            fid = groups[K.file_group_index(rec.key, len(groups))]
+            buckets.setdefault(fid, {})[rec.key] = encode_record(rec, self.version)
+        stats = []
+        for fid, cells in sorted(buckets.items()):
+            name, size = self._write_base(partition, fid, instant, cells)
+            stats.append(T.base_write_stat(partition, fid, name, size, len(cells)))
+        return stats
+
+    # -- deltacommit ---------------------------------------------------------------------------------------
+
+    def write_deltacommit(self, instant_time: str, files_added: Mapping[str, Mapping[str, int]],
+                          column_stats: Iterable[FileColumnStats | MetadataRecord] = (), *,
+                          files_deleted: Mapping[str, Iterable[str]] | None = None,
+                          partitions_added: Iterable[str] = (), partitions_deleted: Iterable[str] = (),
+                          operation: str = "UPSERT_PREPPED") -> list[Path]:
+        """Write and complete MDT deltacommit ``instant_time``; returns the log files written.
+
+        ``files_added``: ``{partition: {file name: size}}`` (partition ``""`` for non-partitioned);
+        ``files_deleted``: ``{partition: [file name, ...]}`` (replaced/cleaned files → tombstones, and
+        column_stats tombstones for ``columns_to_index`` when known).
+        """
+        if not self.exists:
+            raise InvalidArgumentError(f"{self.mdt_dir}: metadata table not initialised")
+        if instant_time.startswith(SOLO_COMMIT_TIMESTAMP):
+            raise InvalidArgumentError(f"instant {instant_time} is reserved for MDT initialisation")
+        existing = [i for i in list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie"))
+                    if i.requested_time == instant_time and i.is_completed]
+        if existing:
+            raise CommitConflictError(f"MDT deltacommit {instant_time} is already completed")
+        deleted = {p: list(v) for p, v in (files_deleted or {}).items()}
+        partitions = set(files_added) | set(deleted)
+        file_recs = [files_partition_record(p, dict(files_added.get(p, {})), deleted.get(p, ()))
+                     for p in sorted(partitions)]
+        new_parts, gone_parts = list(partitions_added), list(partitions_deleted)
+        if new_parts or gone_parts:
+            file_recs.append(all_partitions_record(new_parts, gone_parts))
+        stat_recs = self.stats_records(column_stats)
+        if self.columns_to_index:
+            from hudi_layout.metadata.records import column_stats_tombstone
+
+            for p, names in deleted.items():
+                for name in names:
+                    stat_recs.extend(column_stats_tombstone(p, name, c, self.index_version)
+                                     for c in self.columns_to_index)
+        T.write_instant(self.timeline_dir, instant_time, "deltacommit", State.REQUESTED)
+        T.write_instant(self.timeline_dir, instant_time, "deltacommit", State.INFLIGHT,
+                        T.commit_bytes({}, operation, self.version))
+        by_part: dict[str, list[dict[str, Any]]] = {}
+        if file_recs:
+            by_part[K.FILES] = self._write_group_logs(instant_time, K.FILES, file_recs)
+        if stat_recs:
+            by_part[K.COLUMN_STATS] = self._write_group_logs(instant_time, K.COLUMN_STATS, stat_recs)
+        T.write_instant(self.timeline_dir, instant_time, "deltacommit", State.COMPLETED,
+                        T.commit_bytes(by_part, operation, self.version), new_instant_time(instant_time))
+        return [self.mdt_dir / p / s["path"].split("/", 1)[1] for p, sts in by_part.items() for s in sts]
+
+    # -- rollback ------------------------------------------------------------------------------------------
+
+    def rollback(self, instant_time: str) -> list[Path]:
+        """Remove the MDT traces of a failed data instant: completed file first (readers then ignore the
+        blocks even if we crash midway), then its log files, then the pending instant files."""
+        if instant_time.startswith(SOLO_COMMIT_TIMESTAMP) or not self.exists:
+            return []
+        removed: list[Path] = []
+        inst = sorted(list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie")),
+                      key=lambda i: -int(i.is_completed))
+        for i in inst:
+            if i.requested_time == instant_time and i.is_completed and i.action == "deltacommit":
+                p = self.timeline_dir / i.file_name
+                p.unlink(missing_ok=True)
+                removed.append(p)
+        for part in (K.FILES, K.COLUMN_STATS):
+            d = self.mdt_dir / part
+            if not d.is_dir():
+                continue
+            for name in os.listdir(d):
+                ln = L.parse_log_file_name(name) if name.startswith(".") else None
+                if ln is not None and ln.instant_time == instant_time:
+                    (d / name).unlink()
+                    removed.append(d / name)
+        for i in inst:
+            if i.requested_time == instant_time and not i.is_completed:
+                p = self.timeline_dir / i.file_name
+                p.unlink(missing_ok=True)
+                removed.append(p)
+        return removed
+
+    # -- compaction ----------------------------------------------------------------------------------------
+
+    def deltacommits_since_compaction(self) -> int:
+        instants = list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie"))
+        last = max((i.requested_time for i in instants if i.action == "commit" and i.is_completed), default="")
+        return sum(1 for i in instants if i.action == "deltacommit" and i.is_completed
+                   and i.requested_time > last and not i.requested_time.startswith(SOLO_COMMIT_TIMESTAMP))
+
+    def maybe_compact(self) -> str | None:
+        """Compact when more than ``max_delta_commits`` deltacommits piled up and no data write is pending."""
+        if self.deltacommits_since_compaction() < self.max_delta_commits:
+            return None
+        try:
+            return self.compact()
+        except CommitConflictError:
+            return None
+
+    def compact(self, instant_time: str | None = None) -> str:
+        """Merge base + valid log data of every file group into new base HFiles (compaction → commit)."""
+        data_instants = list_instants(self.base_path / ".hoodie", load_properties(self.base_path / ".hoodie"))
+        pending = [i.requested_time for i in data_instants if i.is_pending and i.action != "clean"]
+        if pending:
+            raise CommitConflictError(f"cannot compact the metadata table while data instants are pending: "
+                                      f"{', '.join(sorted(pending))}")
+        reader = MetadataTableReader(self.base_path, data_instants=data_instants)
+        latest = max([i.requested_time for i in reader.mdt_instants] + [i.completion_time or ""
+                                                                       for i in reader.mdt_instants])
+        instant_time = instant_time or new_instant_time(latest)
+        ops, merged_groups = [], []
+        for part in (K.FILES, K.COLUMN_STATS):
+            sources_by_group = reader._group_sources(part)
+            for sl, sources in zip(reader.file_slices(part), sources_by_group):
+                merged = self._merge_sources(sources)
+                merged_groups.append((part, sl.file_id, merged, len(sl.log_files)))
+                ops.append({"baseInstantTime": sl.base_instant or FILES_INIT_INSTANT,
+                            "deltaFilePaths": [p.name for p in sl.log_files],
+                            "dataFilePath": sl.base_file.name if sl.base_file else None, "fileId": sl.file_id,
+                            "partitionPath": part, "metrics": {"TOTAL_LOG_FILES": float(len(sl.log_files))},
+                            "bootstrapFilePath": None})
+        T.write_instant(self.timeline_dir, instant_time, "compaction", State.REQUESTED, T.compaction_plan_bytes(ops))
+        T.write_instant(self.timeline_dir, instant_time, "compaction", State.INFLIGHT)
+        by_part: dict[str, list[dict[str, Any]]] = {}
+        for part, fid, merged, nlogs in merged_groups:
+            name, size = self._write_base(part, fid, instant_time, merged)
+            by_part.setdefault(part, []).append(T.base_write_stat(part, fid, name, size, len(merged), nlogs))
+        T.write_instant(self.timeline_dir, instant_time, "commit", State.COMPLETED,
+                        T.commit_bytes(by_part, "COMPACT", self.version), new_instant_time(instant_time))
+        return instant_time
+
+    def _merge_sources(self, sources: list[Any]) -> dict[str, bytes]:
+        files: dict[str, MetadataRecord] = {}
+        stats: dict[str, Any] = {}
+        for src in sources:
+            for kb, value in src.reader.items():
+                key = kb.decode("utf-8")
+                rec = decode_record(key, value, src.schema)
+                if rec.files is not None:
+                    old = files.get(key)
+                    merged = merge_files(old.files if old else None, rec.files)
+                    files[key] = MetadataRecord(key, rec.type, files=merged)
+                elif rec.column_stats is not None:
+                    old_cs = stats.get(key)
+                    stats[key] = rec.column_stats if old_cs is None else merge_column_stats(old_cs, rec.column_stats)
+                else:
+                    raise UnsupportedTableError(f"{self.mdt_dir}: cannot compact record type {rec.type} ({key})")
+        out: dict[str, bytes] = {}
+        for key, rec in files.items():
+            live = {n: fi for n, fi in (rec.files or {}).items() if not fi.is_deleted}
+            if rec.type == TYPE_ALL_PARTITIONS or live or rec.type == TYPE_FILES:
+                out[key] = encode_record(MetadataRecord(key, rec.type, files=live), self.version)
+        for key, cs in stats.items():
+            if not cs.is_deleted:
+                out[key] = encode_record(MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=cs), self.version)
+        return out
+
+
+def rollback_metadata_instant(base_path: str | os.PathLike[str], instant_time: str) -> list[Path]:
+    """Module-level entry for the commit protocol's rollback: see :meth:`MetadataWriter.rollback`.
+
+    Works without :func:`check_maintainable` (repairing a failed write is always allowed)."""
+    writer = MetadataWriter.__new__(MetadataWriter)
+    writer.base_path = Path(base_path)
+    writer.mdt_dir = writer.base_path / ".hoodie" / "metadata"
+    writer.timeline_dir = writer.mdt_dir / ".hoodie" / "timeline"
+    return writer.rollback(instant_time)
