@@ -29,7 +29,8 @@ from ..table.fs_view import FileSlice
 from .bin_packing import num_output_file_groups, pack_greedy, sort_largest_first
 
 #: ``hoodie.clustering.execution.strategy.class`` default: sorts by the sort columns when they are set
-SORT_AND_SIZE_EXECUTION_STRATEGY = "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"
+SORT_AND_SIZE_EXECUTION_STRATEGY = (
+    "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy")
 CLUSTER_OPERATION = "CLUSTER"
 #: space-filling curves interleave bits of every column; beyond this the curve is a slow linear sort
 MAX_CURVE_COLUMNS = 8
@@ -111,8 +112,9 @@ class ClusteringOptions:
     parquet_max_file_size: int = cfg.MAX_FILE_SIZE.default
 
     @classmethod
-    def from_options(cls, options: Mapping[str, Any] | None = None, *, columns: str | Sequence[str] | None = None,
-                     strategy: str | None = None, method: str | None = None,
+    def from_options(cls, options: Mapping[str, Any] | None = None, *,
+                     columns: str | Sequence[str] | None = None, strategy: str | None = None,
+                     method: str | None = None,
                      include_all_files: bool | None = None) -> ClusteringOptions:
         """Parse a ``hoodie.*`` mapping; explicit arguments win over the mapping. Validates (no I/O).
 
@@ -151,8 +153,8 @@ class ClusteringOptions:
     def validate(self) -> None:
         """Checks that need no table: column list shape, strategy/method names, regex syntax."""
         if self.layout_strategy not in LAYOUT_STRATEGIES:
-            raise InvalidArgumentError(f"option {cfg.LAYOUT_STRATEGY.key}={self.layout_strategy!r} is invalid: "
-                                       f"expected one of {', '.join(LAYOUT_STRATEGIES)}")
+            raise InvalidArgumentError(f"option {cfg.LAYOUT_STRATEGY.key}={self.layout_strategy!r} is "
+                                       f"invalid: expected one of {', '.join(LAYOUT_STRATEGIES)}")
         if self.curve_build_method not in CURVE_BUILD_METHODS:
             raise InvalidArgumentError(f"option {cfg.CURVE_BUILD_METHOD.key}={self.curve_build_method!r} is "
                                        f"invalid: expected one of {', '.join(CURVE_BUILD_METHODS)}")
@@ -176,7 +178,8 @@ class ClusteringOptions:
                 re.compile(self.partition_regex)
             except re.error as e:
                 raise InvalidArgumentError(
-                    f"option {cfg.PARTITION_REGEX.key}={self.partition_regex!r} is not a valid regex: {e}") from e
+                    f"option {cfg.PARTITION_REGEX.key}={self.partition_regex!r} is not a valid regex: {e}"
+                ) from e
 
     @property
     def is_curve(self) -> bool:
@@ -255,8 +258,8 @@ def validate_sort_columns(options: ClusteringOptions, data_columns: Sequence[str
             kind = _nested_type_name(schema.field(col).type)
             if kind is not None:
                 raise InvalidArgumentError(
-                    f"sort column {col!r} has type {schema.field(col).type} ({kind}), which cannot be ordered "
-                    f"for clustering",
+                    f"sort column {col!r} has type {schema.field(col).type} ({kind}), which cannot be "
+                    f"ordered for clustering",
                     hint="sort by primitive columns (numbers, strings, dates, timestamps, booleans, binary)")
 
 
@@ -368,8 +371,8 @@ class ClusteringPlanSpec:
         missing = self.missing_schedule_partitions
         return {
             "inputGroups": [g.to_avro() for g in self.groups],
-            "strategy": {"strategyClassName": self.strategy_class, "strategyParams": dict(self.strategy_params),
-                         "version": 1},
+            "strategy": {"strategyClassName": self.strategy_class,
+                         "strategyParams": dict(self.strategy_params), "version": 1},
             "extraMetadata": dict(self.extra_metadata),
             "version": self.version,
             "preserveHoodieMetadata": self.preserve_hoodie_metadata,
@@ -403,7 +406,8 @@ def _resolve_slice(sl: Mapping[str, Any], base: Path) -> FileSlice:
     parsed = try_parse_base_file_name(name) if name else None
     logs = tuple(_basename(p) for p in (sl.get("deltaFilePaths") or []))
     return FileSlice(partition_path=partition, file_id=sl["fileId"], base_file_name=name,
-                     base_file_path=str(path) if name else "", commit_time=parsed.instant_time if parsed else "",
+                     base_file_path=str(path) if name else "",
+                     commit_time=parsed.instant_time if parsed else "",
                      size_bytes=size, log_file_names=logs)
 
 
@@ -415,7 +419,8 @@ def from_avro_plan(plan: Mapping[str, Any], base_path: str | os.PathLike[str],
     if "clusteringPlan" in plan:
         if plan.get("operationType") != CLUSTER_OPERATION or plan.get("clusteringPlan") is None:
             raise InvalidArgumentError(
-                f"requested replace metadata is not a clustering plan (operationType={plan.get('operationType')!r})")
+                "requested replace metadata is not a clustering plan "
+                f"(operationType={plan.get('operationType')!r})")
         plan = plan["clusteringPlan"]
     base_str = str(base_path)
     for prefix in ("file://", "file:"):
@@ -427,6 +432,10 @@ def from_avro_plan(plan: Mapping[str, Any], base_path: str | os.PathLike[str],
     params: dict[str, str] = dict(strategy.get("strategyParams") or {})
     merged: dict[str, Any] = dict(options or {})
     merged.update({k: v for k, v in params.items() if k.startswith("hoodie.")})
+    if not params.get(cfg.SORT_COLUMNS.key):
+        # a plan without sort columns is executed unsorted whatever layout the caller's options name
+        merged[cfg.SORT_COLUMNS.key] = ""
+        merged[cfg.LAYOUT_STRATEGY.key] = "linear"
     opts = ClusteringOptions.from_options(merged)
     groups = []
     for g in plan.get("inputGroups") or []:
@@ -500,17 +509,18 @@ def plan_clustering(slices: Iterable[SliceLike], options: ClusteringOptions,
         if packed.partial:
             missing.append(partition)
         for b in packed.bins:
-            groups.append(ClusteringGroup(partition, b.items,
-                                          num_output_file_groups(b.total_bytes, options.target_file_max_bytes),
-                                          b.total_bytes))
+            n_out = num_output_file_groups(b.total_bytes, options.target_file_max_bytes)
+            groups.append(ClusteringGroup(partition, b.items, n_out, b.total_bytes))
     groups = groups[: options.max_num_groups]
     if not groups:
         return None
-    return ClusteringPlanSpec(groups=tuple(groups), options=options, strategy_params=options.strategy_params(),
+    return ClusteringPlanSpec(groups=tuple(groups), options=options,
+                              strategy_params=options.strategy_params(),
                               missing_schedule_partitions=tuple(missing))
 
 
 __all__ = [
-    "SORT_AND_SIZE_EXECUTION_STRATEGY", "MAX_CURVE_COLUMNS", "SliceLike", "ClusteringOptions", "ClusteringGroup",
-    "ClusteringPlanSpec", "validate_sort_columns", "from_avro_plan", "eligible_slices", "plan_clustering",
+    "SORT_AND_SIZE_EXECUTION_STRATEGY", "MAX_CURVE_COLUMNS", "SliceLike", "ClusteringOptions",
+    "ClusteringGroup", "ClusteringPlanSpec", "validate_sort_columns", "from_avro_plan", "eligible_slices",
+    "plan_clustering",
 ]

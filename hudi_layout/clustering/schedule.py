@@ -32,7 +32,13 @@ from ..table.instant import State, instant_file_name, new_instant_time
 from ..table.locks import TableLock
 from ..table.properties import TableProperties
 from ..table.schema_conversion import avro_to_arrow_schema
-from .plan import ClusteringOptions, ClusteringPlanSpec, from_avro_plan, plan_clustering, validate_sort_columns
+from .plan import (
+    ClusteringOptions,
+    ClusteringPlanSpec,
+    from_avro_plan,
+    plan_clustering,
+    validate_sort_columns,
+)
 
 SUPPORTED_VERSIONS = (6, 8, 9)
 #: key generators whose partition value is derived (a date bucket of a timestamp): the column still varies
@@ -53,7 +59,8 @@ def constant_partition_columns(props: TableProperties) -> list[str]:
     out = []
     for spec in raw:
         name, _, kind = spec.partition(":")
-        if kind.upper() == "TIMESTAMP" or (not kind and keygen.rsplit(".", 1)[-1] in _DERIVED_PARTITION_KEYGENS):
+        derived_keygen = keygen.rsplit(".", 1)[-1] in _DERIVED_PARTITION_KEYGENS
+        if kind.upper() == "TIMESTAMP" or (not kind and derived_keygen):
             continue
         out.append(name)
     return out
@@ -100,8 +107,8 @@ def _check_table(table: HudiTable) -> None:
             f"(want one of {SUPPORTED_VERSIONS})")
     if table.is_mor:
         raise UnsupportedTableError(
-            f"{table.base_path}: clustering a MERGE_ON_READ table is not supported (log files would have to be "
-            f"merged)", hint="hudi_layout clusters COPY_ON_WRITE tables")
+            f"{table.base_path}: clustering a MERGE_ON_READ table is not supported (log files would have "
+            f"to be merged)", hint="hudi_layout clusters COPY_ON_WRITE tables")
 
 
 def _atomic_write(path: Path, data: bytes, tmp_dir: Path) -> None:
@@ -172,7 +179,8 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
 
 def load_pending_plans(base_path: str | os.PathLike[str], options: Mapping[str, Any] | None = None
                        ) -> list[tuple[str, ClusteringPlanSpec]]:
-    """Every pending clustering plan (requested or inflight), oldest first, slices resolved under ``base_path``."""
+    """Every pending clustering plan (requested or inflight), oldest first; slices resolved under
+    ``base_path``."""
     table = HudiTable(base_path)
     return [(i.requested_time, from_avro_plan(plan, table.base_path, options))
             for i, plan in table.timeline.pending_clustering()]
@@ -195,5 +203,6 @@ def describe_plan(plan: ClusteringPlanSpec) -> str:
                        "sort_columns": list(plan.sort_columns), "layout": plan.options.layout_strategy})
 
 
-__all__ = ["clustering_action", "constant_partition_columns", "table_arrow_schema", "prepare_clustering_options",
-           "schedule_clustering", "load_pending_plans", "load_plan", "describe_plan"]
+__all__ = ["clustering_action", "constant_partition_columns", "table_arrow_schema",
+           "prepare_clustering_options", "schedule_clustering", "load_pending_plans", "load_plan",
+           "describe_plan"]

@@ -61,14 +61,16 @@ class CommitInfo:
     paths: tuple[str, ...] = ()
 
 
-def make_table(base: Path, *, version: int = 9, partition_field: str | None = "region", hive_style: bool = True,
-               schema: pa.Schema = DEFAULT_SCHEMA, name: str = "tiny") -> TinyTable:
+def make_table(base: Path, *, version: int = 9, partition_field: str | None = "region",
+               hive_style: bool = True, schema: pa.Schema = DEFAULT_SCHEMA, name: str = "tiny") -> TinyTable:
     parts = [partition_field] if partition_field else []
-    props = table_properties_for(table_name=name, schema=schema, record_key_fields=["id"], partition_fields=parts,
-                                 hive_style=hive_style, table_version=9 if version == 6 else version)
+    props = table_properties_for(table_name=name, schema=schema, record_key_fields=["id"],
+                                 partition_fields=parts, hive_style=hive_style,
+                                 table_version=9 if version == 6 else version)
     if version == 6:
         for k in ("hoodie.timeline.path", "hoodie.timeline.history.path", "hoodie.table.format",
-                  "hoodie.record.merge.mode", "hoodie.table.initial.version", "hoodie.table.keygenerator.type"):
+                  "hoodie.record.merge.mode", "hoodie.table.initial.version",
+                  "hoodie.table.keygenerator.type"):
             props.pop(k, None)
         props.update({"hoodie.table.version": "6", "hoodie.timeline.layout.version": "1",
                       "hoodie.archivelog.folder": "archived",
@@ -94,7 +96,8 @@ def _rows(table: TinyTable, partition: str, n: int, seed: int) -> pa.Table:
         elif pa.types.is_floating(f.type):
             cols[f.name] = pa.array(rng.random(n), f.type)
         else:
-            cols[f.name] = pa.array([f"v{int(v)}" for v in rng.integers(0, 10**9, n)], pa.string()).cast(f.type)
+            strings = [f"v{int(v)}" for v in rng.integers(0, 10**9, n)]
+            cols[f.name] = pa.array(strings, pa.string()).cast(f.type)
     return pa.table(cols)
 
 
@@ -132,7 +135,8 @@ def add_commit(table: TinyTable, files: Mapping[str, Sequence[int | tuple[str, i
                 "_hoodie_partition_path": pa.array([partition] * n, pa.string()),
                 "_hoodie_file_name": pa.array([fname] * n, pa.string()),
             })
-            full = pa.Table.from_arrays(meta.columns + data.columns, names=meta.column_names + data.column_names)
+            full = pa.Table.from_arrays(meta.columns + data.columns,
+                                        names=meta.column_names + data.column_names)
             pq.write_table(full, pdir / fname)
             rel = f"{partition}/{fname}" if partition else fname
             size = (pdir / fname).stat().st_size
@@ -142,7 +146,8 @@ def add_commit(table: TinyTable, files: Mapping[str, Sequence[int | tuple[str, i
             ids.setdefault(partition, []).append(fid)
             paths.append(rel)
     schema = schema_json or arrow_to_avro_schema_json(table.schema, table.name)
-    meta_doc = {"partitionToWriteStats": stats, "operationType": operation, "extraMetadata": {"schema": schema}}
+    meta_doc = {"partitionToWriteStats": stats, "operationType": operation,
+                "extraMetadata": {"schema": schema}}
     completion = new_instant_time(t) if layout >= 2 else None
     (tdir / instant_file_name(t, "commit", State.COMPLETED, completion, layout_version=layout)).write_bytes(
         commit_metadata_bytes(meta_doc, table.version))

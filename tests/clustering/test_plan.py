@@ -48,7 +48,8 @@ def test_explicit_arguments_win_and_normalise() -> None:
                                         "hoodie.layout.optimize.strategy": "hilbert"},
                                        columns=["x", " y "], strategy="ZORDER", method="SAMPLE",
                                        include_all_files=True)
-    assert o.sort_columns == ("x", "y") and o.layout_strategy == "z-order" and o.curve_build_method == "sample"
+    assert o.sort_columns == ("x", "y") and o.layout_strategy == "z-order"
+    assert o.curve_build_method == "sample"
     assert o.include_all_files
     assert o.strategy_params() == {
         "hoodie.clustering.plan.strategy.sort.columns": "x,y",
@@ -56,8 +57,8 @@ def test_explicit_arguments_win_and_normalise() -> None:
         "hoodie.layout.optimize.curve.build.method": "sample",
         "hoodie.layout.optimize.build.curve.sample.size": "200000",
     }
-    assert ClusteringOptions.from_options({"hoodie.clustering.plan.strategy.sort.columns": "a, b"}).sort_columns \
-        == ("a", "b")
+    o2 = ClusteringOptions.from_options({"hoodie.clustering.plan.strategy.sort.columns": "a, b"})
+    assert o2.sort_columns == ("a", "b")
 
 
 @pytest.mark.parametrize("kw, needle", [
@@ -87,7 +88,8 @@ def test_linear_allows_many_columns_and_no_columns() -> None:
 
 def test_validate_sort_columns() -> None:
     schema = pa.schema([("a", pa.int64()), ("b", pa.string()), ("m", pa.map_(pa.string(), pa.int32())),
-                        ("l", pa.list_(pa.int32())), ("s", pa.struct([("z", pa.int8())])), ("region", pa.string())])
+                        ("l", pa.list_(pa.int32())), ("s", pa.struct([("z", pa.int8())])),
+                        ("region", pa.string())])
     cols = schema.names
     validate_sort_columns(opts(columns="a,b"), cols, partition_columns=["region"], schema=schema)
     for col, needle in [("nope", "not a column"), ("region", "partition column"), ("m", "map"), ("l", "list"),
@@ -106,12 +108,15 @@ def test_pack_greedy_rules() -> None:
     sizes = [90, 80, 70, 30, 20]
     r = pack_greedy(sizes, lambda x: x, max_bin_bytes=170, max_bins=10, keep_single_item_last_bin=False)
     assert [b.items for b in r.bins] == [(90, 80), (70, 30, 20)] and not r.partial
-    r = pack_greedy([100, 100, 100], lambda x: x, max_bin_bytes=150, max_bins=10, keep_single_item_last_bin=False)
+    r = pack_greedy([100, 100, 100], lambda x: x, max_bin_bytes=150, max_bins=10,
+                    keep_single_item_last_bin=False)
     # groups closed for size keep one slice (Hudi does too); only the last open one is dropped
     assert [b.items for b in r.bins] == [(100,), (100,)]
-    r = pack_greedy([100, 100, 100], lambda x: x, max_bin_bytes=150, max_bins=10, keep_single_item_last_bin=True)
+    r = pack_greedy([100, 100, 100], lambda x: x, max_bin_bytes=150, max_bins=10,
+                    keep_single_item_last_bin=True)
     assert len(r.bins) == 3
-    r = pack_greedy([100, 100, 100], lambda x: x, max_bin_bytes=150, max_bins=2, keep_single_item_last_bin=True)
+    r = pack_greedy([100, 100, 100], lambda x: x, max_bin_bytes=150, max_bins=2,
+                    keep_single_item_last_bin=True)
     assert len(r.bins) == 2 and r.partial
     assert sort_largest_first([("b", 1), ("a", 1), ("c", 5)], lambda x: x[1], tie_key=lambda x: x[0]) == [
         ("c", 5), ("a", 1), ("b", 1)]
@@ -177,7 +182,7 @@ def test_partition_selection() -> None:
                                            "2024/02/01,2024/01/02"}), set())
     assert plan is not None and plan.partitions == ("2024/01/02", "2024/02/01")
     # both filters: intersection; regex must match the whole path
-    plan = plan_clustering(slices, opts(**{"hoodie.clustering.plan.strategy.partition.selected": "2024/02/01",
-                                           "hoodie.clustering.plan.strategy.partition.regex.pattern": "2024/0"}),
-                           set())
+    both = {"hoodie.clustering.plan.strategy.partition.selected": "2024/02/01",
+            "hoodie.clustering.plan.strategy.partition.regex.pattern": "2024/0"}
+    plan = plan_clustering(slices, opts(**both), set())
     assert plan is None

@@ -25,7 +25,8 @@ MB = 1024 * 1024
 
 def _table_with_files(base: Path) -> list[FileSlice]:
     out = []
-    for part, fid, size in [("region=us", "aaaa-0", 3000), ("region=us", "bbbb-0", 2000), ("region=eu", "cccc-0", 10)]:
+    files = [("region=us", "aaaa-0", 3000), ("region=us", "bbbb-0", 2000), ("region=eu", "cccc-0", 10)]
+    for part, fid, size in files:
         d = base / part
         d.mkdir(parents=True, exist_ok=True)
         name = f"{fid}_0-0-0_20240101000000000.parquet"
@@ -62,7 +63,7 @@ def test_round_trip(tmp_path: Path) -> None:
     data = requested_replace_bytes(clustering_plan_metadata(avro))
     decoded = decode_requested_replace(data)
     assert decoded["operationType"] == "CLUSTER" and decoded["clusteringPlan"] == avro
-    back = from_avro_plan(decoded, tmp_path)
+    back = from_avro_plan(decoded, tmp_path, {"hoodie.layout.optimize.strategy": "z-order"})  # plan wins
     assert back.options.sort_columns == ("x", "y") and back.options.layout_strategy == "hilbert"
     assert back.options.curve_build_method == "sample"
     assert back.file_groups == plan.file_groups
@@ -87,7 +88,8 @@ def test_real_hudi_plan(fixture_table) -> None:  # type: ignore[no-untyped-def]
     req = base / ".hoodie" / "timeline" / "20260307162454799.clustering.requested"
     decoded = decode_requested_replace(req.read_bytes())
     raw_plan = decoded["clusteringPlan"]
-    plan = from_avro_plan(decoded, base)
+    plan = from_avro_plan(decoded, base, {"hoodie.layout.optimize.strategy": "hilbert"})
+    assert plan.options.layout_strategy == "linear"  # no sort columns in the plan: executed unsorted
     assert plan.strategy_class == SORT_AND_SIZE_EXECUTION_STRATEGY and plan.sort_columns == ()
     assert [(g.partition_path, [s.file_id for s in g.slices]) for g in plan.groups] == [
         ("region=apac", ["7dcb7583-60a5-4c3e-b173-87f1d23ee9e0-0", "07838327-b037-4532-a9df-3c5b05dd823d-0"]),

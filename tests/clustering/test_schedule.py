@@ -1,4 +1,4 @@
-"""Scheduling on real (hand-built) tables: the requested instant Hudi would write, pending exclusion, errors."""
+"""Scheduling on real (hand-built) tables: the requested instant Hudi writes, pending exclusion, errors."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_schedule_v9_writes_clustering_requested(tmp_path: Path) -> None:
     assert res is not None
     instant, plan = res
     assert instant > c2.instant
-    assert _slices_by_part(plan) == {"region=us": set(c1.file_ids["region=us"]), "region=eu": set(c1.file_ids["region=eu"])}
+    assert _slices_by_part(plan) == {p: set(ids) for p, ids in c1.file_ids.items()}
     # the latest slice of the updated group is planned
     updated = [s for g in plan.groups for s in g.slices if s.file_id == c1.file_ids["region=us"][0]]
     assert updated[0].commit_time == c2.instant
@@ -43,14 +43,16 @@ def test_schedule_v9_writes_clustering_requested(tmp_path: Path) -> None:
     doc = decode_requested_replace(req.read_bytes())
     assert doc["operationType"] == "CLUSTER" and doc["extraMetadata"] == {} and doc["version"] == 1
     assert doc["clusteringPlan"] == plan.to_avro_plan()
-    assert doc["clusteringPlan"]["strategy"]["strategyParams"]["hoodie.clustering.plan.strategy.sort.columns"] == "x,y"
+    params = doc["clusteringPlan"]["strategy"]["strategyParams"]
+    assert params["hoodie.clustering.plan.strategy.sort.columns"] == "x,y"
     # the timeline and the fs view see a pending clustering (readers unaffected)
     table = HudiTable(t.base)
     assert table.pending_clustering_file_groups() == plan.file_groups
     assert len(table.file_slices()) == 3
     # load back
     (pt, pplan), = load_pending_plans(t.base)
-    assert pt == instant and pplan.file_groups == plan.file_groups and pplan.options.layout_strategy == "z-order"
+    assert pt == instant and pplan.file_groups == plan.file_groups
+    assert pplan.options.layout_strategy == "z-order"
     assert load_plan(t.base, instant).to_avro_plan() == plan.to_avro_plan()
 
 
@@ -115,11 +117,12 @@ def test_nonpartitioned_and_nothing_to_do(tmp_path: Path) -> None:
 def test_partition_selection_on_table(tmp_path: Path) -> None:
     t = make_table(tmp_path / "t")
     add_commit(t, {"region=us": [10, 20], "region=eu": [10, 20], "region=apac": [5]})
-    res = schedule_clustering(t.base, {**SMALL, "hoodie.clustering.plan.strategy.partition.regex.pattern": "region=(us|eu)"},
-                              columns="x")
+    regex = {**SMALL, "hoodie.clustering.plan.strategy.partition.regex.pattern": "region=(us|eu)"}
+    res = schedule_clustering(t.base, regex, columns="x")
     assert res is not None and res[1].partitions == ("region=eu", "region=us")
     with pytest.raises(InvalidArgumentError, match="region=mars"):
-        schedule_clustering(t.base, {"hoodie.clustering.plan.strategy.partition.selected": "region=mars"}, columns="x")
+        schedule_clustering(t.base, {"hoodie.clustering.plan.strategy.partition.selected": "region=mars"},
+                            columns="x")
 
 
 def test_validation_happens_before_any_write(tmp_path: Path) -> None:
