@@ -164,3 +164,18 @@ def test_real_table_excludes_its_pending_plan(fixture_table) -> None:  # type: i
     assert not (plan.file_groups & pending)
     assert plan.file_groups  # the other small file groups of the table
     assert [t for t, _ in load_pending_plans(base)] == ["20260307162454799", _instant]
+
+
+def test_constant_partition_columns() -> None:
+    from hudi_layout.clustering.schedule import constant_partition_columns
+    from hudi_layout.table.properties import TableProperties
+
+    def cols(props: dict[str, str]) -> list[str]:
+        return constant_partition_columns(TableProperties(props))
+
+    assert cols({"hoodie.table.partition.fields": "region,day"}) == ["region", "day"]
+    # a timestamp key generator buckets a varying column: sorting by it inside a partition is useful
+    assert cols({"hoodie.table.partition.fields": "ts_str", "hoodie.table.keygenerator.type": "TIMESTAMP"}) == []
+    assert cols({"hoodie.table.partition.fields": "region:SIMPLE,ts:TIMESTAMP",
+                 "hoodie.table.keygenerator.type": "CUSTOM"}) == ["region"]
+    assert cols({}) == []
