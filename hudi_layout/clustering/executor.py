@@ -1,0 +1,210 @@
+"""Execute a clustering plan with Spark: plan → execute → metrics (the delta-rs optimize shape).
+
+For each group of the plan (one Spark job per group, groups run concurrently from driver threads):
+read exactly the group's base files, add the curve key (or use the columns themselves for ``linear``),
+range-partition into the group's ``numOutputFileGroups``, sort within each partition, and write new base
+files (new file ids) through the executor-side writer, which keeps each row's ``_hoodie_commit_time``,
+``_hoodie_commit_seqno``, ``_hoodie_record_key`` and ``_hoodie_partition_path`` and rewrites
+``_hoodie_file_name`` (Hudi's ``preserveHoodieMetadata``). The driver then completes one replacecommit
+listing the new files and every replaced file id, after the metadata table's deltacommit for the same
+instant. Plans scheduled by real Hudi execute the same way.
+
+A failure (or a kill) leaves the clustering inflight; the next run rolls its files back and executes the
+same plan again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import config as cfg
+from ..errors import CommitConflictError, CorruptFileError, HudiLayoutError, UnsupportedTableError
+from ..spark.base_file_writer import (
+    COMMIT_SEQNO_COLUMN,
+    COMMIT_TIME_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    WriteSpec,
+    WrittenFile,
+)
+from ..spark.curve_key import KEY_COLUMN, normalise_strategy, with_curve_key
+from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
+from ..spark.metadata_sync import metadata_update_hook, stats_columns_for
+from ..table.commit_metadata import replace_commit_metadata_bytes
+from ..table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
+from ..table.hudi_table import HudiTable
+from ..table.locks import TableLock
+from ..table.properties import load_properties
+from ..table.schema_conversion import arrow_to_avro_schema_json
+from .plan import ClusteringGroup, ClusteringPlanSpec
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+PRESERVED_META = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
+
+
+@dataclass(frozen=True)
+class GroupMetrics:
+    partition_path: str
+    files_in: int
+    files_out: int
+    bytes_in: int
+    bytes_out: int
+    records: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ClusteringMetrics:
+    """What one clustering did."""
+
+    instant_time: str
+    strategy: str
+    method: str
+    columns: tuple[str, ...]
+    groups: int
+    files_in: int
+    files_out: int
+    bytes_in: int
+    bytes_out: int
+    records: int
+    seconds: float
+    group_metrics: tuple[GroupMetrics, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "group_metrics"}
+
+
+def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str]) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    paths = []
+    for s in group.slices:
+        if not s.base_file_path or not Path(s.base_file_path).is_file():
+            raise CorruptFileError(
+                f"clustering input {s.partition_path}/{s.base_file_name or '(no base file)'} of file group "
+                f"{s.file_id} is missing", hint="the plan is stale; roll it back with Hudi or remove it")
+        if s.log_file_names:
+            raise UnsupportedTableError(
+                f"file group {s.file_id} has log files; clustering MERGE_ON_READ slices is not supported")
+        paths.append(s.base_file_path)
+    df = spark.read.parquet(*paths)
+    missing = [c for c in PRESERVED_META if c not in df.columns]
+    if missing:
+        raise UnsupportedTableError(
+            f"base files of partition {group.partition_path!r} lack Hudi meta columns {missing} "
+            "(hoodie.populate.meta.fields=false); hudi_layout cannot preserve record metadata for them")
+    return df.select(*[F.col(f"`{c}`") for c in data_columns], *[F.col(c) for c in PRESERVED_META])
+
+
+def _laid_out(df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec) -> DataFrame:
+    n = max(1, group.num_output_file_groups)
+    cols = list(plan.sort_columns)
+    if not cols:
+        return df.repartition(n) if n > 1 else df.coalesce(1)
+    strategy = normalise_strategy(plan.options.layout_strategy)
+    if strategy == "linear" or len(cols) == 1:
+        ordered = [f"`{c}`" for c in cols]
+        return df.repartitionByRange(n, *ordered).sortWithinPartitions(*ordered)
+    keyed = with_curve_key(df, cols, strategy, plan.options.curve_build_method,
+                           sample_size=plan.options.curve_sample_size)
+    return keyed.repartitionByRange(n, KEY_COLUMN).sortWithinPartitions(KEY_COLUMN).drop(KEY_COLUMN)
+
+
+def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
+    """Conflict check (under the table lock): every input file group must still be live and unchanged."""
+    table = HudiTable(str(base))
+    live = {s.file_group: s.base_file_name for s in table.file_slices()}
+    for group in plan.groups:
+        for s in group.slices:
+            current = live.get((s.partition_path, s.file_id))
+            if current is None:
+                raise CommitConflictError(
+                    f"file group {s.partition_path}/{s.file_id} was replaced by another commit while clustering")
+            if current != s.base_file_name:
+                raise CommitConflictError(
+                    f"file group {s.partition_path}/{s.file_id} got a new base file {current} while clustering")
+
+
+def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: ClusteringPlanSpec,
+                 options: Mapping[str, Any] | None = None, *, lock: TableLock | None = None) -> ClusteringMetrics:
+    """Execute the pending clustering ``instant_time`` (scheduled by us or by Hudi)."""
+    started = time.time()
+    opts = cfg.resolve_options(options)
+    base = Path(base_path).absolute()
+    props = load_properties(base / ".hoodie")
+    if props.version not in (8, 9):
+        raise UnsupportedTableError(
+            f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
+            hint="upgrade the table with Hudi first")
+    if props.is_mor:
+        raise UnsupportedTableError("clustering MERGE_ON_READ tables is not supported by hudi_layout")
+    table = HudiTable(str(base))
+    data_columns = table.data_columns()
+    pending = resume_clustering(base, instant_time, lock=lock)
+    try:
+        metrics, written = _run_groups(spark, base, props, opts, pending, plan, data_columns)
+        replaced: dict[str, list[str]] = {}
+        for g in plan.groups:
+            for s in g.slices:
+                replaced.setdefault(s.partition_path, []).append(s.file_id)
+        schema = spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
+            *[f"`{c}`" for c in data_columns]))
+        meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
+                                   replaced)
+        payload = replace_commit_metadata_bytes(meta, props.version)
+        mdt_hook = metadata_update_hook(props, opts, written, replaced)
+
+        def before_complete(p: PendingWrite) -> None:
+            _check_inputs_current(base, plan)
+            mdt_hook(p)
+
+        complete_write(pending, payload, committed_files=[w.relative_path for w in written],
+                       before_complete=before_complete)
+    except BaseException:
+        pending.heartbeat.stop(delete=True)
+        # Back to "requested": delete this attempt's files, keep the plan for the next run.
+        try:
+            rollback_failed_writes(base, lock=pending.lock)
+        except HudiLayoutError:  # pragma: no cover - the next run retries
+            log.exception("could not roll back clustering %s", instant_time)
+        raise
+    return ClusteringMetrics(
+        instant_time=instant_time, strategy=plan.options.layout_strategy,
+        method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),
+        files_in=sum(m.files_in for m in metrics), files_out=sum(m.files_out for m in metrics),
+        bytes_in=sum(m.bytes_in for m in metrics), bytes_out=sum(m.bytes_out for m in metrics),
+        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics))
+
+
+def _run_groups(spark: SparkSession, base: Path, props: Any, opts: Mapping[str, str], pending: PendingWrite,
+                plan: ClusteringPlanSpec, data_columns: Sequence[str]
+                ) -> tuple[list[GroupMetrics], list[WrittenFile]]:
+    def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile]]:
+        t0 = time.time()
+        df = _group_frame(spark, group, data_columns)
+        schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
+        spec = WriteSpec(
+            base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
+            max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
+            stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True)
+        spark.sparkContext.setJobDescription(
+            f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")
+        written = run_file_writer(_laid_out(df, group, plan), spec)
+        return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
+                            sum(w.file_size for w in written), sum(w.num_records for w in written),
+                            time.time() - t0), written
+
+    parallelism = max(1, min(len(plan.groups), int(opts.get("hoodie.clustering.max.parallelism", 15))))
+    with ThreadPoolExecutor(max_workers=parallelism) as pool:
+        results = list(pool.map(run, plan.groups))
+    return [r[0] for r in results], [w for r in results for w in r[1]]
