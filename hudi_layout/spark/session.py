@@ -31,6 +31,10 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.driver.memory": "6g",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.python.worker.reuse": "true",
+    # explicit lists of candidate files must not trigger a distributed listing job
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    # better range-partition bounds for curve keys (default 100 samples per partition)
+    "spark.sql.execution.rangeExchange.sampleSizePerPartition": "500",
 }
 
 
@@ -66,4 +70,7 @@ def get_spark(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("HUDI_LAYOUT_SPARK_LOG_LEVEL", "ERROR"))
+    from .datasource import register
+
+    register(session)
     return session

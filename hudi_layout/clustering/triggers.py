@@ -1,0 +1,136 @@
+"""When clustering runs: inline after every N commits, or an async service that runs until stopped.
+
+* Inline (``hoodie.clustering.inline=true``): after a write completes, if at least
+  ``hoodie.clustering.inline.max.commits`` commits landed since the last clustering, schedule and execute
+  one right away, in the writer's process.
+* Async (``hudi-layout clustering-service PATH``): a loop that, every ``poll_seconds``, executes pending
+  plans (including plans an earlier, crashed run left inflight: they are rolled back to requested and run
+  again) and schedules a new plan once ``hoodie.clustering.async.max.commits`` commits landed since the
+  last clustering. SIGTERM / SIGINT stop it cleanly between steps; a kill mid-step is recovered by the
+  next run through the commit protocol.
+
+Sort columns and layout come from ``hoodie.clustering.plan.strategy.sort.columns`` and
+``hoodie.layout.optimize.*`` (the same keys Hudi uses).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import config as cfg
+from ..errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
+from ..table.hudi_table import HudiTable
+from .api import execute_pending
+from .executor import ClusteringMetrics, execute_plan
+from .schedule import schedule_clustering
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+
+def commits_since_last_clustering(path: str) -> int:
+    """Completed data commits after the latest clustering was requested (pending ones count as done)."""
+    table = HudiTable(path)
+    last_clustering = ""
+    for i in table.timeline.instants:
+        if table.timeline.is_clustering(i) and i.requested_time > last_clustering:
+            last_clustering = i.requested_time
+    return sum(1 for i in table.timeline.completed() if i.action in ("commit", "deltacommit")
+               and i.requested_time > last_clustering)
+
+
+def _schedule_and_run(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
+    columns = cfg.split_fields(cfg.SORT_COLUMNS.get(opts))
+    if not columns:
+        raise InvalidArgumentError(
+            f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by for inline/async clustering")
+    scheduled = schedule_clustering(path, opts, resolve=False)
+    if scheduled is None:
+        return None
+    instant_time, plan = scheduled
+    return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+
+
+def maybe_cluster_inline(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
+    """Called by the writer after each completed commit when ``hoodie.clustering.inline`` is on."""
+    if commits_since_last_clustering(path) < cfg.CLUSTERING_INLINE_MAX_COMMITS.get(opts):
+        return None
+    log.info("inline clustering of %s", path)
+    return _schedule_and_run(spark, path, opts)
+
+
+@dataclass
+class ServiceStats:
+    started: float = field(default_factory=time.time)
+    scheduled: int = 0
+    executed: int = 0
+    failures: int = 0
+    runs: list[ClusteringMetrics] = field(default_factory=list)
+
+
+class ClusteringService:
+    """The async clustering loop. ``run()`` blocks until :meth:`stop` (or SIGTERM / SIGINT)."""
+
+    def __init__(self, spark: SparkSession, path: str, options: Mapping[str, Any] | None = None, *,
+                 poll_seconds: float = 10.0, max_iterations: int | None = None) -> None:
+        self.spark = spark
+        self.path = str(Path(path).absolute())
+        self.opts = cfg.resolve_options(options)
+        self.poll_seconds = poll_seconds
+        self.max_iterations = max_iterations
+        self._stop = threading.Event()
+        self.stats = ServiceStats()
+
+    def stop(self, *_: Any) -> None:
+        log.info("clustering service stopping")
+        self._stop.set()
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+
+    def step(self) -> None:
+        """One iteration: finish pending plans, then schedule + run a new one if enough commits landed."""
+        for m in execute_pending(self.spark, self.path, self.opts):
+            self.stats.executed += 1
+            self.stats.runs.append(m)
+            log.info("executed clustering %s: %d files -> %d files in %.1fs", m.instant_time, m.files_in,
+                     m.files_out, m.seconds)
+            if self._stop.is_set():
+                return
+        if commits_since_last_clustering(self.path) >= cfg.CLUSTERING_ASYNC_MAX_COMMITS.get(self.opts):
+            m = _schedule_and_run(self.spark, self.path, self.opts)
+            if m is not None:
+                self.stats.scheduled += 1
+                self.stats.executed += 1
+                self.stats.runs.append(m)
+                log.info("clustered %s: %d files -> %d files in %.1fs", m.instant_time, m.files_in, m.files_out,
+                         m.seconds)
+
+    def run(self) -> ServiceStats:
+        iterations = 0
+        log.info("clustering service started on %s (every %.0fs)", self.path, self.poll_seconds)
+        while not self._stop.is_set():
+            try:
+                self.step()
+            except CommitConflictError as e:
+                self.stats.failures += 1
+                log.warning("clustering conflicted with a concurrent commit, will retry: %s", e)
+            except HudiLayoutError as e:
+                self.stats.failures += 1
+                log.error("clustering failed: %s", e)
+            iterations += 1
+            if self.max_iterations is not None and iterations >= self.max_iterations:
+                break
+            self._stop.wait(self.poll_seconds)
+        log.info("clustering service stopped: %d executed, %d failures", self.stats.executed, self.stats.failures)
+        return self.stats
