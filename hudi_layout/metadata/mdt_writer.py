@@ -307,7 +307,8 @@ class MetadataWriter:
     def compact(self, instant_time: str | None = None) -> str:
         """Merge base + valid log data of every file group into new base HFiles (compaction → commit)."""
         data_instants = list_instants(self.base_path / ".hoodie", load_properties(self.base_path / ".hoodie"))
-        pending = [i.requested_time for i in data_instants if i.is_pending and i.action != "clean"]
+        done = {i.requested_time for i in data_instants if i.is_completed}
+        pending = {i.requested_time for i in data_instants if i.is_pending and i.action != "clean"} - done
         if pending:
             raise CommitConflictError(f"cannot compact the metadata table while data instants are pending: "
                                       f"{', '.join(sorted(pending))}")
