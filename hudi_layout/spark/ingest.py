@@ -76,7 +76,8 @@ def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     try:
-        return to_arrow_schema(df.schema)
+        # Spark's TimestampType is an instant: any zone name works for the schema (we store UTC micros)
+        return to_arrow_schema(df.schema, timezone="UTC")
     except TypeError as e:
         raise InvalidArgumentError(f"unsupported column type: {e}") from e
 
@@ -248,7 +249,7 @@ class WriteSession:
         if not isinstance(df_schema, pa.Schema):  # a Spark StructType (data source path)
             from pyspark.sql.pandas.types import to_arrow_schema
 
-            df_schema = to_arrow_schema(df_schema)
+            df_schema = to_arrow_schema(df_schema, timezone="UTC")
         opts = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
         operation = cfg.OPERATION.get(opts)
         if operation in ("upsert", "delete", "delete_partition", "insert_overwrite", "upsert_prepped"):
