@@ -52,23 +52,24 @@ def probe_keys(reader: HFileReader, items: list[tuple[bytes, bytes]]) -> list[by
     if keys:
         probes |= {keys[0], keys[-1], keys[-1] + b"\x00", keys[0][:-1], keys[len(keys) // 2]}
     index = reader.data_block_index
-    # every block whose index key is shortened ("fake"), plus an even sample of the others
-    step = max(1, len(index) // 60)
-    chosen = [i for i, e in enumerate(index) if i % step == 0 or e.key[-1:] == b"\xff" and e.row != e.key]
-    for i in chosen:
+    # about 12 blocks whose index key is shortened ("fake": row differs from the block's first row), plus an
+    # even sample of 12 others
+    fake = [i for i, e in enumerate(index) if e.row != reader._block(i)[0][0]]
+    chosen = set(fake[:: max(1, len(fake) // 12)]) | set(range(0, len(index), max(1, len(index) // 12)))
+    for i in sorted(chosen):
         row = index[i].row
         probes |= {row, row + b"\x00", row[:-1], row[:-2], row + b"\xff"}
         if i:  # just past the previous block's last key, i.e. in the gap before a fake index key
             rows, _ = reader._block(i - 1)
             probes |= {rows[-1], rows[-1] + b"\x00", rows[-1] + b"0"}
-    for i in range(0, len(keys), max(1, len(keys) // 40)):
+    for i in range(0, len(keys), max(1, len(keys) // 10)):
         probes |= {keys[i], keys[i] + b"\x00", keys[i][:-1]}
     return sorted(probes)
 
 
 def check_against_oracle(reader: HFileReader, items: list[tuple[bytes, bytes]], *, depth: int = 25) -> None:
     oracle = Oracle(items)
-    for key in probe_keys(reader, items):
+    for n, key in enumerate(probe_keys(reader, items)):
         assert reader.get(key) == oracle.get(key), key
         got = []
         for kv in reader.seek(key):
@@ -76,13 +77,16 @@ def check_against_oracle(reader: HFileReader, items: list[tuple[bytes, bytes]], 
             if len(got) >= depth:
                 break
         assert got == oracle.seek_head(key, depth), key
-        for prefix in (key, key[:-1], key[:-3]):
+        # shortened prefixes can match thousands of rows: check them on a sample of the probes only
+        prefixes = (key, key[:-1], key[:-3]) if n % 16 == 0 else (key,)
+        for prefix in prefixes:
             if not prefix:
                 continue
             expected = oracle.scan(prefix)
-            assert list(reader.scan(prefix)) == expected, prefix
-            assert reader.scan_values(prefix) == [v for _, v in expected], prefix
             assert reader.scan_items(prefix) == expected, prefix
+            if n % 16 == 0:
+                assert list(reader.scan(prefix)) == expected, prefix
+                assert reader.scan_values(prefix) == [v for _, v in expected], prefix
 
 
 def expected_count(path: Path) -> int:
@@ -131,7 +135,7 @@ def test_values_follow_key_pattern(hfile_fixtures: list[Path]) -> None:
 
 def test_lookups_agree_with_full_scan(hfile_fixtures: list[Path]) -> None:
     for path in hfile_fixtures:
-        reader = HFileReader(path, cache_blocks=2)
+        reader = HFileReader(path, cache_blocks=4)
         check_against_oracle(reader, reader.items())
 
 

@@ -1,8 +1,23 @@
-"""HFile v3 reader and writer (the file format of Hudi's metadata table). Spec: ``hudi-format-notes.md`` §6."""
+"""HFile v3 reader and writer (the file format of Hudi's metadata table). Spec: ``hudi-format-notes.md`` §6.
+
+- :class:`HFileReader` reads a path or bytes (HFiles are embedded in MDT log blocks, §5.8);
+- :class:`HFileWriter` / :func:`write_hfile` write HBase-2.4-compatible files (§6.9).
+"""
 
 from __future__ import annotations
 
-from .reader import HFileReader, read_hfile_items
-from .trailer import HFileTrailer
+from .index import IndexEntry
+from .reader import HFileReader, prefix_successor, read_hfile_items
+from .trailer import HUDI_COMPARATOR, HFileTrailer
+from .writer import HFileWriter, write_hfile
 
-__all__ = ["HFileReader", "HFileTrailer", "read_hfile_items"]
+__all__ = [
+    "HUDI_COMPARATOR",
+    "HFileReader",
+    "HFileTrailer",
+    "HFileWriter",
+    "IndexEntry",
+    "prefix_successor",
+    "read_hfile_items",
+    "write_hfile",
+]
