@@ -66,6 +66,7 @@ class HFileReader:
         self._cache_size = max(1, cache_blocks)
         self._blocks: list[IndexEntry] | None = None
         self._block_rows: list[bytes] = []
+        self.root_index_offset = -1
 
         self.trailer = HFileTrailer.parse(self._data, name=self.name)
         t = self.trailer
@@ -99,6 +100,8 @@ class HFileReader:
                     f"{t.load_on_open_data_offset}, found {len(roots)} before the trailer at {end}")
             header = blk.read_header(self._data, pos, name=self.name)
             if header.magic == blk.ROOT_INDEX:
+                if not roots:
+                    self.root_index_offset = pos
                 count = t.data_index_count if not roots else t.meta_index_count
                 roots.append(parse_root_index(self._read(header), count, name=self.name, offset=pos))
             pos = header.next_offset
