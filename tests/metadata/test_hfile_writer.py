@@ -54,7 +54,10 @@ def test_round_trip(codec: str, block_size: int) -> None:
     assert reader.num_entries == 3000
     assert reader.file_info[b"schema"] == b'{"type":"null"}'
     assert reader.last_key == items[-1][0]
+    assert reader.raw_bytes == data
     t = reader.trailer
+    with pytest.raises(AttributeError):
+        t.entry_count = 1  # type: ignore[misc]  # frozen
     assert (t.major_version, t.minor_version) == (3, 3)
     assert t.comparator_class_name == HUDI_COMPARATOR
     assert t.compression_codec == (1 if codec == "GZ" else 2)

@@ -12,6 +12,7 @@ chunk of header+payload (checksum type 2 = CRC32C, big-endian, as HBase writes).
 from __future__ import annotations
 
 import struct
+import zlib
 from dataclasses import dataclass
 
 import crc32c
@@ -32,8 +33,7 @@ ROOT_INDEX = b"IDXROOT2"
 META = b"METABLKc"
 FILE_INFO = b"FILEINF2"
 KNOWN_MAGICS = frozenset(
-    {DATA, ENCODED_DATA, LEAF_INDEX, INTERMEDIATE_INDEX, ROOT_INDEX, META, FILE_INFO, b"BLMFBLK2", b"BLMFMET2",
-     b"IDXINTE2", b"TRABLK\"$"})
+    {DATA, ENCODED_DATA, LEAF_INDEX, INTERMEDIATE_INDEX, ROOT_INDEX, META, FILE_INFO, b"BLMFBLK2", b"BLMFMET2"})
 
 CHECKSUM_NULL = 0
 CHECKSUM_CRC32 = 1
@@ -86,8 +86,6 @@ def verify_checksums(data: Buffer, header: BlockHeader, *, name: str) -> None:
     if header.checksum_type == CHECKSUM_NULL:
         return
     if header.checksum_type == CHECKSUM_CRC32:
-        import zlib
-
         func = zlib.crc32
     elif header.checksum_type == CHECKSUM_CRC32C:
         func = crc32c.crc32c

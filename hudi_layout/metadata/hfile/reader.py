@@ -151,6 +151,11 @@ class HFileReader:
         return max(bisect_left(self._block_rows, key) - 1, 0)
 
     @property
+    def raw_bytes(self) -> bytes:
+        """The complete file contents (for callers that decode blocks themselves)."""
+        return self._data
+
+    @property
     def num_data_blocks(self) -> int:
         return len(self._data_blocks())
 
