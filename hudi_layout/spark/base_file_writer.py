@@ -58,6 +58,8 @@ RESULT_SCHEMA = pa.schema(
 )
 
 _ROW_GROUP_ROWS = 131_072
+#: a file this close to ``max_file_size`` is closed (the next rows would likely overshoot it)
+_FULL_FRACTION = 0.9
 
 
 @dataclass(frozen=True)
@@ -259,28 +261,40 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Itera
     schema: pa.Schema | None = None
     pending: dict[str, list[pa.Table]] = {}
     pending_rows: dict[str, int] = {}
+    pending_bytes: dict[str, int] = {}
     results: list[dict[str, Any]] = []
 
     def flush(partition_path: str) -> None:
         nonlocal schema, rows_seen
         tables = pending.pop(partition_path, [])
         pending_rows.pop(partition_path, None)
+        pending_bytes.pop(partition_path, None)
         if not tables:
             return
         data = pa.concat_tables(tables)
-        handle = open_files.get(partition_path)
-        if handle is None:
-            file_id = f"{uuid.uuid4()}-0"
-            table = _with_meta_columns(spec, data.slice(0, 0), "", partition_id, 0)
-            schema = table.schema
-            handle = _OpenFile(spec, schema, partition_path, file_id, token)
-            open_files[partition_path] = handle
-        table = _with_meta_columns(spec, data, handle.file_name, partition_id, rows_seen)
-        rows_seen += data.num_rows
-        handle.write(table)
-        if handle.size() >= spec.max_file_size:
-            results.append(handle.close())
-            del open_files[partition_path]
+        while data.num_rows:
+            handle = open_files.get(partition_path)
+            if handle is None:
+                file_id = f"{uuid.uuid4()}-0"
+                table = _with_meta_columns(spec, data.slice(0, 0), "", partition_id, 0)
+                schema = table.schema
+                handle = _OpenFile(spec, schema, partition_path, file_id, token)
+                open_files[partition_path] = handle
+            # write only as many rows as (by estimate) still fit the file, so files stay near max size:
+            # bytes per row from what this file already holds, else the (larger) in-memory size
+            if handle.num_records and handle.size() > 4:
+                per_row = handle.size() / handle.num_records
+            else:
+                per_row = max(data.nbytes / data.num_rows, 1.0)
+            room = spec.max_file_size - handle.size()
+            take = min(data.num_rows, max(1, int(room / per_row)))
+            table = _with_meta_columns(spec, data.slice(0, take), handle.file_name, partition_id, rows_seen)
+            data = data.slice(take)
+            rows_seen += take
+            handle.write(table)
+            if handle.size() >= spec.max_file_size * _FULL_FRACTION:
+                results.append(handle.close())
+                del open_files[partition_path]
 
     for batch in batches:
         if batch.num_rows == 0:
@@ -300,7 +314,9 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Itera
                 piece = table.filter(pc.equal(parts, partition_path))
             pending.setdefault(partition_path, []).append(piece)
             pending_rows[partition_path] = pending_rows.get(partition_path, 0) + piece.num_rows
-            if pending_rows[partition_path] >= spec.parquet_row_group_rows:
+            pending_bytes[partition_path] = pending_bytes.get(partition_path, 0) + piece.nbytes
+            if (pending_rows[partition_path] >= spec.parquet_row_group_rows
+                    or pending_bytes[partition_path] >= spec.max_file_size):
                 flush(partition_path)
     for partition_path in list(pending):
         flush(partition_path)
