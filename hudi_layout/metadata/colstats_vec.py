@@ -34,6 +34,9 @@ def _varint(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if pos.size == 0:
         return np.zeros(0, np.int64), pos
     b = buf[pos]
+    if not (b & 0x80).any():  # all single-byte: the common case (union indexes, small counts)
+        v = b.astype(np.int64)
+        return (v >> 1) ^ -(v & 1), pos + 1
     val = (b & 0x7F).astype(np.uint64)
     p = pos + 1
     idx = np.flatnonzero(b & 0x80)
@@ -80,21 +83,36 @@ def _opt_bytes(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 def gather_binary(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.ndarray | None,
                   typ: pa.DataType = pa.string()) -> pa.Array:
-    """Build a (large-offset-free) string/binary array from byte ranges of ``buf`` in one gather."""
+    """String/binary array from byte ranges of ``buf``.
+
+    When the ranges are ordered and disjoint (always, for fields of consecutive records) the ranges and the
+    gaps between them form one monotonic offsets vector over ``buf`` itself: a zero-copy Arrow array whose
+    even elements are the wanted values, so one C-level ``take`` does the copy."""
+    n = int(lens.size)
     lens = np.where(valid, lens, 0) if valid is not None else lens
-    offsets = np.zeros(lens.size + 1, np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    total = int(offsets[-1])
-    if total:
-        idx = np.repeat(starts - offsets[:-1], lens) + np.arange(total, dtype=np.int64)
-        data = buf[idx]
-    else:
-        data = np.zeros(0, np.uint8)
+    ends = starts + lens
     validity = None
     if valid is not None and not valid.all():
         validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
-    return pa.Array.from_buffers(typ, lens.size, [validity, pa.py_buffer(offsets.astype(np.int32)),
-                                                  pa.py_buffer(data)], null_count=-1)
+    if n == 0:
+        return pa.array([], typ)
+    starts = np.where(lens > 0, starts, np.maximum.accumulate(np.concatenate([[0], ends[:-1]]))) \
+        if (lens == 0).any() else starts
+    ends = starts + lens
+    if (np.diff(starts) < 0).any() or (starts[1:] < ends[:-1]).any() or buf.size >= 2**31:
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        idx = np.repeat(starts - offsets[:-1], lens) + np.arange(int(offsets[-1]), dtype=np.int64)
+        return pa.Array.from_buffers(typ, n, [validity, pa.py_buffer(offsets.astype(np.int32)),
+                                              pa.py_buffer(buf[idx])], null_count=-1)
+    inter = np.empty(2 * n, np.int32)
+    inter[0::2] = starts
+    inter[1::2] = ends
+    whole = pa.Array.from_buffers(typ, 2 * n - 1, [None, pa.py_buffer(inter), pa.py_buffer(buf)])
+    got = whole.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    if validity is None:
+        return got
+    return pa.Array.from_buffers(typ, n, [validity, got.buffers()[1], got.buffers()[2]], null_count=-1)
 
 
 @dataclass
@@ -166,11 +184,17 @@ def decode_column_stats(values: list[bytes], form: int) -> DecodedStats:
     """Decode records written with a v9 (``form=9``) or v8 (``form=8``) schema. Raises ``_Unsupported``
     (caught by the caller, who falls back to per-record decoding) for shapes this path does not handle."""
     n = len(values)
-    lengths = np.fromiter((len(v) for v in values), np.int64, n)
-    buf = np.frombuffer(b"".join(values) + b"\x00" * 16, np.uint8)
+    lengths = np.array(list(map(len, values)), np.int64)
     pos = np.zeros(n, np.int64)
     if n:
         np.cumsum(lengths[:-1], out=pos[1:])
+    return decode_at(b"".join(values), pos, pos + lengths, form)
+
+
+def decode_at(raw: bytes, pos: np.ndarray, ends: np.ndarray, form: int) -> DecodedStats:
+    """Like :func:`decode_column_stats` for values located at ``raw[pos[i]:ends[i]]``."""
+    n = int(pos.size)
+    buf = np.frombuffer(raw + b"\x00" * 16, np.uint8)
     for _ in range(5):
         _s, _l, _v, pos = _opt_bytes(buf, pos)
     ln, pos = _varint(buf, pos)  # key
@@ -207,29 +231,28 @@ def decode_column_stats(values: list[bytes], form: int) -> DecodedStats:
             info_s[m], info_l[m], info_v[m] = s, ll, v
             pos = pos.copy()
             pos[m] = p3
-    if n and (pos > np.cumsum(lengths)).any():
-        raise _Unsupported("record overrun")
-    # distinct (ordinal, additionalInfo) groups
-    raw = buf.tobytes()
-    keys: dict[tuple[int, str | None], int] = {}
-    group = np.zeros(n, np.int64)
-    if info_v.any():
-        uniq_spans = {}
-        for i in np.flatnonzero(info_v):
-            span = (int(info_s[i]), int(info_l[i]))
-            text = uniq_spans.get(span)
-            if text is None:
-                text = raw[span[0]:span[0] + span[1]].decode("utf-8")
-                uniq_spans[span] = text
-            key = (int(ordinal[i]), text)
-            group[i] = keys.setdefault(key, len(keys))
-    rest = ~info_v
-    if rest.any():
-        for o in np.unique(ordinal[rest]):
-            gi = keys.setdefault((int(o), None), len(keys))
-            group[rest & (ordinal == o)] = gi
+    for _ in range(2):  # recordIndexMetadata, SecondaryIndexMetadata: must be null
+        b, pos = _varint(buf, pos)
+        if b.any():
+            raise _Unsupported("record index / secondary index payload")
+    if n and (pos != ends).any():
+        raise _Unsupported("record length mismatch")
+    # distinct (ordinal, additionalInfo) groups, vectorised: (ordinal ‖ info bytes padded to 24) per record
+    if (info_l > 24).any():
+        raise _Unsupported("long additionalInfo")
+    mat = np.zeros((n, 32), np.uint8)
+    mat[:, :8] = ordinal.astype(">i8").view(np.uint8).reshape(n, 8)
+    mat[:, 8] = info_v
+    for k in range(int(info_l.max()) if n else 0):
+        m = info_l > k
+        mat[m, 9 + k] = buf[info_s[m] + k]
+    uniq, first, group = np.unique(mat.view("S32").reshape(n), return_index=True, return_inverse=True)
+    keys: list[tuple[int, str | None]] = []
+    for i in first:
+        text = bytes(buf[info_s[i]:info_s[i] + info_l[i]]).decode("utf-8") if info_v[i] else None
+        keys.append((int(ordinal[i]), text))
     fname = gather_binary(buf, fs, fl, fv)
-    return DecodedStats(buf, fname, mn, mx, vc, vcv, nc, ncv, ts, tus, deleted, ordinal, group, list(keys))
+    return DecodedStats(buf, fname, mn, mx, vc, vcv, nc, ncv, ts, tus, deleted, ordinal, group.reshape(-1), keys)
 
 
 def decimal_from_be(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, precision: int, scale: int

@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.metadata import colstats_scan as S
 from hudi_layout.metadata import colstats_vec as V
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata.mdt_reader import MetadataTableReader, merge_column_stats
@@ -107,8 +108,15 @@ class ColumnStatsIndex:
 
     def load_column(self, column: str, partitions: Sequence[str] | None = None) -> pa.Table:
         """Typed stats of one column: ``partition, file_name, min, max, null_count, value_count``."""
+        prefixes = self._prefixes(column, partitions)
+        try:
+            fast = self._fast(prefixes)
+        except V._Unsupported:
+            fast = None
+        if fast is not None:
+            return fast
         cells: list[tuple[bytes, bytes, str]] = []
-        for _prefix, got in self.reader.column_stats_items(self._prefixes(column, partitions)):
+        for _prefix, got in self.reader.column_stats_items(prefixes):
             cells.extend(got)
         if not cells:
             return _empty_table()
@@ -176,17 +184,49 @@ class ColumnStatsIndex:
         if n == 0:
             return pa.array([], pa.string())
         mat = np.frombuffer(b"".join(k[:48].ljust(48, b"\x00") for k in keys), np.uint8).reshape(n, 48)
-        pid = np.ascontiguousarray(mat[:, 12:24]).view("S12").reshape(n)
+        return self._partition_ids(np.ascontiguousarray(mat[:, 12:24]).view("S12").reshape(n))
+
+    def _fast(self, prefixes: list[str]) -> pa.Table | None:
+        """Position-based scan + in-place vectorised decode; None when a precondition does not hold
+        (foreign schema, duplicate keys across base/log files, unusual cells) -> generic path."""
+        self.reader._require(K.COLUMN_STATS)
+        groups = self.reader._group_sources(K.COLUMN_STATS)
+        sources = [s for group in groups for s in group]
+        forms = {schema_form(s.schema) for s in sources}
+        if len(forms) != 1 or None in forms or any(not s.data for s in sources):
+            return None
+        got = S.collect([[(s.reader, s.data) for s in group] for group in groups],
+                        [p.encode("ascii") for p in prefixes])
+        if got is None:
+            return None
+        ranges, multi = got
+        if ranges.n == 0:
+            return _empty_table()
+        if (ranges.row_len != K.COLUMN_STATS_KEY_LEN).any():
+            return None
+        buf = np.frombuffer(ranges.buf, np.uint8)
+        if multi:
+            keys = buf[ranges.row_pos[:, None] + np.arange(K.COLUMN_STATS_KEY_LEN)]
+            full = np.ascontiguousarray(keys).view(f"S{K.COLUMN_STATS_KEY_LEN}").reshape(-1)
+            if np.unique(full).size != full.size:
+                return None  # same key in base and log: needs the merge rule
+        pid = buf[ranges.row_pos[:, None] + K.COLUMN_ID_LEN + np.arange(K.PARTITION_ID_LEN)]
+        pid = np.ascontiguousarray(pid)
+        part = self._partition_ids(pid.view(f"S{K.PARTITION_ID_LEN}").reshape(-1))
+        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, forms.pop())
+        return self._build(d, part)
+
+    def _partition_ids(self, pid: np.ndarray) -> pa.Array:
         uniq, inv = np.unique(pid, return_inverse=True)
         mapping = self._partitions()
         names = pa.array([mapping.get(bytes(u)) for u in uniq], pa.string())
         return names.take(pa.array(inv.astype(np.int64)))
 
     def _vectorised(self, keys: list[bytes], values: list[bytes], form: int) -> pa.Table:
-        d = V.decode_column_stats(values, form)
+        return self._build(V.decode_column_stats(values, form), self._partition_column(keys))
+
+    def _build(self, d: V.DecodedStats, part: pa.Array) -> pa.Table:
         live = ~d.is_deleted
-        part = self._partition_column(keys)
-        n = len(values)
         # one target type per (ordinal, info) group; V1 groups split by wrapper branch
         groups: list[tuple[np.ndarray, pa.DataType, int | None]] = []
         for gi, (ordinal, info) in enumerate(d.type_keys):
@@ -221,7 +261,6 @@ class ColumnStatsIndex:
         mins, maxs = mins.take(pa.array(sort)), maxs.take(pa.array(sort))
         vc = pa.array(d.value_count, pa.int64(), mask=~d.value_count_valid).take(idx)
         nc = pa.array(d.null_count, pa.int64(), mask=~d.null_count_valid).take(idx)
-        del n
         return pa.table({"partition": part.take(idx), "file_name": d.file_name.take(idx), "min": mins,
                          "max": maxs, "null_count": nc, "value_count": vc})
 

@@ -218,6 +218,7 @@ class _Source:
     reader: HFileReader
     schema: str
     instant: str | None
+    data: bytes = b""  # the complete HFile bytes (for position-based fast scans)
 
 
 @dataclass
@@ -271,9 +272,11 @@ class MetadataTableReader:
         for sl in self.file_slices(partition):
             sources: list[_Source] = []
             if sl.base_file is not None:
-                r = HFileReader(sl.base_file)
+                data = sl.base_file.read_bytes()
+                r = HFileReader(data)
+                r.name = str(sl.base_file)
                 schema = r.file_info.get(SCHEMA_INFO_KEY, b"").decode("utf-8")
-                sources.append(_Source(r, schema, sl.base_instant))
+                sources.append(_Source(r, schema, sl.base_instant, data))
             blocks: list[L.LogBlock] = []
             for lf in sl.log_files:
                 blocks.extend(b for b in L.read_log_file(str(lf)) if b.type != L.BlockType.CORRUPTED)
@@ -290,7 +293,7 @@ class MetadataTableReader:
                 except Exception as e:  # noqa: BLE001
                     raise CorruptFileError(f"{sl.file_id}: bad HFILE_DATA block at instant {it}: {e}") from e
                 schema = b.header.get(L.HeaderKey.SCHEMA) or r.file_info.get(SCHEMA_INFO_KEY, b"").decode()
-                sources.append(_Source(r, schema, it))
+                sources.append(_Source(r, schema, it, b.content))
             groups.append(sources)
         self._sources[partition] = groups
         return groups

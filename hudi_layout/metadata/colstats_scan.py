@@ -1,0 +1,140 @@
+"""Prefix scans that return *positions* of cells instead of ``bytes`` objects (column-stats fast path).
+
+The generic ``HFileReader.scan_items`` materialises two ``bytes`` objects and a tuple per cell; for a
+400k-record column-stats load that alone costs ~1 s. Here the matching data blocks are decompressed with the
+HFile package's own block primitives and one tight loop records, per cell, where its row and value start in
+the concatenated block bodies. :mod:`.colstats_vec` then decodes the Avro values in place.
+
+Only plain cells are handled (KEY_VALUE_VERSION 1 with a zero mvcc byte, no tags); anything else returns
+``None`` and the caller uses the generic scan.
+"""
+
+from __future__ import annotations
+
+import struct
+from bisect import bisect_left
+from dataclasses import dataclass
+
+import numpy as np
+
+from hudi_layout.metadata.hfile import block as blk
+from hudi_layout.metadata.hfile.fileinfo import KEY_VALUE_VERSION, MAX_TAGS_LEN
+from hudi_layout.metadata.hfile.reader import HFileReader, prefix_successor
+
+_II = struct.Struct(">II")
+
+
+@dataclass
+class CellRanges:
+    """Cells of one or more HFiles: ``buf`` holds decompressed block bodies back to back."""
+
+    buf: bytes
+    row_pos: np.ndarray
+    row_len: np.ndarray
+    val_pos: np.ndarray
+    val_end: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.row_pos.size)
+
+
+def _plain_cells(reader: HFileReader) -> bool:
+    kv = reader.file_info.get(KEY_VALUE_VERSION)
+    return kv is not None and int.from_bytes(kv, "big") == 1 and MAX_TAGS_LEN not in reader.file_info
+
+
+def _be(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
+    out = np.zeros(pos.size, np.int64)
+    for k in range(width):
+        out = (out << 8) | buf[pos + k]
+    return out
+
+
+def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes, np.ndarray, np.ndarray,
+                                                                          np.ndarray, np.ndarray] | None:
+    """Cells of ``reader`` whose row starts with ``prefix``: (bodies joined, row_pos, row_len, val_pos,
+    val_end). Only the blocks that can hold the prefix are decompressed; the per-cell Python work is one
+    ``unpack_from`` (cell boundaries are inherently sequential), everything else is vectorised."""
+    if not _plain_cells(reader):
+        return None
+    z = np.zeros(0, np.int64)
+    entries = reader.data_block_index
+    if not entries:
+        return b"", z, z, z, z
+    rows = [e.row for e in entries]
+    upper = prefix_successor(prefix)
+    i = max(bisect_left(rows, prefix) - 1, 0)
+    j = len(entries) if upper is None else max(bisect_left(rows, upper), i + 1)
+    codec = reader.trailer.compression_codec
+    bodies: list[bytes] = []
+    starts: list[int] = []
+    add = starts.append
+    unpack = _II.unpack_from
+    base = 0
+    for e in entries[i:j]:
+        header = blk.read_header(data, e.offset, name=reader.name)
+        if header.magic != blk.DATA:
+            return None
+        body = blk.read_block(data, header, codec, name=reader.name)
+        end = len(body)
+        pos = 0
+        while pos < end:
+            add(base + pos)
+            klen, vlen = unpack(body, pos)
+            pos += 9 + klen + vlen  # 8-byte head, key, value, 1-byte mvcc (checked below)
+        if pos != end:
+            return None
+        bodies.append(body)
+        base += end
+    raw = b"".join(bodies)
+    if not starts:
+        return raw, z, z, z, z
+    buf = np.frombuffer(raw + b"\x00" * 16, np.uint8)
+    cp = np.asarray(starts, np.int64)
+    klen = _be(buf, cp, 4)
+    vlen = _be(buf, cp + 4, 4)
+    rlen = _be(buf, cp + 8, 2)
+    vpos = cp + 8 + klen
+    vend = vpos + vlen
+    if (buf[vend] != 0).any() or (rlen + 2 > klen).any():
+        return None  # mvcc > 0 or malformed: generic path
+    rpos = cp + 10
+    n = len(prefix)
+    ok = rlen >= n
+    if n:
+        pre = np.frombuffer(prefix, np.uint8)
+        head = buf[np.minimum(rpos[:, None] + np.arange(n), buf.size - 1)]
+        ok &= (head == pre).all(axis=1)
+    return raw, rpos[ok], rlen[ok], vpos[ok], vend[ok]
+
+
+def collect(groups: list[list[tuple[HFileReader, bytes]]], prefixes: list[bytes]) -> tuple[CellRanges, bool] | None:
+    """Concatenate the matching cells of every source (grouped by MDT file group) for every prefix.
+    Also returns whether some file group had matches in more than one source (keys may repeat)."""
+    raws: list[bytes] = []
+    parts: list[tuple[np.ndarray, ...]] = []
+    base = 0
+    multi = False
+    for group in groups:
+        contributing = 0
+        for reader, data in group:
+            hit = False
+            for prefix in prefixes:
+                got = scan_ranges(reader, data, prefix)
+                if got is None:
+                    return None
+                raw, rp, rl, vp, ve = got
+                if rp.size == 0:
+                    continue
+                hit = True
+                parts.append((rp + base, rl, vp + base, ve + base))
+                raws.append(raw)
+                base += len(raw)
+            contributing += hit
+        multi |= contributing > 1
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return CellRanges(b"", z, z, z, z), False
+    cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
+    return CellRanges(b"".join(raws), *cat), multi
