@@ -346,7 +346,7 @@ class _Parser:
             escape = esc.value  # type: ignore[union-attr]
         if not isinstance(left, _Col) or not isinstance(pattern, _Lit) or not isinstance(pattern.value, str):
             return Unsupported(self.since(start))
-        return _like(Ref(left.name), pattern.value, escape) or Unsupported(self.since(start))
+        return like_predicate(Ref(left.name), pattern.value, escape) or Unsupported(self.since(start))
 
     # -- value layer
 
@@ -446,8 +446,8 @@ class _Parser:
             self.expect_op(")")
         self.expect_op(")")
         if isinstance(inner, _Lit):
-            converted = _cast_literal(inner.value, type_name, args)
-            if converted is not _NO_CAST:
+            converted = cast_literal(inner.value, type_name, args)
+            if converted is not NO_CAST:
                 return _Lit(converted)
         return _Opaque(self.since(start))
 
@@ -497,12 +497,15 @@ def _typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
         raise InvalidArgumentError(f"invalid {kind} literal {text!r}") from e
 
 
-_NO_CAST = object()
+NO_CAST = object()
 _INT_TYPES = {"TINYINT", "BYTE", "SMALLINT", "SHORT", "INT", "INTEGER", "BIGINT", "LONG"}
 
 
-def _cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
-    """Fold ``CAST(literal AS type)``; ``_NO_CAST`` when we do not know how (→ Unsupported)."""
+def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
+    """Fold ``CAST(literal AS type)`` (``type_name`` upper-case SQL, ``args`` its parameters).
+
+    Returns ``NO_CAST`` when we do not know how (the caller makes the expression Unsupported).
+    """
     if v is None:
         return None
     try:
@@ -524,11 +527,11 @@ def _cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
         if type_name == "BINARY" and isinstance(v, str):
             return v.encode()
     except (ValueError, TypeError, InvalidOperation, InvalidArgumentError):
-        return _NO_CAST
-    return _NO_CAST
+        return NO_CAST
+    return NO_CAST
 
 
-def _like(column: Ref, pattern: str, escape: str) -> Predicate | None:
+def like_predicate(column: Ref, pattern: str, escape: str) -> Predicate | None:
     """``LIKE`` as ``=`` (no wildcard) or ``StartsWith`` (one trailing ``%``); ``None`` otherwise."""
     prefix: list[str] = []
     i = 0

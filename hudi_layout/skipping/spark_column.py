@@ -1,0 +1,287 @@
+"""Front end for PySpark ``Column`` objects (classic mode), walking Spark 4's ColumnNode tree over py4j.
+
+In Spark 4 a classic ``Column`` wraps an unresolved ``org.apache.spark.sql.internal.ColumnNode``
+(``col._jc.node()``); there is no Catalyst ``expr()`` any more. The nodes we understand:
+
+* ``UnresolvedAttribute`` (name parts → dotted column name), ``Literal``, ``Alias`` (unwrapped);
+* ``UnresolvedFunction`` named ``= == <=> != < <= > >= and or ! not isNull isNotNull in startswith like``
+  (``between`` arrives as ``and(>=, <=)``, ``!=`` as ``!(=)``);
+* ``Cast`` of a literal (folded like SQL ``CAST``);
+* ``SqlExpression`` (``F.expr("...")``), parsed with :func:`~.sql.from_sql`.
+
+Anything else (functions of columns, ``endswith``, ``contains``, UDFs, ``ExpressionColumnNode``) becomes
+:class:`~.ir.Unsupported` ("might match"). Literal values: py4j hands back ``int``/``float``/``str``/
+``bool``/``bytes``/``Decimal`` directly; ``java.sql.Date`` → ``date``; ``java.sql.Timestamp`` (what a Python
+``datetime`` becomes) → the exact instant as a naive UTC ``datetime``.
+
+pyspark is never imported here; the ``Column`` is only touched through its py4j handle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import re
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import pyarrow as pa
+
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.skipping.bind import bind
+from hudi_layout.skipping.ir import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    ComparisonPredicate,
+    Eq,
+    Gt,
+    GtEq,
+    In,
+    IsNotNull,
+    IsNull,
+    LeafPredicate,
+    Literal,
+    Lt,
+    LtEq,
+    Not,
+    NotEq,
+    NullSafeEq,
+    Or,
+    Predicate,
+    Ref,
+    SetPredicate,
+    StartsWith,
+    Unsupported,
+    mirrored,
+)
+from hudi_layout.skipping.sql import NO_CAST, cast_literal, from_sql, like_predicate
+from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+_CMP: dict[str, type[ComparisonPredicate]] = {
+    "=": Eq, "==": Eq, "<=>": NullSafeEq, "!=": NotEq, "<>": NotEq, "<": Lt, "<=": LtEq, ">": Gt, ">=": GtEq,
+}
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+class _NotLiteral(Exception):
+    """Raised inside the walker when a node is not a foldable literal."""
+
+
+def from_spark_column(col: Column, spark: SparkSession | None = None, schema: pa.Schema | None = None) -> Predicate:
+    """Translate a boolean PySpark ``Column`` into the IR.
+
+    Args:
+        col: a classic-mode ``pyspark.sql.Column`` (Spark Connect columns are not supported).
+        spark: the session; when given, ``TIMESTAMP '...'`` text inside ``F.expr`` is read in the
+            session time zone (``spark.sql.session.timeZone``) as Spark does, instead of UTC.
+        schema: when given, unknown columns raise :class:`InvalidArgumentError`.
+    """
+    jc = getattr(col, "_jc", None)
+    if jc is None:
+        raise InvalidArgumentError("from_spark_column needs a classic-mode pyspark Column (it has no _jc)")
+    tz = spark.conf.get("spark.sql.session.timeZone") if spark is not None else None
+    pred = _Walker(tz).predicate(jc.node())
+    return bind(pred, schema) if schema is not None else pred
+
+
+def _kind(node: Any) -> str:
+    return str(node.getClass().getSimpleName())
+
+
+def _seq(seq: Any) -> list[Any]:
+    return [seq.apply(i) for i in range(seq.size())]
+
+
+class _Walker:
+    def __init__(self, time_zone: str | None) -> None:
+        self.time_zone = time_zone
+
+    def predicate(self, node: Any) -> Predicate:
+        kind = _kind(node)
+        if kind == "Alias":
+            return self.predicate(node.child())
+        if kind == "SqlExpression":
+            return self.sql(str(node.expression()))
+        if kind == "UnresolvedAttribute":
+            return Eq(self.ref(node), Literal(True))
+        if kind == "Literal":
+            try:
+                return _constant(self.literal(node))
+            except _NotLiteral:
+                return Unsupported(kind)
+        if kind != "UnresolvedFunction":
+            return Unsupported(self.describe(node))
+        name = str(node.functionName())
+        args = _seq(node.arguments())
+        lowered = name.lower()
+        if lowered in ("and", "or") and len(args) == 2:
+            left, right = self.predicate(args[0]), self.predicate(args[1])
+            return And(left, right) if lowered == "and" else Or(left, right)
+        if lowered in ("!", "not") and len(args) == 1:
+            return Not(self.predicate(args[0]))
+        if lowered in ("isnull", "isnotnull") and len(args) == 1 and _kind(args[0]) == "UnresolvedAttribute":
+            ref = self.ref(args[0])
+            return IsNull(ref) if lowered == "isnull" else IsNotNull(ref)
+        if name in _CMP and len(args) == 2:
+            return self.compare(node, _CMP[name], args[0], args[1])
+        if lowered == "in" and args and _kind(args[0]) == "UnresolvedAttribute":
+            try:
+                values = tuple(Literal(self.literal(a)) for a in args[1:])
+            except (_NotLiteral, InvalidArgumentError):
+                return Unsupported(self.describe(node))
+            return In(self.ref(args[0]), values)
+        if lowered in ("startswith", "like") and len(args) in (2, 3) and _kind(args[0]) == "UnresolvedAttribute":
+            return self.text_match(node, lowered, args)
+        return Unsupported(self.describe(node))
+
+    def compare(self, node: Any, kind: type[ComparisonPredicate], left: Any, right: Any) -> Predicate:
+        try:
+            if _kind(left) == "UnresolvedAttribute":
+                return kind(self.ref(left), Literal(self.literal(right)))
+            if _kind(right) == "UnresolvedAttribute":
+                return mirrored(kind)(self.ref(right), Literal(self.literal(left)))
+        except (_NotLiteral, InvalidArgumentError):
+            pass
+        return Unsupported(self.describe(node))
+
+    def text_match(self, node: Any, name: str, args: list[Any]) -> Predicate:
+        try:
+            pattern = self.literal(args[1])
+            escape = self.literal(args[2]) if len(args) == 3 else "\\"
+        except (_NotLiteral, InvalidArgumentError):
+            return Unsupported(self.describe(node))
+        if not isinstance(pattern, str):
+            return Unsupported(self.describe(node))
+        ref = self.ref(args[0])
+        if name == "startswith":
+            return StartsWith(ref, Literal(pattern))
+        if not isinstance(escape, str) or len(escape) != 1:
+            return Unsupported(self.describe(node))
+        return like_predicate(ref, pattern, escape) or Unsupported(self.describe(node))
+
+    def ref(self, node: Any) -> Ref:
+        return Ref(".".join(str(p) for p in _seq(node.nameParts())))
+
+    def literal(self, node: Any) -> Any:
+        """The Python value of a literal node (or a CAST of one); raises :class:`_NotLiteral` otherwise."""
+        kind = _kind(node)
+        if kind == "Literal":
+            return _java_value(node.value())
+        if kind == "Cast":
+            inner = self.literal(node.child())
+            type_sql = str(node.dataType().sql()).upper()
+            m = re.fullmatch(r"([A-Z_]+)(?:\((\d+)(?:,\s*(\d+))?\))?", type_sql)
+            if m is not None:
+                args = [int(a) for a in m.groups()[1:] if a is not None]
+                value = cast_literal(inner, m.group(1), args)
+                if value is not NO_CAST:
+                    return value
+        raise _NotLiteral(kind)
+
+    def sql(self, text: str) -> Predicate:
+        try:
+            pred = from_sql(text)
+        except InvalidArgumentError:
+            return Unsupported(text)
+        if self.time_zone and self.time_zone.upper() not in ("UTC", "Z", "GMT", "ETC/UTC"):
+            pred = _shift_naive_timestamps(pred, self.time_zone)
+        return pred
+
+    def describe(self, node: Any) -> str:
+        """A short SQL-ish text of a node (``toString`` carries origins and stack traces)."""
+        kind = _kind(node)
+        try:
+            if kind == "UnresolvedAttribute":
+                return str(self.ref(node))
+            if kind == "Literal":
+                return str(Literal(_java_value(node.value())))
+            if kind == "UnresolvedFunction":
+                return f"{node.functionName()}({', '.join(self.describe(a) for a in _seq(node.arguments()))})"
+            if kind == "SqlExpression":
+                return str(node.expression())
+        except (InvalidArgumentError, _NotLiteral):
+            pass
+        return kind
+
+
+def _constant(value: Any) -> Predicate:
+    if value is True:
+        return AlwaysTrue()
+    if value is False or value is None:
+        return AlwaysFalse()
+    return Unsupported(repr(value))
+
+
+def _java_value(v: Any) -> Any:
+    """A py4j literal value as a Python literal value."""
+    if v is None or isinstance(v, (bool, int, float, str, bytes, Decimal)):
+        return v
+    if isinstance(v, bytearray):
+        return bytes(v)
+    cls = str(v.getClass().getName())
+    if cls in ("java.sql.Date", "java.time.LocalDate"):
+        return _dt.date.fromisoformat(str(v.toString()))
+    if cls == "java.sql.Timestamp":
+        seconds = int(v.getTime()) // 1000
+        return _EPOCH + _dt.timedelta(seconds=seconds, microseconds=int(v.getNanos()) // 1000)
+    if cls == "java.time.Instant":
+        return _EPOCH + _dt.timedelta(seconds=int(v.getEpochSecond()), microseconds=int(v.getNano()) // 1000)
+    if cls == "java.time.LocalDateTime":
+        return _dt.datetime.fromisoformat(str(v.toString()))
+    if cls == "java.math.BigDecimal":
+        return Decimal(str(v.toPlainString()))
+    if cls == "org.apache.spark.unsafe.types.UTF8String":
+        return str(v.toString())
+    raise _NotLiteral(cls)
+
+
+class _ShiftTimestamps(BooleanExpressionVisitor[Predicate]):
+    """Rewrite naive datetime literals from wall-clock time in ``zone`` to naive UTC."""
+
+    def __init__(self, zone: ZoneInfo) -> None:
+        self.zone = zone
+
+    def visit_true(self) -> Predicate:
+        return AlwaysTrue()
+
+    def visit_false(self) -> Predicate:
+        return AlwaysFalse()
+
+    def visit_not(self, child: Predicate) -> Predicate:
+        return Not(child)
+
+    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
+        return And(left, right)
+
+    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
+        return Or(left, right)
+
+    def visit_unsupported(self, pred: Unsupported) -> Predicate:
+        return pred
+
+    def visit_leaf(self, pred: LeafPredicate) -> Predicate:
+        if isinstance(pred, ComparisonPredicate):
+            return dataclasses.replace(pred, literal=self.shift(pred.literal))
+        if isinstance(pred, SetPredicate):
+            return dataclasses.replace(pred, literals=tuple(self.shift(x) for x in pred.literals))
+        return pred
+
+    def shift(self, lit: Literal) -> Literal:
+        v = lit.value
+        if isinstance(v, _dt.datetime) and v.tzinfo is None:
+            return Literal(v.replace(tzinfo=self.zone).astimezone(_dt.timezone.utc).replace(tzinfo=None))
+        return lit
+
+
+def _shift_naive_timestamps(pred: Predicate, time_zone: str) -> Predicate:
+    """Read naive datetime literals as wall-clock time in ``time_zone`` (Spark's reading of SQL text)."""
+    try:
+        zone = ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return pred  # an offset like "+05:00" or an unknown id: keep UTC
+    return visit(pred, _ShiftTimestamps(zone))
