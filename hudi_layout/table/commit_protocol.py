@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -182,10 +183,16 @@ def complete_write(
 
     ``committed_files`` are the partition-relative paths the commit metadata lists; any other file the
     markers name (a retried Spark task's leftovers) is deleted first, as Hudi's marker reconciliation does.
+
+    Fault injection (crash-recovery tests only): ``HUDI_LAYOUT_FAULT=before_mdt`` SIGKILLs this process
+    right before ``before_complete`` runs (files written, MDT not updated); ``before_complete`` SIGKILLs it
+    right before the completed instant file is written (MDT updated, instant still pending).
     """
     base = pending.base_path
     with pending.lock:
         _reconcile_markers(pending, set(committed_files))
+        if os.environ.get("HUDI_LAYOUT_FAULT") == "before_mdt":
+            os.kill(os.getpid(), signal.SIGKILL)
         if before_complete is not None:
             before_complete(pending)
         instants = list_instants(base, pending.props)
@@ -195,6 +202,8 @@ def complete_write(
         layout = pending.props.timeline_layout_version
         name = instant_file_name(pending.instant_time, done_action, State.COMPLETED,
                                  completion if layout >= 2 else None, layout_version=layout)
+        if os.environ.get("HUDI_LAYOUT_FAULT") == "before_complete":
+            os.kill(os.getpid(), signal.SIGKILL)
         _atomic_write(pending.timeline / name, metadata_bytes, base / ".hoodie" / ".temp")
         pending.completed = True
         shutil.rmtree(pending.marker_dir, ignore_errors=True)
