@@ -27,7 +27,10 @@ _MAX_DECIMAL256 = 76
 
 @dataclass(frozen=True, slots=True)
 class Operands:
-    """Cast the statistics to ``cmp_type`` (``lossy`` = allow a monotone lossy cast) and compare to ``scalar``."""
+    """Cast the statistics to ``cmp_type`` and compare with ``scalar``.
+
+    ``lossy`` allows a monotone lossy cast (int → double, as Spark does); bounds stay bounds.
+    """
 
     cmp_type: pa.DataType
     scalar: pa.Scalar
@@ -117,7 +120,8 @@ def _decimal_common(col_int_digits: int, col_scale: int, v: Decimal) -> Operands
     precision = max(col_int_digits, lit_int_digits) + scale
     if precision > _MAX_DECIMAL256:
         return None
-    dtype = pa.decimal128(precision, scale) if precision <= _MAX_DECIMAL128 else pa.decimal256(precision, scale)
+    wide = precision > _MAX_DECIMAL128
+    dtype = pa.decimal256(precision, scale) if wide else pa.decimal128(precision, scale)
     return Operands(dtype, pa.scalar(v, dtype))
 
 

@@ -119,10 +119,12 @@ class _Bounds:
         self.stats = stats
         self.type = stats.min.type
         self.is_float = pa.types.is_floating(self.type)
-        self.truncated = stats.truncated and not self.is_float
+        textual = any(f(self.type) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                                             pa.types.is_large_binary, pa.types.is_string_view))
+        self.truncated = stats.truncated and textual  # truncation only means something for strings/bytes
         n = len(stats)
-        nc = stats.null_count.cast(pa.int64()) if not pa.types.is_null(stats.null_count.type) else pa.nulls(n, pa.int64())
-        vc = stats.value_count.cast(pa.int64()) if not pa.types.is_null(stats.value_count.type) else pa.nulls(n, pa.int64())
+        nc, vc = (pa.nulls(n, pa.int64()) if pa.types.is_null(a.type) else a.cast(pa.int64())
+                  for a in (stats.null_count, stats.value_count))
         self.no_nulls = _to_bool(pc.equal(nc, 0))
         self.all_null = _to_bool(pc.equal(nc, vc))
         if self.is_float:

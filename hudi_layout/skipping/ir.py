@@ -54,7 +54,8 @@ class Literal:
 
     def __post_init__(self) -> None:
         if self.value is not None and not isinstance(self.value, _LITERAL_TYPES):
-            raise InvalidArgumentError(f"unsupported literal type {type(self.value).__name__}: {self.value!r}")
+            kind = type(self.value).__name__
+            raise InvalidArgumentError(f"unsupported literal type {kind}: {self.value!r}")
 
     @property
     def is_null(self) -> bool:

@@ -85,7 +85,8 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
 
 
 def prune_partitions(predicate: Predicate, partition_paths: Sequence[str], partition_fields: Sequence[str], *,
-                     hive_style: bool, schema: pa.Schema | None = None, url_decode: bool = False) -> PruneResult:
+                     hive_style: bool, schema: pa.Schema | None = None,
+                     url_decode: bool = False) -> PruneResult:
     """Which partitions might hold matching rows. Predicates on non-partition columns are unknown here."""
     stats = partition_stats(partition_paths, partition_fields, hive_style=hive_style, schema=schema,
                             url_decode=url_decode)

@@ -38,7 +38,8 @@ def align_stats(files: Sequence[str], stats: pa.Table, *, target_type: pa.DataTy
     missing = [c for c in STATS_COLUMNS if c not in stats.column_names]
     if missing:
         raise InvalidArgumentError(f"stats table of column {column!r} lacks columns {missing}")
-    file_index = pc.index_in(stats["file_name"], value_set=pa.array(list(files), pa.string()))
+    names = pc.cast(stats["file_name"], pa.string())
+    file_index = pc.index_in(names, value_set=pa.array(list(files), pa.string()))
     idx = pc.fill_null(file_index, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     row_of_file = np.full(len(files), -1, dtype=np.int64)
     valid = idx >= 0

@@ -72,7 +72,8 @@ class _NotLiteral(Exception):
     """Raised inside the walker when a node is not a foldable literal."""
 
 
-def from_spark_column(col: Column, spark: SparkSession | None = None, schema: pa.Schema | None = None) -> Predicate:
+def from_spark_column(col: Column, spark: SparkSession | None = None,
+                      schema: pa.Schema | None = None) -> Predicate:
     """Translate a boolean PySpark ``Column`` into the IR.
 
     Args:
@@ -135,7 +136,8 @@ class _Walker:
             except (_NotLiteral, InvalidArgumentError):
                 return Unsupported(self.describe(node))
             return In(self.ref(args[0]), values)
-        if lowered in ("startswith", "like") and len(args) in (2, 3) and _kind(args[0]) == "UnresolvedAttribute":
+        on_column = bool(args) and _kind(args[0]) == "UnresolvedAttribute"
+        if lowered in ("startswith", "like") and len(args) in (2, 3) and on_column:
             return self.text_match(node, lowered, args)
         return Unsupported(self.describe(node))
 

@@ -95,7 +95,8 @@ def _tokenize(text: str) -> list[_Token]:
             while True:
                 k = text.find("`", j)
                 if k < 0:
-                    raise InvalidArgumentError(f"unterminated backquoted identifier at {i}: {text[i:i + 20]!r}")
+                    raise InvalidArgumentError(
+                        f"unterminated backquoted identifier at {i}: {text[i:i + 20]!r}")
                 parts.append(text[j:k])
                 if text.startswith("``", k):
                     parts.append("`")
@@ -417,7 +418,8 @@ class _Parser:
 
     def column_or_call(self, start: int) -> _Value:
         parts = [self.advance().text]
-        while self.tok.kind == "op" and self.tok.text == "." and self.tokens[self.pos + 1].kind in ("ident", "qident"):
+        while (self.tok.kind == "op" and self.tok.text == "."
+               and self.tokens[self.pos + 1].kind in ("ident", "qident")):
             self.pos += 1
             parts.append(self.advance().text)
         if self.accept_op("("):
@@ -519,7 +521,9 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
         if type_name in ("STRING", "VARCHAR", "CHAR"):
             return v.isoformat() if isinstance(v, _dt.date) else str(v)
         if type_name == "DATE":
-            return _typed_literal("DATE", v) if isinstance(v, str) else (v.date() if isinstance(v, _dt.datetime) else v)
+            if isinstance(v, str):
+                return _typed_literal("DATE", v)
+            return v.date() if isinstance(v, _dt.datetime) else v
         if type_name in ("TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
             return _typed_literal("TIMESTAMP", v) if isinstance(v, str) else v
         if type_name in ("BOOLEAN", "BOOL") and isinstance(v, str) and v.strip().lower() in ("true", "false"):
@@ -551,6 +555,9 @@ def like_predicate(column: Ref, pattern: str, escape: str) -> Predicate | None:
 
 
 def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:
-    """Parse a WHERE-clause expression; with ``schema``, unknown columns raise :class:`InvalidArgumentError`."""
+    """Parse a WHERE-clause expression.
+
+    With ``schema``, unknown columns raise :class:`InvalidArgumentError`; so does text that does not parse.
+    """
     pred = _Parser(text).parse()
     return bind(pred, schema) if schema is not None else pred

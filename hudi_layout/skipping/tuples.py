@@ -60,8 +60,9 @@ def from_tuple(filter_: Sequence[Any]) -> Predicate:
         return In(column, literals) if op == "IN" else NotIn(column, literals)
     kind = _COMPARISONS.get(op)
     if kind is None:
+        ops = ", ".join(sorted(_COMPARISONS))
         raise InvalidArgumentError(f"unknown filter operator {filter_[1]!r}",
-                                   hint=f"one of {', '.join(sorted(_COMPARISONS))}, IN, NOT IN, IS [NOT] NULL")
+                                   hint=f"one of {ops}, IN, NOT IN, IS [NOT] NULL")
     return kind(column, Literal(value))
 
 

@@ -185,13 +185,13 @@ def _stats_table(name: str, kind: str, rows: list[dict[str, Any]], files: list[l
                      "value_count": pa.array(out["value_count"], pa.int64())})
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario(), st.randoms(use_true_random=False))
 def test_no_matching_row_is_in_a_dropped_file(case: Any, rnd: Any) -> None:
     _check_no_wrong_skip(case, rnd)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario(a_kind="double"), st.randoms(use_true_random=False))
 def test_no_matching_row_is_in_a_dropped_file_doubles_with_nan(case: Any, rnd: Any) -> None:
     """Doubles get their own run: NaN (ignored by min/max, greatest in Spark) is the classic wrong skip."""
@@ -211,7 +211,7 @@ def _check_no_wrong_skip(case: Any, rnd: Any) -> None:
     assert sorted([*result.kept, *result.dropped]) == list(range(len(files)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(st.one_of(st.none(), TYPES["string"][1]), min_size=1, max_size=25), st.integers(1, 3),
        st.data())
 def test_truncated_string_stats_never_drop_a_matching_file(values: list[Any], keep: int, data: Any) -> None:

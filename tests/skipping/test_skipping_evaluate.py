@@ -223,3 +223,8 @@ def test_hudi_20296_column_without_stats_inside_a_conjunction() -> None:
     assert not might("no_stats = 1 AND no_nulls = 99"), "Should skip: the conjunct with stats cannot match"
     assert might("no_stats = 1 OR no_nulls = 99"), "Should read: the disjunct without stats might match"
     assert might("unknown_column = 1 OR no_nulls = 99"), "Should read: unknown column in a disjunction"
+
+
+def test_truncated_flag_on_a_non_text_column_is_ignored() -> None:
+    stats = StatsTable(1, {"n": one(pa.int64(), 1, 5, 0, 5, truncated=True)})
+    assert not evaluate(from_sql("n > 5"), stats).might_match[0], "Should skip: truncation means nothing for ints"

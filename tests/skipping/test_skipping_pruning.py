@@ -97,3 +97,9 @@ def test_partition_stats_are_min_equals_max() -> None:
     day = stats.columns["day"]
     assert day.min.to_pylist() == day.max.to_pylist() == [dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 3)]
     assert stats.columns["region"].null_count.to_pylist() == [0, 0, 1]
+
+
+def test_file_name_column_may_be_large_string_or_dictionary() -> None:
+    for names in (pa.array(["f1.parquet"], pa.large_string()), pa.array(["f1.parquet"]).dictionary_encode()):
+        table = stats_table([("f1.parquet", 0, 9, 0, 1)], pa.int64()).set_column(0, "file_name", names)
+        assert prune(from_sql("price > 50"), FILES[:2], {"price": table}).kept == [0]
