@@ -185,6 +185,8 @@ class _Bounds:
     def starts_with(self, which: str, prefix: str | bytes) -> np.ndarray:
         """``min`` or ``max`` starts with ``prefix`` (only string/binary columns)."""
         values = self.stats.min if which == "min" else self.stats.max
+        if isinstance(prefix, str):
+            return _to_bool(pc.starts_with(values, pattern=prefix))
         return np.array([v is not None and v.startswith(prefix) for v in values.to_pylist()], dtype=bool)
 
     def prefix_literal(self, value: Any) -> str | bytes | None:
