@@ -132,27 +132,27 @@ def draw_boxes(tables: Sequence[tuple[str, HudiTable]], x: str, y: str, path: Pa
     from matplotlib.patches import Rectangle
 
     fig, axes = plt.subplots(1, len(tables), figsize=(6 * len(tables), 5.5), squeeze=False)
-    scale = float(2**64)
-    for ax, (label, table) in zip(axes[0], tables):
-        xlo, xhi, xn = file_ranges(table, x)
-        ylo, yhi, yn = file_ranges(table, y)
+    ranges = [(label, table, file_ranges(table, x), file_ranges(table, y)) for label, table in tables]
+    # Codes minus the smallest code seen: order-preserving, and for integer columns exactly value - min.
+    gx = min((int(r[2][0].min()) for r in ranges if r[2][0].size), default=0)
+    gy = min((int(r[3][0].min()) for r in ranges if r[3][0].size), default=0)
+    for ax, (label, _table, (xlo, xhi, xn), (ylo, yhi, yn)) in zip(axes[0], ranges):
         common = sorted(set(xn) & set(yn))
         xi = {n: i for i, n in enumerate(xn)}
         yi = {n: i for i, n in enumerate(yn)}
         rects = []
         for n in common:
-            a, b = xlo[xi[n]] / scale, xhi[xi[n]] / scale
-            c, d = ylo[yi[n]] / scale, yhi[yi[n]] / scale
+            a, b = float(int(xlo[xi[n]]) - gx), float(int(xhi[xi[n]]) - gx)
+            c, d = float(int(ylo[yi[n]]) - gy), float(int(yhi[yi[n]]) - gy)
             rects.append(Rectangle((a, c), max(b - a, 1e-9), max(d - c, 1e-9)))
-        ax.add_collection(PatchCollection(rects, facecolor="none", edgecolor="tab:blue", linewidth=0.4, alpha=0.6))
+        ax.add_collection(PatchCollection(rects, facecolor=(0.12, 0.47, 0.71, 0.04), edgecolor="tab:blue",
+                                          linewidth=0.5))
         if rects:
-            allx = np.concatenate([xlo, xhi]) / scale
-            ally = np.concatenate([ylo, yhi]) / scale
-            ax.set_xlim(allx.min(), allx.max())
-            ax.set_ylim(ally.min(), ally.max())
+            ax.set_xlim(0, max(float(int(xhi.max()) - gx), 1.0))
+            ax.set_ylim(0, max(float(int(yhi.max()) - gy), 1.0))
         ax.set_title(f"{label}: {len(common)} files")
-        ax.set_xlabel(f"{x} (order-preserving code, scaled)")
-        ax.set_ylabel(f"{y} (order-preserving code, scaled)")
+        ax.set_xlabel(f"{x} (offset from minimum, order-preserving code)")
+        ax.set_ylabel(f"{y} (offset from minimum, order-preserving code)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
