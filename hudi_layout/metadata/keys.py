@@ -95,10 +95,32 @@ def files_key(partition: str) -> str:
 def java_string_hashcode(text: str) -> int:
     """Java ``String.hashCode``: ``h = 31*h + c`` over UTF-16 code units, wrapped to signed int32."""
     h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    if text.isascii():
+        for c in text.encode("ascii"):
+            h = (31 * h + c) & 0xFFFFFFFF
+    else:
+        data = text.encode("utf-16-be")
+        for i in range(0, len(data), 2):
+            h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
     return h - (1 << 32) if h & 0x80000000 else h
+
+
+def file_group_indices(keys: list[str], num_file_groups: int) -> list[int]:
+    """:func:`file_group_index` for many keys; equal-length ASCII keys (column_stats) are hashed with numpy."""
+    if not keys:
+        return []
+    length = len(keys[0])
+    if all(len(k) == length and k.isascii() for k in keys) and length:
+        import numpy as np
+
+        codes = np.frombuffer("".join(keys).encode("ascii"), np.uint8).reshape(len(keys), length)
+        h = np.zeros(len(keys), np.uint32)
+        for j in range(length):
+            h = h * np.uint32(31) + codes[:, j]
+        signed = h.astype(np.int64)
+        signed = np.where(signed >= 1 << 31, signed - (1 << 32), signed)
+        return (np.abs(signed) % num_file_groups).astype(np.int64).tolist()
+    return [file_group_index(k, num_file_groups) for k in keys]
 
 
 def file_group_index(key: str, num_file_groups: int) -> int:

@@ -130,9 +130,9 @@ class MetadataWriter:
                           all_groups: bool = False) -> list[dict[str, Any]]:
         groups = self.file_group_ids(partition)
         buckets: dict[str, dict[str, bytes]] = {g: {} for g in groups} if all_groups else {}
-        for rec in records:
-            fid = groups[K.file_group_index(rec.key, len(groups))]
-            buckets.setdefault(fid, {})[rec.key] = encode_record(rec, self.version)
+        indices = K.file_group_indices([r.key for r in records], len(groups))
+        for rec, gi in zip(records, indices):
+            buckets.setdefault(groups[gi], {})[rec.key] = encode_record(rec, self.version)
         stats = []
         for fid, cells in sorted(buckets.items()):
             if cells:
@@ -199,9 +199,9 @@ class MetadataWriter:
     def _init_bases(self, partition: str, instant: str, records: list[MetadataRecord]) -> list[dict[str, Any]]:
         groups = self.file_group_ids(partition)
         buckets: dict[str, dict[str, bytes]] = {}
-        for rec in records:
-            fid = groups[K.file_group_index(rec.key, len(groups))]
-            buckets.setdefault(fid, {})[rec.key] = encode_record(rec, self.version)
+        indices = K.file_group_indices([r.key for r in records], len(groups))
+        for rec, gi in zip(records, indices):
+            buckets.setdefault(groups[gi], {})[rec.key] = encode_record(rec, self.version)
         stats = []
         for fid, cells in sorted(buckets.items()):
             name, size = self._write_base(partition, fid, instant, cells)
@@ -338,29 +338,41 @@ class MetadataWriter:
         return instant_time
 
     def _merge_sources(self, sources: list[Any]) -> dict[str, bytes]:
-        files: dict[str, MetadataRecord] = {}
-        stats: dict[str, Any] = {}
+        """Merged records of one file group. Keys present once, in a source written with our schema form,
+        are copied as raw bytes (the common case: nothing to merge); the rest is decoded, merged with the
+        MDT merge rules and re-encoded. Deleted file entries and column_stats tombstones are dropped."""
+        from hudi_layout.metadata.records import schema_form
+
+        target_form = 9 if self.version >= 9 else 8
+        cells: dict[str, list[tuple[bytes, str]]] = {}
         for src in sources:
             for kb, value in src.reader.items():
-                key = kb.decode("utf-8")
-                rec = decode_record(key, value, src.schema)
+                cells.setdefault(kb.decode("utf-8"), []).append((value, src.schema))
+        out: dict[str, bytes] = {}
+        for key, versions in cells.items():
+            if len(versions) == 1 and schema_form(versions[0][1]) == target_form \
+                    and len(key) == K.COLUMN_STATS_KEY_LEN and key != K.ALL_PARTITIONS_KEY:
+                out[key] = versions[0][0]
+                continue
+            merged_files: dict[str, Any] | None = None
+            merged_cs: Any = None
+            rtype = None
+            for value, schema in versions:
+                rec = decode_record(key, value, schema)
+                rtype = rec.type
                 if rec.files is not None:
-                    old = files.get(key)
-                    merged = merge_files(old.files if old else None, rec.files)
-                    files[key] = MetadataRecord(key, rec.type, files=merged)
+                    merged_files = merge_files(merged_files, rec.files)
                 elif rec.column_stats is not None:
-                    old_cs = stats.get(key)
-                    stats[key] = rec.column_stats if old_cs is None else merge_column_stats(old_cs, rec.column_stats)
+                    merged_cs = rec.column_stats if merged_cs is None else merge_column_stats(merged_cs,
+                                                                                              rec.column_stats)
                 else:
                     raise UnsupportedTableError(f"{self.mdt_dir}: cannot compact record type {rec.type} ({key})")
-        out: dict[str, bytes] = {}
-        for key, rec in files.items():
-            live = {n: fi for n, fi in (rec.files or {}).items() if not fi.is_deleted}
-            if rec.type == TYPE_ALL_PARTITIONS or live or rec.type == TYPE_FILES:
-                out[key] = encode_record(MetadataRecord(key, rec.type, files=live), self.version)
-        for key, cs in stats.items():
-            if not cs.is_deleted:
-                out[key] = encode_record(MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=cs), self.version)
+            if merged_files is not None:
+                live = {n: fi for n, fi in merged_files.items() if not fi.is_deleted}
+                out[key] = encode_record(MetadataRecord(key, rtype or TYPE_FILES, files=live), self.version)
+            elif merged_cs is not None and not merged_cs.is_deleted:
+                out[key] = encode_record(MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=merged_cs),
+                                         self.version)
         return out
 
 

@@ -101,7 +101,7 @@ def column_stats_record(partition: str, file_name: str, column: str, min: Any, m
     """
     from hudi_layout.metadata import stats_values as sv
 
-    info = value_type or (sv.value_type_for_arrow(arrow_type) if arrow_type is not None else None)
+    info = value_type or (sv.cached_value_type_for_arrow(arrow_type) if arrow_type is not None else None)
     if info is None:
         return None
     stat = ColumnStat(
@@ -134,7 +134,12 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
+_SMALL = [_varint(((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF) for n in range(-8192, 8192)]
+
+
 def _long(n: int) -> bytes:
+    if -8192 <= n < 8192:
+        return _SMALL[n + 8192]
     return _varint(((n << 1) ^ (n >> 63)) & 0xFFFFFFFFFFFFFFFF)
 
 
@@ -146,8 +151,14 @@ def _str(s: str) -> bytes:
     return _bytes(s.encode("utf-8"))
 
 
+@lru_cache(maxsize=1 << 17)
 def _opt_str(s: str | None) -> bytes:
     return b"\x00" if s is None else b"\x02" + _str(s)
+
+
+@lru_cache(maxsize=256)
+def _value_type_bytes(vt: TypeInfo | None) -> bytes:
+    return b"\x00" if vt is None else b"\x02" + _long(vt.ordinal) + _opt_str(vt.additional_info)
 
 
 def _opt_long(n: int | None) -> bytes:
@@ -198,8 +209,7 @@ def encode_record(rec: MetadataRecord, table_version: int = 9) -> bytes:
         out.append(b"\x01" if cs.is_deleted else b"\x00")
         out.append(b"\x01" if cs.is_tight_bound else b"\x00")
         if table_version >= 9:
-            vt = cs.value_type
-            out.append(b"\x00" if vt is None else b"\x02" + _long(vt.ordinal) + _opt_str(vt.additional_info))
+            out.append(_value_type_bytes(cs.value_type))
     else:
         out.append(b"\x00")
     out.append(b"\x00\x00")  # recordIndexMetadata, SecondaryIndexMetadata

@@ -121,6 +121,17 @@ def value_type_for_arrow(t: pa.DataType) -> TypeInfo | None:
     return None
 
 
+_VT_CACHE: dict[pa.DataType, TypeInfo | None] = {}
+
+
+def cached_value_type_for_arrow(t: pa.DataType) -> TypeInfo | None:
+    try:
+        return _VT_CACHE[t]
+    except KeyError:
+        info = _VT_CACHE[t] = value_type_for_arrow(t)
+        return info
+
+
 def arrow_type_of(info: TypeInfo | None, wrapper: str | None = None) -> pa.DataType:
     """Arrow type of decoded values for a V2 type info, or (V1) for the wrapper name."""
     if info is None or info.ordinal == ValueType.V1:
@@ -192,7 +203,11 @@ def encode_v2(value: Any, info: TypeInfo) -> StatValue | None:
     """Wrap a typed min/max for V2; ``None`` value → ``None`` (Avro null branch)."""
     if value is None:
         return None
-    vt = ValueType(info.ordinal)
+    vt = info.ordinal  # plain int compares equal to the IntEnum members (no enum construction per value)
+    if vt == ValueType.STRING:
+        return StatValue("StringWrapper", str(value))
+    if vt == ValueType.LONG or vt == ValueType.INT:
+        return StatValue(V2_WRAPPER[vt], int(value))
     wrapper = V2_WRAPPER[vt]
     if vt == ValueType.DECIMAL:
         return StatValue(wrapper, unscaled_to_bytes(_unscaled(value, _precision_scale(info)[1])))
