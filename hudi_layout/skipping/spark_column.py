@@ -56,7 +56,8 @@ from hudi_layout.skipping.ir import (
     Unsupported,
     mirrored,
 )
-from hudi_layout.skipping.sql import NO_CAST, cast_literal, from_sql, like_predicate
+from hudi_layout.skipping.sql import from_sql
+from hudi_layout.skipping.sql_literals import NO_CAST, cast_literal, like_predicate
 from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
 
 if TYPE_CHECKING:

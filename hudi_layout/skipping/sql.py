@@ -16,10 +16,7 @@ LIKE patterns other than ``'prefix%'``, ``RLIKE``, ``CASE`` — becomes an :clas
 
 from __future__ import annotations
 
-import datetime as _dt
-import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 import pyarrow as pa
@@ -46,102 +43,18 @@ from hudi_layout.skipping.ir import (
     Or,
     Predicate,
     Ref,
-    StartsWith,
     Unsupported,
     mirrored,
 )
-
-# ---------------------------------------------------------------------------------------------- lexer
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    kind: str  # "num", "str", "hex", "ident", "qident", "op", "eof"
-    text: str  # raw text (for "str"/"qident": the unescaped value)
-    start: int
-    end: int
-
-    def is_kw(self, *words: str) -> bool:
-        return self.kind == "ident" and self.text.upper() in words
-
-
-_NUMBER = re.compile(r"(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?(BD|bd|[LlSsYyDdFf])?(?![A-Za-z0-9_])")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_OPS = ("<=>", "==", "!=", "<>", "<=", ">=", "&&", "||", "=", "<", ">", "(", ")", ",", ".", "+", "-", "*",
-        "/", "%", "!", "~")
-_BACKSLASH = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
-
-
-def _tokenize(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif text.startswith("--", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c in "'\"":
-            value, j = _read_string(text, i)
-            tokens.append(_Token("str", value, i, j))
-            i = j
-        elif c in "xX" and i + 1 < n and text[i + 1] == "'":
-            value, j = _read_string(text, i + 1)
-            tokens.append(_Token("hex", value, i, j))
-            i = j
-        elif c == "`":
-            j, parts = i + 1, []
-            while True:
-                k = text.find("`", j)
-                if k < 0:
-                    raise InvalidArgumentError(
-                        f"unterminated backquoted identifier at {i}: {text[i:i + 20]!r}")
-                parts.append(text[j:k])
-                if text.startswith("``", k):
-                    parts.append("`")
-                    j = k + 2
-                    continue
-                break
-            tokens.append(_Token("qident", "".join(parts), i, k + 1))
-            i = k + 1
-        elif c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
-            m = _NUMBER.match(text, i)
-            if m is None:
-                raise InvalidArgumentError(f"malformed number at {i}: {text[i:i + 20]!r}")
-            tokens.append(_Token("num", m.group(0), i, m.end()))
-            i = m.end()
-        elif (m := _IDENT.match(text, i)) is not None:
-            tokens.append(_Token("ident", m.group(0), i, m.end()))
-            i = m.end()
-        else:
-            op = next((o for o in _OPS if text.startswith(o, i)), None)
-            if op is None:
-                raise InvalidArgumentError(f"unexpected character {c!r} at {i} in {text!r}")
-            tokens.append(_Token("op", op, i, i + len(op)))
-            i += len(op)
-    tokens.append(_Token("eof", "", n, n))
-    return tokens
-
-
-def _read_string(text: str, i: int) -> tuple[str, int]:
-    quote, j, out = text[i], i + 1, []
-    while j < len(text):
-        c = text[j]
-        if c == "\\" and j + 1 < len(text):
-            out.append(_BACKSLASH.get(text[j + 1], text[j + 1]))
-            j += 2
-        elif c == quote:
-            if text.startswith(quote * 2, j):
-                out.append(quote)
-                j += 2
-            else:
-                return "".join(out), j + 1
-        else:
-            out.append(c)
-            j += 1
-    raise InvalidArgumentError(f"unterminated string literal at {i}: {text[i:i + 20]!r}")
-
+from hudi_layout.skipping.sql_lexer import Token, tokenize
+from hudi_layout.skipping.sql_literals import (
+    NO_CAST,
+    cast_literal,
+    is_number,
+    like_predicate,
+    parse_number,
+    typed_literal,
+)
 
 # ---------------------------------------------------------------------------------------------- values
 
@@ -178,16 +91,16 @@ _RESERVED = {"AND", "OR", "NOT", "IS", "IN", "BETWEEN", "LIKE", "ILIKE", "RLIKE"
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.tokens = _tokenize(text)
+        self.tokens = tokenize(text)
         self.pos = 0
 
     # -- token helpers
 
     @property
-    def tok(self) -> _Token:
+    def tok(self) -> Token:
         return self.tokens[self.pos]
 
-    def advance(self) -> _Token:
+    def advance(self) -> Token:
         t = self.tokens[self.pos]
         self.pos += 1
         return t
@@ -374,7 +287,7 @@ class _Parser:
         if self.tok.kind == "op" and self.tok.text in ("-", "+", "~"):
             op = self.advance().text
             inner = self.unary()
-            if isinstance(inner, _Lit) and op in "+-" and _is_number(inner.value):
+            if isinstance(inner, _Lit) and op in "+-" and is_number(inner.value):
                 return _Lit(-inner.value if op == "-" else inner.value)
             return _Opaque(self.since(start))
         return self.primary()
@@ -384,7 +297,7 @@ class _Parser:
         t = self.tok
         if t.kind == "num":
             self.advance()
-            return _Lit(_number(t.text))
+            return _Lit(parse_number(t.text))
         if t.kind == "str":
             self.advance()
             return _Lit(t.text)
@@ -409,7 +322,7 @@ class _Parser:
             return _Lit(None if word == "NULL" else word == "TRUE")
         if word in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ") and nxt.kind == "str":
             self.pos += 2
-            return _Lit(_typed_literal(word, nxt.text))
+            return _Lit(typed_literal(word, nxt.text))
         if word == "CAST" and nxt.kind == "op" and nxt.text == "(":
             return self.cast(start)
         if word == "CASE":
@@ -467,91 +380,6 @@ class _Parser:
                 if depth == 0:
                     return _Opaque(self.since(start))
 
-
-# ---------------------------------------------------------------------------------------------- literals
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
-
-
-def _number(text: str) -> int | float | Decimal:
-    m = _NUMBER.fullmatch(text)
-    assert m is not None
-    body, exponent, suffix = m.group(1), m.group(2) or "", (m.group(3) or "").upper()
-    if suffix == "BD":
-        return Decimal(body + exponent)
-    if suffix in ("D", "F") or exponent:
-        return float(body + exponent)
-    if "." in body:
-        return Decimal(body)
-    if suffix in ("L", "S", "Y"):
-        return int(body)
-    return int(body)
-
-
-def _typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
-    try:
-        if kind == "DATE":
-            return _dt.date.fromisoformat(text.strip())
-        return _dt.datetime.fromisoformat(text.strip())
-    except ValueError as e:
-        raise InvalidArgumentError(f"invalid {kind} literal {text!r}") from e
-
-
-NO_CAST = object()
-_INT_TYPES = {"TINYINT", "BYTE", "SMALLINT", "SHORT", "INT", "INTEGER", "BIGINT", "LONG"}
-
-
-def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
-    """Fold ``CAST(literal AS type)`` (``type_name`` upper-case SQL, ``args`` its parameters).
-
-    Returns ``NO_CAST`` when we do not know how (the caller makes the expression Unsupported).
-    """
-    if v is None:
-        return None
-    try:
-        if type_name in _INT_TYPES:
-            return int(v.strip()) if isinstance(v, str) else int(v)
-        if type_name in ("FLOAT", "REAL", "DOUBLE"):
-            return float(v)
-        if type_name in ("DECIMAL", "DEC", "NUMERIC"):
-            scale = args[1] if len(args) > 1 else 0
-            return Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
-        if type_name in ("STRING", "VARCHAR", "CHAR"):
-            return v.isoformat() if isinstance(v, _dt.date) else str(v)
-        if type_name == "DATE":
-            if isinstance(v, str):
-                return _typed_literal("DATE", v)
-            return v.date() if isinstance(v, _dt.datetime) else v
-        if type_name in ("TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
-            return _typed_literal("TIMESTAMP", v) if isinstance(v, str) else v
-        if type_name in ("BOOLEAN", "BOOL") and isinstance(v, str) and v.strip().lower() in ("true", "false"):
-            return v.strip().lower() == "true"
-        if type_name == "BINARY" and isinstance(v, str):
-            return v.encode()
-    except (ValueError, TypeError, InvalidOperation, InvalidArgumentError):
-        return NO_CAST
-    return NO_CAST
-
-
-def like_predicate(column: Ref, pattern: str, escape: str) -> Predicate | None:
-    """``LIKE`` as ``=`` (no wildcard) or ``StartsWith`` (one trailing ``%``); ``None`` otherwise."""
-    prefix: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == escape and i + 1 < len(pattern):
-            prefix.append(pattern[i + 1])
-            i += 2
-            continue
-        if c == "_" or (c == "%" and i != len(pattern) - 1):
-            return None
-        if c == "%":
-            return StartsWith(column, Literal("".join(prefix)))
-        prefix.append(c)
-        i += 1
-    return Eq(column, Literal("".join(prefix)))
 
 
 def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:
