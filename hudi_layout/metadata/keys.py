@@ -61,6 +61,7 @@ def partition_index_id(partition: str) -> str:
     return _xxh_id(partition_identifier(partition))
 
 
+@lru_cache(maxsize=1 << 18)
 def file_index_id(file_name: str) -> str:
     return base64.b64encode(hashlib.md5(file_name.encode("utf-8")).digest()).decode("ascii")
 
@@ -70,6 +71,7 @@ def column_prefix(column: str) -> str:
     return column_index_id(column)
 
 
+@lru_cache(maxsize=65536)
 def column_partition_prefix(column: str, partition: str) -> str:
     """Key prefix selecting ``column``'s records in one data partition (24 chars)."""
     return column_index_id(column) + partition_index_id(partition)

@@ -110,6 +110,7 @@ class MetadataWriter:
     # -- records -------------------------------------------------------------------------------------------
 
     def stats_records(self, stats: Iterable[FileColumnStats | MetadataRecord]) -> list[MetadataRecord]:
+        """Typed stats -> records (unsupported types and columns outside ``columns_to_index`` skipped)."""
         out: list[MetadataRecord] = []
         for s in stats:
             if isinstance(s, MetadataRecord):
@@ -126,17 +127,46 @@ class MetadataWriter:
                 out.append(rec)
         return out
 
-    def _write_group_logs(self, instant: str, partition: str, records: list[MetadataRecord], *,
-                          all_groups: bool = False) -> list[dict[str, Any]]:
+    def encode_cells(self, records: Iterable[FileColumnStats | MetadataRecord]) -> dict[str, bytes]:
+        """``{key: Avro value}``; FileColumnStats take a direct encoding path (the bulk of every write)."""
+        from hudi_layout.metadata import stats_values as sv
+        from hudi_layout.metadata.records import encode_column_stats_value
+
+        cells: dict[str, bytes] = {}
+        wanted = set(self.columns_to_index) if self.columns_to_index is not None else None
+        v2 = self.index_version >= 2
+        for s in records:
+            if isinstance(s, MetadataRecord):
+                if s.column_stats is not None and wanted is not None and s.column_stats.column not in wanted:
+                    continue
+                cells[s.key] = encode_record(s, self.version)
+                continue
+            if wanted is not None and s.column not in wanted:
+                continue
+            info = sv.cached_value_type_for_arrow(s.arrow_type)
+            if info is None:
+                continue
+            name = s.file_name.rsplit("/", 1)[-1]
+            cells[K.column_partition_prefix(s.column, s.partition) + K.file_index_id(name)] = \
+                encode_column_stats_value(name, s.column, sv.encode(s.min, info, self.index_version),
+                                          sv.encode(s.max, info, self.index_version), int(s.value_count),
+                                          int(s.null_count), int(s.total_size), int(s.total_uncompressed_size),
+                                          info if v2 else None, self.version)
+        return cells
+
+    def _write_group_logs(self, instant: str, partition: str, records: Iterable[FileColumnStats | MetadataRecord],
+                          *, all_groups: bool = False) -> list[dict[str, Any]]:
         groups = self.file_group_ids(partition)
         buckets: dict[str, dict[str, bytes]] = {g: {} for g in groups} if all_groups else {}
-        indices = K.file_group_indices([r.key for r in records], len(groups))
-        for rec, gi in zip(records, indices):
-            buckets.setdefault(groups[gi], {})[rec.key] = encode_record(rec, self.version)
+        cells = self.encode_cells(records)
+        keys = list(cells)
+        for key, gi in zip(keys, K.file_group_indices(keys, len(groups))):
+            buckets.setdefault(groups[gi], {})[key] = cells[key]
         stats = []
-        for fid, cells in sorted(buckets.items()):
-            if cells:
-                items = [(k.encode("utf-8"), cells[k]) for k in sorted(cells, key=lambda s: s.encode("utf-8"))]
+        for fid, group_cells in sorted(buckets.items()):
+            if group_cells:
+                items = [(k.encode("utf-8"), group_cells[k])
+                         for k in sorted(group_cells, key=lambda s: s.encode("utf-8"))]
                 hfile = write_hfile(None, items, codec="GZ", file_info={b"schema": self.schema_text.encode()})
                 block = L.hfile_data_block(instant, self.schema_text, hfile)
             else:
@@ -147,7 +177,7 @@ class MetadataWriter:
                 fh.write(block)
                 fh.flush()
                 os.fsync(fh.fileno())
-            stats.append(T.log_write_stat(partition, fid, name, len(block), len(cells), instant))
+            stats.append(T.log_write_stat(partition, fid, name, len(block), len(group_cells), instant))
         return stats
 
     def _new_log_name(self, partition: str, fid: str, instant: str) -> str:
@@ -184,7 +214,7 @@ class MetadataWriter:
                 files = dict(existing_files or {})
                 recs = [all_partitions_record(list(files))] + [files_partition_record(p, f) for p, f in files.items()]
             else:
-                recs = self.stats_records(existing_stats)
+                recs = list(existing_stats)
             stats = self._init_bases(part, init, recs)
             stats += self._write_group_logs(init, part, [], all_groups=True)
             by_part = {part: stats}
@@ -196,12 +226,13 @@ class MetadataWriter:
             "hoodie.table.metadata.partitions.inflight": ""}
         return updates
 
-    def _init_bases(self, partition: str, instant: str, records: list[MetadataRecord]) -> list[dict[str, Any]]:
+    def _init_bases(self, partition: str, instant: str, records: list[Any]) -> list[dict[str, Any]]:
         groups = self.file_group_ids(partition)
         buckets: dict[str, dict[str, bytes]] = {}
-        indices = K.file_group_indices([r.key for r in records], len(groups))
-        for rec, gi in zip(records, indices):
-            buckets.setdefault(groups[gi], {})[rec.key] = encode_record(rec, self.version)
+        cells = self.encode_cells(records)
+        keys = list(cells)
+        for key, gi in zip(keys, K.file_group_indices(keys, len(groups))):
+            buckets.setdefault(groups[gi], {})[key] = cells[key]
         stats = []
         for fid, cells in sorted(buckets.items()):
             name, size = self._write_base(partition, fid, instant, cells)
@@ -236,7 +267,7 @@ class MetadataWriter:
         new_parts, gone_parts = list(partitions_added), list(partitions_deleted)
         if new_parts or gone_parts:
             file_recs.append(all_partitions_record(new_parts, gone_parts))
-        stat_recs = self.stats_records(column_stats)
+        stat_recs: list[Any] = list(column_stats)
         if self.columns_to_index:
             from hudi_layout.metadata.records import column_stats_tombstone
 
