@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hudi_layout.metadata import keys as K
+from hudi_layout.metadata import records as R
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex, _normalise
+from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter
+from hudi_layout.metadata.stats_values import TypeInfo
+from hudi_layout.table.instant import State, instant_file_name, new_instant_time
+
+from _mdt_tables import create_table
+
+ZIPS = ["cow_v9_txns_simple_meta.zip", "cow_v9_txns_nonpart_meta.zip", "mor_avro_v9_txns_simple_meta.zip"]
+
+
+def _slow(idx: ColumnStatsIndex, column: str) -> pa.Table:
+    cells = [c for _p, got in idx.reader.column_stats_items([K.column_prefix(column)]) for c in got]
+    keys, values, form = _normalise(cells)
+    return idx._slow(keys, values, form)
+
+
+def _rows(t: pa.Table) -> list[dict]:
+    return sorted(t.to_pylist(), key=lambda r: r["file_name"])
+
+
+@pytest.mark.parametrize("zip_name", ZIPS)
+def test_fast_path_equals_reference(fixture_table, zip_name: str) -> None:
+    idx = ColumnStatsIndex(fixture_table(zip_name))
+    for column in idx.indexed_columns():
+        fast = idx._fast([K.column_prefix(column)])
+        assert fast is not None, column  # the fast path applies to real Hudi MDTs
+        ref = _slow(idx, column)
+        assert fast.schema == ref.schema
+        assert _rows(fast) == _rows(ref)
+        assert _rows(idx.load_column(column)) == _rows(ref)
+
+
+def test_load_long_form_and_partition_filter(fixture_table) -> None:
+    idx = ColumnStatsIndex(fixture_table("cow_v9_txns_simple_meta.zip"))
+    long = idx.load(["txn_id", "amount", "txn_date"])
+    assert pa.types.is_union(long.schema.field("min").type)
+    by_col = {c: idx.load_column(c) for c in ("txn_id", "amount", "txn_date")}
+    assert long.num_rows == sum(t.num_rows for t in by_col.values())
+    amount_rows = [r for r in long.to_pylist() if r["column"] == "amount"]
+    assert sorted(r["min"] for r in amount_rows) == sorted(by_col["amount"].column("min").to_pylist())
+    eu = idx.load_column("amount", partitions=["region=eu"])
+    assert eu.num_rows > 0 and set(eu.column("partition").to_pylist()) == {"region=eu"}
+    assert idx.load_column("amount", partitions=["nope"]).num_rows == 0
+    assert idx.load_column("no_such_column").num_rows == 0
+
+
+def test_duplicate_keys_merge_and_tombstones(tmp_path: Path) -> None:
+    """A key written again in a later log block (tombstone / MOR merge) goes through the merge rule."""
+    base = create_table(tmp_path / "t", columns=None)
+    w = MetadataWriter(base)
+    tl = base / ".hoodie" / "timeline"
+
+    def commit(files, stats) -> None:
+        t = new_instant_time()
+        (tl / instant_file_name(t, "commit", State.REQUESTED)).write_bytes(b"")
+        w.write_deltacommit(t, files, stats, partitions_added=list(files))
+        (tl / instant_file_name(t, "commit", State.COMPLETED, new_instant_time(t))).write_bytes(b"")
+
+    s1 = [FileColumnStats("p", f"f{i}.parquet", "v", i, i + 10, 0, 5, pa.int64()) for i in range(4)]
+    commit({"p": {f"f{i}.parquet": 1 for i in range(4)}}, s1)
+    commit({"p": {"f0.parquet": 1}}, [R.column_stats_tombstone("p", "f1.parquet", "v"),
+                                       FileColumnStats("p", "f0.parquet", "v", -5, 3, 1, 2, pa.int64())])
+    t = ColumnStatsIndex(base).load_column("v")
+    rows = {r["file_name"]: r for r in t.to_pylist()}
+    assert set(rows) == {"f0.parquet", "f2.parquet", "f3.parquet"}
+    assert (rows["f0.parquet"]["min"], rows["f0.parquet"]["max"], rows["f0.parquet"]["value_count"]) == (-5, 10, 7)
+
+
+def test_mixed_value_types_are_unified(tmp_path: Path) -> None:
+    base = create_table(tmp_path / "t", columns=None)
+    w = MetadataWriter(base)
+    t0 = new_instant_time()
+    tl = base / ".hoodie" / "timeline"
+    (tl / instant_file_name(t0, "commit", State.REQUESTED)).write_bytes(b"")
+    w.write_deltacommit(t0, {"p": {"a.parquet": 1, "b.parquet": 1}}, [
+        FileColumnStats("p", "a.parquet", "c", 1, 2, 0, 2, pa.int32()),       # schema evolution int -> long
+        FileColumnStats("p", "b.parquet", "c", 2**40, 2**41, 0, 2, pa.int64())], partitions_added=["p"])
+    (tl / instant_file_name(t0, "commit", State.COMPLETED, new_instant_time(t0))).write_bytes(b"")
+    t = ColumnStatsIndex(base).load_column("c")
+    assert t.schema.field("min").type == pa.int64()
+    assert sorted(t.column("max").to_pylist()) == [2, 2**41]
+
+
+def test_encode_fast_path_matches_encode_record() -> None:
+    rec = R.column_stats_record("p", "f.parquet", "c", decimal.Decimal("1.25"), decimal.Decimal("9.99"), 1, 7, 100,
+                                200, pa.decimal128(10, 2))
+    cs = rec.column_stats
+    assert R.encode_column_stats_value("f.parquet", "c", cs.min, cs.max, 7, 1, 100, 200, TypeInfo(10, "10,2")) == \
+        R.encode_record(rec, 9)
+
+
+def test_throughput_smoke(tmp_path: Path) -> None:
+    """20k records in 5,000 files x 4 columns; the benchmark target is 400k records < 1 s."""
+    base = create_table(tmp_path / "t", columns=None)
+    w = MetadataWriter(base)
+    t0 = new_instant_time()
+    tl = base / ".hoodie" / "timeline"
+    (tl / instant_file_name(t0, "commit", State.REQUESTED)).write_bytes(b"")
+    files, stats = {}, []
+    for j in range(5000):
+        p, name = f"r={j % 7}", f"{j:06d}-x-0_0-1-0_{t0}.parquet"
+        files.setdefault(p, {})[name] = 100
+        stats += [FileColumnStats(p, name, "s", f"a{j}", f"b{j}", 0, 9, pa.string()),
+                  FileColumnStats(p, name, "l", j, j + 9, 1, 9, pa.int64()),
+                  FileColumnStats(p, name, "d", dt.date(2024, 1, 1), dt.date(2024, 2, 1), 0, 9, pa.date32()),
+                  FileColumnStats(p, name, "x", decimal.Decimal(j), decimal.Decimal(j + 1), 0, 9, pa.decimal128(9, 0))]
+    w.write_deltacommit(t0, files, stats, partitions_added=list(files))
+    (tl / instant_file_name(t0, "commit", State.COMPLETED, new_instant_time(t0))).write_bytes(b"")
+    w.compact()
+    idx = ColumnStatsIndex(base)
+    idx.load_column("l")  # warm-up (pyarrow kernels)
+    c0 = time.process_time()
+    out = idx.stats_by_column(["s", "l", "d", "x"])
+    cpu = time.process_time() - c0
+    assert all(t.num_rows == 5000 for t in out.values())
+    assert out["x"].schema.field("min").type == pa.decimal128(9, 0)
+    assert cpu < 2.0, f"loading 20k column_stats records took {cpu:.2f} s CPU"
