@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, ClassVar
 
@@ -125,12 +125,17 @@ class AlwaysFalse(Predicate):
 
 @dataclass(frozen=True, slots=True)
 class Unsupported(Predicate):
-    """A leaf we cannot evaluate against statistics; always "might match", and so is its negation."""
+    """A leaf we cannot evaluate against statistics; always "might match", and so is its negation.
+
+    ``text`` describes it; ``sql`` is its exact Spark SQL text when known (SQL front end, ``F.expr``), so
+    :func:`~.to_sql.predicate_to_sql` can still render it. ``sql`` does not take part in equality.
+    """
 
     text: str
+    sql: str | None = field(default=None, compare=False)
 
     def __invert__(self) -> Predicate:
-        return Unsupported(f"NOT ({self.text})")
+        return Unsupported(f"NOT ({self.text})", None if self.sql is None else f"NOT ({self.sql})")
 
     def __str__(self) -> str:
         return f"<unsupported: {self.text}>"

@@ -190,7 +190,7 @@ class _Walker:
         try:
             pred = from_sql(text)
         except InvalidArgumentError:
-            return Unsupported(text)
+            return Unsupported(text, text)
         if self.time_zone and self.time_zone.upper() not in ("UTC", "Z", "GMT", "ETC/UTC"):
             pred = _shift_naive_timestamps(pred, self.time_zone)
         return pred

@@ -131,6 +131,11 @@ class _Parser:
         raise InvalidArgumentError(f"cannot parse SQL filter: {what} at position {t.start}, found {found}",
                                    hint=self.text)
 
+    def unsupported(self, start: int) -> Unsupported:
+        """An :class:`Unsupported` leaf for the source text from token ``start`` to here."""
+        text = self.since(start)
+        return Unsupported(text, text)
+
     def since(self, start: int) -> str:
         return self.text[self.tokens[start].start:self.tokens[self.pos - 1].end]
 
@@ -177,7 +182,7 @@ class _Parser:
             if v.value is False or v.value is None:
                 return AlwaysFalse()
             return Unsupported(repr(v.value))
-        return Unsupported(v.text)
+        return Unsupported(v.text, v.text)
 
     # -- predicates
 
@@ -205,7 +210,7 @@ class _Parser:
             self.additive()
             if self.accept_kw("ESCAPE"):
                 self.primary()
-            return _Bool(Unsupported(self.since(start)))
+            return _Bool(self.unsupported(start))
         else:
             if negated:
                 self.fail("expected IN, BETWEEN or LIKE after NOT")
@@ -218,13 +223,13 @@ class _Parser:
             return kind(Ref(left.name), Literal(right.value))
         if isinstance(left, _Lit) and isinstance(right, _Col):
             return mirrored(kind)(Ref(right.name), Literal(left.value))
-        return Unsupported(self.since(start))
+        return self.unsupported(start)
 
     def is_suffix(self, left: _Value, start: int) -> Predicate:
         negated = self.accept_kw("NOT")
         if self.accept_kw("NULL"):
             if not isinstance(left, _Col):
-                return Unsupported(self.since(start))
+                return self.unsupported(start)
             return IsNotNull(Ref(left.name)) if negated else IsNull(Ref(left.name))
         if self.tok.is_kw("TRUE", "FALSE"):
             value = self.advance().text.upper() == "TRUE"
@@ -246,7 +251,7 @@ class _Parser:
             items.append(self.additive())
         self.expect_op(")")
         if not isinstance(left, _Col) or not all(isinstance(i, _Lit) for i in items):
-            return Unsupported(self.since(start))
+            return self.unsupported(start)
         # NOT is applied by the caller (Not(In) rewrites to NotIn).
         return In(Ref(left.name), tuple(Literal(i.value) for i in items))  # type: ignore[union-attr]
 
@@ -259,8 +264,8 @@ class _Parser:
                 self.fail("ESCAPE needs a one-character string")
             escape = esc.value  # type: ignore[union-attr]
         if not isinstance(left, _Col) or not isinstance(pattern, _Lit) or not isinstance(pattern.value, str):
-            return Unsupported(self.since(start))
-        return like_predicate(Ref(left.name), pattern.value, escape) or Unsupported(self.since(start))
+            return self.unsupported(start)
+        return like_predicate(Ref(left.name), pattern.value, escape) or self.unsupported(start)
 
     # -- value layer
 

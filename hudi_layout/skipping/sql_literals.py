@@ -31,10 +31,14 @@ def parse_number(text: str) -> int | float | Decimal:
 
 
 def typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
+    """``DATE '...'`` / ``TIMESTAMP '...'``; a timestamp with an offset becomes naive UTC (see :mod:`.ir`)."""
     try:
         if kind == "DATE":
             return _dt.date.fromisoformat(text.strip())
-        return _dt.datetime.fromisoformat(text.strip())
+        value = _dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
+        if value.tzinfo is not None:
+            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+        return value
     except ValueError as e:
         raise InvalidArgumentError(f"invalid {kind} literal {text!r}") from e
 
