@@ -337,11 +337,14 @@ def _normalise(cells: list[tuple[bytes, bytes, str]]) -> tuple[list[bytes], list
     forms = {schema: schema_form(schema) for schema in {c[2] for c in cells}}
     distinct = set(forms.values())
     keys = [c[0] for c in cells]
-    unique = len(set(keys)) == len(keys)
+    unique = len(set(keys)) == len(keys) and all(c[1] for c in cells)
     if unique and len(distinct) == 1 and None not in distinct:
         return keys, [c[1] for c in cells], distinct.pop()  # type: ignore[return-value]
     merged: dict[bytes, ColumnStat] = {}
     for k, v, schema in cells:
+        if not v:  # DELETE block entry
+            merged.pop(k, None)
+            continue
         rec = decode_record(k.decode("ascii"), v, schema)
         if rec.column_stats is None:
             continue

@@ -211,6 +211,45 @@ def merge_column_stats(older: ColumnStat | None, newer: ColumnStat) -> ColumnSta
 # ---------------------------------------------------------------------------------------------- reader
 
 
+class DeletedKeys:
+    """A DELETE log block seen through the HFileReader read API: every key maps to the empty value ``b""``,
+    which the merge code treats as "remove this key" (HoodieDeleteRecordList semantics)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._keys = sorted({k.encode("utf-8") for k in keys})
+        self.file_info: dict[bytes, bytes] = {}
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        return [(k, b"") for k in self._keys]
+
+    def scan_items(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
+        return [(k, b"") for k in self._keys if k.startswith(prefix)]
+
+    def get(self, key: bytes) -> bytes | None:
+        return b"" if key in self._keys else None
+
+
+def _delete_block_keys(block: L.LogBlock) -> list[str]:
+    import io
+
+    import fastavro
+
+    from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
+
+    payload = L.delete_block_payload(block)
+    if payload in (b"", b"\x00"):
+        return []
+    schema_text = block.header.get(L.HeaderKey.SCHEMA)
+    # the header SCHEMA of a DELETE block is the *data* schema; the list schema is fixed per Hudi version:
+    # decode record keys with ours and fall back to a manual read of the first two fields
+    try:
+        rec = fastavro.schemaless_reader(io.BytesIO(payload), fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA), None)
+        return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
+    except Exception as e:  # noqa: BLE001
+        raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "
+                               f"(schema header {bool(schema_text)}): {e}") from e
+
+
 @dataclass
 class _Source:
     """One HFile to read from (a base file or an HFILE_DATA block)."""
@@ -283,10 +322,14 @@ class MetadataTableReader:
             rolled_back = {b.target_instant_time for b in blocks if b.is_rollback and
                            self.sync.block_visible(b.instant_time)}
             for b in blocks:
-                if b.type != L.BlockType.HFILE_DATA:
-                    continue  # DELETE blocks in the files/column_stats partitions only carry init markers
                 it = b.instant_time
-                if it in rolled_back or not self.sync.block_visible(it):
+                if b.type not in (L.BlockType.HFILE_DATA, L.BlockType.DELETE) or it in rolled_back \
+                        or not self.sync.block_visible(it):
+                    continue
+                if b.type == L.BlockType.DELETE:
+                    deleted = _delete_block_keys(b)  # usually the empty init marker
+                    if deleted:
+                        sources.append(_Source(DeletedKeys(deleted), "", it, b""))  # type: ignore[arg-type]
                     continue
                 try:
                     r = HFileReader(b.content)
@@ -306,10 +349,13 @@ class MetadataTableReader:
         for sources in self._group_sources(K.FILES):
             for src in sources:
                 for key, value in src.reader.items():
-                    rec = decode_record(key.decode("utf-8"), value, src.schema)
+                    k = key.decode("utf-8")
+                    if not value:
+                        merged.pop(k, None)
+                        continue
+                    rec = decode_record(k, value, src.schema)
                     if rec.files is None:
                         continue
-                    k = key.decode("utf-8")
                     merged[k] = merge_files(merged.get(k), rec.files)
         return merged
 
@@ -322,6 +368,9 @@ class MetadataTableReader:
             for src in sources:
                 value = src.reader.get(kb)
                 if value is None:
+                    continue
+                if not value:
+                    merged = None
                     continue
                 rec = decode_record(key, value, src.schema)
                 if rec.files is not None:
@@ -363,6 +412,9 @@ class MetadataTableReader:
         for _prefix, cells in self.column_stats_items(prefixes):
             for k, v, schema in cells:
                 key = k.decode("ascii")
+                if not v:
+                    merged.pop(key, None)
+                    continue
                 rec = decode_record(key, v, schema)
                 if rec.column_stats is None:
                     continue
@@ -377,4 +429,5 @@ class MetadataTableReader:
         for sources in self._group_sources(partition):
             for src in sources:
                 for key, value in src.reader.items():
-                    yield decode_record(key.decode("utf-8"), value, src.schema)
+                    if value:
+                        yield decode_record(key.decode("utf-8"), value, src.schema)

@@ -389,6 +389,9 @@ class MetadataWriter:
             merged_cs: Any = None
             rtype = None
             for value, schema in versions:
+                if not value:  # DELETE block: forget everything older
+                    merged_files, merged_cs, rtype = None, None, None
+                    continue
                 rec = decode_record(key, value, schema)
                 rtype = rec.type
                 if rec.files is not None:

@@ -127,3 +127,39 @@ def test_throughput_smoke(tmp_path: Path) -> None:
     assert all(t.num_rows == 5000 for t in out.values())
     assert out["x"].schema.field("min").type == pa.decimal128(9, 0)
     assert cpu < 2.0, f"loading 20k column_stats records took {cpu:.2f} s CPU"
+
+
+def test_delete_block_removes_keys(tmp_path: Path) -> None:
+    import io
+
+    import fastavro
+
+    from hudi_layout.metadata import log_format as L
+    from hudi_layout.metadata.mdt_timeline import commit_bytes, write_instant
+    from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
+
+    base = create_table(tmp_path / "t", columns=None)
+    w = MetadataWriter(base)
+    tl = base / ".hoodie" / "timeline"
+    t1 = new_instant_time()
+    (tl / instant_file_name(t1, "commit", State.REQUESTED)).write_bytes(b"")
+    w.write_deltacommit(t1, {"p": {"a.parquet": 1, "b.parquet": 1}},
+                        [FileColumnStats("p", n, "v", 1, 2, 0, 2, pa.int64()) for n in ("a.parquet", "b.parquet")],
+                        partitions_added=["p"])
+    (tl / instant_file_name(t1, "commit", State.COMPLETED, new_instant_time(t1))).write_bytes(b"")
+    # a DELETE block (as Hudi writes for key deletes) removing b's record, in its own MDT deltacommit
+    t2 = new_instant_time()
+    key = K.column_stats_key("v", "p", "b.parquet")
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA),
+                               {"deleteRecordList": [{"recordKey": key, "partitionPath": "column_stats",
+                                                      "orderingVal": None}]})
+    fid = w.file_group_ids("column_stats")[K.file_group_index(key, 2)]
+    (base / ".hoodie/metadata/column_stats" / L.log_file_name(fid, t2)).write_bytes(L.delete_block(t2, buf.getvalue()))
+    (tl / instant_file_name(t2, "commit", State.REQUESTED)).write_bytes(b"")
+    write_instant(w.timeline_dir, t2, "deltacommit", State.COMPLETED, commit_bytes({}, "UPSERT_PREPPED", 9),
+                  new_instant_time(t2))
+    (tl / instant_file_name(t2, "commit", State.COMPLETED, new_instant_time(t2))).write_bytes(b"")
+    assert ColumnStatsIndex(base).load_column("v").column("file_name").to_pylist() == ["a.parquet"]
+    w.compact()
+    assert ColumnStatsIndex(base).load_column("v").column("file_name").to_pylist() == ["a.parquet"]
