@@ -153,3 +153,27 @@ def compaction_plan_bytes(operations: list[dict[str, Any]]) -> bytes:
     buf = io.BytesIO()
     fastavro.writer(buf, fastavro.parse_schema(COMPACTION_PLAN_SCHEMA), [rec], codec="null")
     return buf.getvalue()
+
+
+INDEX_DEFS_PATH = ".hoodie/.index_defs/index.json"
+
+
+def write_index_defs(base_path: Path, columns: list[str], table_version: int) -> str:
+    """Record the column_stats index definition (v8+ ``.index_defs/index.json``, merged into an existing
+    file); returns the path relative to the base, for ``hoodie.table.index.defs.path``."""
+    import json
+
+    path = base_path / INDEX_DEFS_PATH
+    doc: dict[str, Any] = {"indexDefinitions": {}}
+    if path.is_file():
+        try:
+            doc = json.loads(path.read_text())
+            doc.setdefault("indexDefinitions", {})
+        except ValueError:
+            doc = {"indexDefinitions": {}}
+    doc["indexDefinitions"]["column_stats"] = {
+        "indexName": "column_stats", "indexType": "column_stats", "indexFunction": "column_stats",
+        "sourceFields": list(columns), "indexOptions": {}, "version": "V2" if table_version >= 9 else "V1"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, json.dumps(doc, indent=2).encode("utf-8"))
+    return INDEX_DEFS_PATH

@@ -203,7 +203,14 @@ class MetadataWriter:
                    existing_stats: Iterable[FileColumnStats | MetadataRecord] = ()) -> dict[str, str]:
         """Create the MDT; returns the data-table properties to set once this returns."""
         if self.exists:
-            raise InvalidArgumentError(f"{self.mdt_dir}: metadata table already exists")
+            listed = set(self.props.metadata_partitions)
+            if {K.FILES, K.COLUMN_STATS} <= listed:
+                raise InvalidArgumentError(f"{self.mdt_dir}: metadata table already exists")
+            # never published in hoodie.table.metadata.partitions (an earlier initialize crashed, or another
+            # tool left it): no reader uses it, so rebuild from scratch
+            import shutil
+
+            shutil.rmtree(self.mdt_dir)
         T.create_mdt_dirs(self.mdt_dir, self.props)
         for part, init in ((K.FILES, FILES_INIT_INSTANT), (K.COLUMN_STATS, COLUMN_STATS_INIT_INSTANT)):
             write_partition_metadata(self.mdt_dir / part, FILES_INIT_INSTANT, 1)
@@ -224,6 +231,9 @@ class MetadataWriter:
         updates = {"hoodie.table.metadata.partitions": ",".join(sorted(
             set(self.props.metadata_partitions) | {K.FILES, K.COLUMN_STATS})),
             "hoodie.table.metadata.partitions.inflight": ""}
+        if self.columns_to_index is not None:
+            updates["hoodie.table.index.defs.path"] = T.write_index_defs(self.base_path, self.columns_to_index,
+                                                                         self.version)
         return updates
 
     def _init_bases(self, partition: str, instant: str, records: list[Any]) -> list[dict[str, Any]]:

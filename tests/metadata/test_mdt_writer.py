@@ -19,6 +19,8 @@ from hudi_layout.table.properties import TableProperties, load_properties
 
 from _mdt_tables import INDEXED, create_table, write_batch
 
+INDEX_COLUMNS = INDEXED
+
 D = dt.date
 Dec = decimal.Decimal
 
@@ -158,3 +160,46 @@ def test_hudi_rs_reads_our_mdt(tmp_path: Path) -> None:
     table = hudi.HudiTableBuilder.from_base_uri(str(base)).with_hudi_options(
         {"hoodie.metadata.enable": "true"}).build()
     assert len(table.get_file_slices()) == 4
+
+
+def test_index_definition_written(tmp_path: Path) -> None:
+    import json
+
+    base = create_table(tmp_path / "t")
+    props = load_properties(base / ".hoodie")
+    defs = json.loads((base / props["hoodie.table.index.defs.path"]).read_text())["indexDefinitions"]
+    assert defs["column_stats"]["sourceFields"] == INDEX_COLUMNS and defs["column_stats"]["version"] == "V2"
+
+
+def test_v8_table_round_trip(tmp_path: Path) -> None:
+    from hudi_layout.metadata.schema import metadata_record_schema_str
+    from hudi_layout.table.create import create_table_layout, table_properties_for
+
+    from _mdt_tables import SCHEMA
+
+    base = tmp_path / "t8"
+    create_table_layout(base, table_properties_for(table_name="t8", schema=SCHEMA, record_key_fields=["id"],
+                                                   partition_fields=["region"], hive_style=True, table_version=8))
+    w = MetadataWriter(base, columns_to_index=INDEXED)
+    from hudi_layout.metadata.mdt_writer import update_data_table_properties
+
+    update_data_table_properties(base, w.initialize())
+    assert w.schema_text == metadata_record_schema_str(8)
+    for i in range(2):
+        write_batch(base, _rows(i))
+    _check_against_disk(base)
+    MetadataWriter(base).compact()
+    _check_against_disk(base)
+
+
+def test_initialize_rebuilds_unpublished_mdt(tmp_path: Path) -> None:
+    from hudi_layout.table.create import create_table_layout, table_properties_for
+
+    from _mdt_tables import SCHEMA
+
+    base = tmp_path / "t"
+    create_table_layout(base, table_properties_for(table_name="t", schema=SCHEMA, record_key_fields=["id"],
+                                                   partition_fields=["region"], hive_style=True))
+    MetadataWriter(base).initialize()  # crash before the data table properties were updated
+    updates = MetadataWriter(base).initialize()
+    assert updates["hoodie.table.metadata.partitions"] == "column_stats,files"
