@@ -33,8 +33,8 @@ from ..spark.base_file_writer import (
     WriteSpec,
     WrittenFile,
 )
-from ..spark.curve_key import KEY_COLUMN, normalise_strategy, with_curve_key
 from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
+from ..spark.range_layout import curve_layout
 from ..spark.metadata_sync import metadata_update_hook, stats_columns_for
 from ..table.commit_metadata import replace_commit_metadata_bytes
 from ..table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
@@ -111,13 +111,8 @@ def _laid_out(df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec) -
     cols = list(plan.sort_columns)
     if not cols:
         return df.repartition(n) if n > 1 else df.coalesce(1)
-    strategy = normalise_strategy(plan.options.layout_strategy)
-    if strategy == "linear" or len(cols) == 1:
-        ordered = [f"`{c}`" for c in cols]
-        return df.repartitionByRange(n, *ordered).sortWithinPartitions(*ordered)
-    keyed = with_curve_key(df, cols, strategy, plan.options.curve_build_method,
-                           sample_size=plan.options.curve_sample_size)
-    return keyed.repartitionByRange(n, KEY_COLUMN).sortWithinPartitions(KEY_COLUMN).drop(KEY_COLUMN)
+    return curve_layout(df, cols, n, strategy=plan.options.layout_strategy,
+                        method=plan.options.curve_build_method, sample_size=plan.options.curve_sample_size)
 
 
 def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
