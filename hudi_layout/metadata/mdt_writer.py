@@ -29,7 +29,7 @@ from hudi_layout.metadata import mdt_timeline as T
 from hudi_layout.metadata.hfile.writer import write_hfile
 from hudi_layout.metadata.mdt_reader import (MetadataTableReader, SOLO_COMMIT_TIMESTAMP, list_instants,
                                              merge_column_stats, merge_files)
-from hudi_layout.metadata.records import (TYPE_ALL_PARTITIONS, TYPE_COLUMN_STATS, TYPE_FILES, MetadataRecord,
+from hudi_layout.metadata.records import (TYPE_COLUMN_STATS, TYPE_FILES, MetadataRecord,
                                           all_partitions_record, column_stats_record, decode_record,
                                           encode_record, files_partition_record)
 from hudi_layout.metadata.schema import metadata_record_schema_str
@@ -274,7 +274,9 @@ class MetadataWriter:
         partitions = set(files_added) | set(deleted)
         file_recs = [files_partition_record(p, dict(files_added.get(p, {})), deleted.get(p, ()))
                      for p in sorted(partitions)]
-        new_parts, gone_parts = list(partitions_added), list(partitions_deleted)
+        # like Hudi, list every partition this commit writes to in __all_partitions__ (idempotent merge)
+        new_parts = sorted(set(partitions_added) | {p for p, f in files_added.items() if f})
+        gone_parts = list(partitions_deleted)
         if new_parts or gone_parts:
             file_recs.append(all_partitions_record(new_parts, gone_parts))
         stat_recs: list[Any] = list(column_stats)

@@ -1,0 +1,91 @@
+"""MDT merge rules (hudi-format-notes.md §5.4, §5.5) and DELETE-block handling, shared by reader and writer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hudi_layout.errors import CorruptFileError
+from hudi_layout.metadata import log_format as L
+from hudi_layout.metadata.records import ColumnStat, FileInfo
+
+
+def merge_files(older: dict[str, FileInfo] | None, newer: dict[str, FileInfo]) -> dict[str, FileInfo]:
+    """``HoodieMetadataPayload.combineFileSystemMetadata`` applied newer-onto-older (§5.4)."""
+    if older is None:
+        return dict(newer)
+    out = dict(older)
+    for name, info in newer.items():
+        old = out.get(name)
+        if old is None:
+            out[name] = info
+        elif info.is_deleted:
+            del out[name]
+        else:
+            out[name] = FileInfo(max(old.size, info.size), False)
+    return out
+
+
+def merge_column_stats(older: ColumnStat | None, newer: ColumnStat) -> ColumnStat:
+    """``mergeColumnStatsRecords``: a tombstone on either side → newer wins; else widen the range."""
+    if older is None or older.is_deleted or newer.is_deleted:
+        return newer
+    from hudi_layout.metadata.stats_values import decode
+
+    def pick(a, b, fn):  # type: ignore[no-untyped-def]
+        if a is None:
+            return b
+        if b is None:
+            return a
+        da, db = decode(a.wrapper, a.value, older.value_type), decode(b.wrapper, b.value, newer.value_type)
+        try:
+            return a if fn(da, db) else b
+        except TypeError:
+            return b
+
+    def add(x: int | None, y: int | None) -> int | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+
+    return ColumnStat(newer.file_name, newer.column, pick(older.min, newer.min, lambda a, b: a <= b),
+                      pick(older.max, newer.max, lambda a, b: a >= b), add(older.value_count, newer.value_count),
+                      add(older.null_count, newer.null_count), add(older.total_size, newer.total_size),
+                      add(older.total_uncompressed_size, newer.total_uncompressed_size), False,
+                      newer.is_tight_bound, newer.value_type or older.value_type)
+
+
+class DeletedKeys:
+    """A DELETE log block seen through the HFileReader read API: every key maps to the empty value ``b""``,
+    which the merge code treats as "remove this key" (HoodieDeleteRecordList semantics)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._keys = sorted({k.encode("utf-8") for k in keys})
+        self.file_info: dict[bytes, bytes] = {}
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        return [(k, b"") for k in self._keys]
+
+    def scan_items(self, prefix: bytes) -> list[tuple[bytes, bytes]]:
+        return [(k, b"") for k in self._keys if k.startswith(prefix)]
+
+    def get(self, key: bytes) -> bytes | None:
+        return b"" if key in self._keys else None
+
+
+def delete_block_keys(block: L.LogBlock) -> list[str]:
+    import io
+
+    import fastavro
+
+    from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
+
+    payload = L.delete_block_payload(block)
+    if payload in (b"", b"\x00"):
+        return []
+    schema_text = block.header.get(L.HeaderKey.SCHEMA)
+    # the header SCHEMA of a DELETE block is the *data* schema; the list schema is fixed per Hudi version:
+    # decode record keys with ours and fall back to a manual read of the first two fields
+    try:
+        rec = fastavro.schemaless_reader(io.BytesIO(payload), fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA), None)
+        return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
+    except Exception as e:  # noqa: BLE001
+        raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "
+                               f"(schema header {bool(schema_text)}): {e}") from e
