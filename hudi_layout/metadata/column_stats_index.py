@@ -137,6 +137,8 @@ class ColumnStatsIndex:
         for _c, t in tables:
             if t.schema.field("min").type not in types:
                 types.append(t.schema.field("min").type)
+        if not types:
+            types = [pa.null()]
         code_of = {t: i for i, t in enumerate(types)}
         union_t = pa.dense_union([pa.field(f"t{i}", t) for i, t in enumerate(types)])
         parts: dict[str, list] = {k: [] for k in ("partition", "file_name", "column", "null_count", "value_count")}
@@ -167,11 +169,6 @@ class ColumnStatsIndex:
         def cat(name: str, t: pa.DataType) -> pa.Array:
             return pa.concat_arrays(parts[name]) if parts[name] else pa.array([], t)
 
-        if not types:
-            return pa.table({"partition": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
-                             "column": pa.array([], pa.string()), "min": pa.array([], union_t),
-                             "max": pa.array([], union_t), "null_count": pa.array([], pa.int64()),
-                             "value_count": pa.array([], pa.int64())})
         return pa.table({"partition": cat("partition", pa.string()), "file_name": cat("file_name", pa.string()),
                          "column": cat("column", pa.string()), "min": union(children_min),
                          "max": union(children_max), "null_count": cat("null_count", pa.int64()),

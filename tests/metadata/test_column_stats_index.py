@@ -163,3 +163,10 @@ def test_delete_block_removes_keys(tmp_path: Path) -> None:
     assert ColumnStatsIndex(base).load_column("v").column("file_name").to_pylist() == ["a.parquet"]
     w.compact()
     assert ColumnStatsIndex(base).load_column("v").column("file_name").to_pylist() == ["a.parquet"]
+
+
+def test_load_empty(fixture_table) -> None:
+    idx = ColumnStatsIndex(fixture_table("cow_v9_txns_simple_meta.zip"))
+    assert idx.load([]).num_rows == 0
+    assert idx.load(["nope"]).column_names == ["partition", "file_name", "column", "min", "max", "null_count",
+                                               "value_count"]
