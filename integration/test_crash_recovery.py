@@ -51,6 +51,28 @@ DOOMED = textwrap.dedent("""
     print("COMPLETED", flush=True)
 """)
 
+# Faults inside complete_write happen on the driver after the executors are done, so these writers skip
+# Spark start-up: the same WriteSession (validation, begin, commit + MDT hook) the data source uses, fed by
+# the executor-side base-file writer run in-process.
+DOOMED_NO_SPARK = textwrap.dedent("""
+    import sys
+    import pyarrow as pa
+    from hudi_layout.spark.base_file_writer import write_partition
+    from hudi_layout.spark.datasource import _key_and_partition
+    from hudi_layout.spark.ingest import WriteSession
+    path, n, max_size = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    data = pa.table({"id": pa.array(range(100000, 100000 + n), pa.int32()),
+                     "name": [f"n{i}" for i in range(n)], "v": [i / 3 for i in range(n)],
+                     "p": [["x", "y"][i % 2] for i in range(n)]})
+    session = WriteSession.start(path, {"hoodie.parquet.max.file.size": max_size}, data.schema, False)
+    batches = (_key_and_partition(b, session.record_keys, session.partition_fields, session.hive_style)
+               for b in data.to_batches(max_chunksize=1000))
+    rows = [r for out in write_partition(session.spec, batches) for r in out.to_pylist()]
+    print("WRITING", flush=True)
+    session.commit(rows)
+    print("COMPLETED", flush=True)
+""")
+
 
 def rows(n=200, start=0):
     return pa.table({"id": pa.array(range(start, start + n), pa.int32()),
@@ -82,7 +104,7 @@ def kill_group(proc: subprocess.Popen) -> None:
 def crashed(spark, tmp_path_factory):
     """Three tables with one good commit each, then one doomed writer per table, run concurrently:
     ``files`` (SIGKILL of the whole process group while base files are being written),
-    ``before_mdt`` and ``before_complete`` (self-SIGKILL inside complete_write)."""
+    ``before_mdt`` and ``before_complete`` (self-SIGKILL inside complete_write; no Spark needed)."""
     root = tmp_path_factory.mktemp("crash")
     scenarios = {"files": ("2000000", "262144", None),
                  "before_mdt": ("3000", "125829120", "before_mdt"),
@@ -102,15 +124,17 @@ def crashed(spark, tmp_path_factory):
         if fault:
             env["HUDI_LAYOUT_FAULT"] = fault
         logs[name] = open(root / f"{name}.log", "wb")  # noqa: SIM115
-        procs[name] = subprocess.Popen([sys.executable, "-c", DOOMED, str(tables[name]), n, max_size],
+        script = DOOMED_NO_SPARK if fault else DOOMED
+        procs[name] = subprocess.Popen([sys.executable, "-c", script, str(tables[name]), n, max_size],
                                        cwd=str(PROJECT), env=env, stdout=logs[name], stderr=subprocess.STDOUT,
                                        start_new_session=True)
     try:
-        deadline = time.time() + 300
+        deadline, killed = time.time() + 300, False
         while time.time() < deadline:
             p = procs["files"]
-            if p.poll() is None and markers(tables["files"]):
+            if not killed and p.poll() is None and markers(tables["files"]):
                 os.killpg(p.pid, signal.SIGKILL)
+                killed = True
             if all(p.poll() is not None for p in procs.values()):
                 break
             time.sleep(0.01)
