@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import (bench_arg_parser, fresh_dir, footer_minmax, log, median, overlap_counts, remove,
+from .common import (read_parquet, warmup_input, bench_arg_parser, fresh_dir, footer_minmax, log, median, overlap_counts, remove,
                      rows_of, spark_session, timed)
 from .conn_data import CURVE_COLUMNS, conn_input
 from .report import md_table, verdict, write_report
@@ -57,7 +57,7 @@ def run_variant(spark: Any, input_path: str, variant: str, parts: int, out: str)
     remove(out)
 
     def go() -> None:
-        df = spark.read.parquet(input_path)
+        df = read_parquet(spark, input_path)
         layout_df(df, variant, parts).write.mode("overwrite").parquet(out)
 
     seconds, _ = timed(go)
@@ -65,7 +65,7 @@ def run_variant(spark: Any, input_path: str, variant: str, parts: int, out: str)
 
 
 def sample_points(spark: Any, input_path: str, n: int, seed: int = 7) -> list[dict[str, Any]]:
-    df = spark.read.parquet(input_path)
+    df = read_parquet(spark, input_path)
     total = df.count()
     frac = min(1.0, 3.0 * n / max(total, 1))
     rows = df.select(*CURVE_COLUMNS).sample(False, frac, seed).limit(n).collect()
@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     quality: dict[str, Any] = {}
     points = sample_points(spark, input_path, args.points)
     # warm-up (JVM JIT, Python workers), untimed
-    run_variant(spark, input_path, "baseline", parts, f"{work}/warmup")
+    warm_input = warmup_input(input_path)
+    run_variant(spark, warm_input, "baseline", min(parts, 10), f"{work}/warmup")
+    run_variant(spark, warm_input, "zorder_direct", min(parts, 10), f"{work}/warmup")
     remove(f"{work}/warmup")
     # interleave variants so that machine noise hits all of them alike
     for r in range(repeat):

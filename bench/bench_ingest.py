@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .common import bench_arg_parser, dir_size, fresh_dir, log, median, parquet_files, remove, rows_of, \
+from .common import read_parquet, warmup_input, bench_arg_parser, dir_size, fresh_dir, log, median, parquet_files, remove, rows_of, \
     spark_session, timed
 from .conn_data import conn_input
 from .report import md_table, verdict, write_report
@@ -45,7 +45,7 @@ def run_variant(spark: Any, input_path: str, variant: str, out: str) -> tuple[fl
     from hudi_layout.spark.ingest import write
 
     remove(out)
-    df = spark.read.parquet(input_path)
+    df = read_parquet(spark, input_path)
     if variant == "parquet":
         s, _ = timed(lambda: df.write.mode("overwrite").parquet(out))
         return s, {"files": len(parquet_files(out)), "bytes": dir_size(out)}
@@ -79,11 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     input_path = conn_input(spark, rows, args.work_dir)
     work = fresh_dir(f"{args.work_dir}/ingest_out")
     log(f"input: {rows:,} rows at {input_path}; warm-up")
-    run_variant(spark, input_path, "parquet", f"{work}/warmup")
+    run_variant(spark, warmup_input(input_path), "parquet", f"{work}/warmup")
     remove(f"{work}/warmup")
     from hudi_layout.spark.ingest import write  # warm the Python workers (imports) with a tiny Hudi write
 
-    write(spark.read.parquet(input_path).limit(1000), f"{work}/warmup", hudi_options(True))
+    write(read_parquet(spark, warmup_input(input_path, 1)).limit(1000), f"{work}/warmup", hudi_options(True))
     remove(f"{work}/warmup")
     times: dict[str, list[float]] = {v: [] for v in variants}
     info: dict[str, Any] = {}

@@ -18,6 +18,8 @@ bench_skipping / run_all):
   for multi-column points.
 * ``machine_info()``, ``git_commit()``, ``command_line()`` (also written into every report by
   ``bench.report.write_report``).
+* ``warmup_input(path, max_files=10)`` → a few files of a parquet folder (cheap untimed warm-up);
+  ``read_parquet(spark, path_or_files)``.
 * ``log(msg)`` prints a timestamped line to stderr (flushes; good for ``nohup`` logs).
 """
 
@@ -250,3 +252,15 @@ def library_versions() -> dict[str, str]:
         except ImportError:
             pass
     return out
+
+
+def warmup_input(input_path: str, max_files: int = 10) -> list[str] | str:
+    """A few files of a parquet input folder (for a cheap untimed warm-up run; ``spark.read.parquet(*x)``)."""
+    files = parquet_files(input_path)
+    return files[:max_files] if files else input_path
+
+
+def read_parquet(spark: Any, path_or_files: str | Sequence[str]) -> Any:
+    """``spark.read.parquet`` of a folder or of a list of files."""
+    paths = [path_or_files] if isinstance(path_or_files, (str, os.PathLike)) else list(path_or_files)
+    return spark.read.parquet(*[str(p) for p in paths])
