@@ -47,7 +47,7 @@ def _varint(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p[idx] += 1
         idx = idx[(b & 0x80) != 0]
         shift += np.uint64(7)
-        if shift > 63:
+        if idx.size and shift > 63:
             raise _Unsupported("varint too long")
     dec = (val >> np.uint64(1)).astype(np.int64) ^ -(val & np.uint64(1)).astype(np.int64)
     return dec, p
