@@ -34,6 +34,7 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
                     *, only: str | None = None) -> list[ClusteringMetrics]:
     """Execute every pending clustering plan whose executor is not alive (oldest first)."""
     base = Path(path).absolute()
+    drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
     rollback_failed_writes(base)  # inflight clusterings of dead executors go back to requested
     done = []
     for instant_time, plan in load_pending_plans(base, options):
