@@ -35,7 +35,8 @@ from ..spark.base_file_writer import (
 )
 from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
 from ..spark.range_layout import curve_layout
-from ..spark.metadata_sync import metadata_update_hook, stats_columns_for
+from ..metadata.mdt_timeline import check_maintainable
+from ..spark.metadata_sync import mdt_exists, metadata_update_hook, stats_columns_for
 from ..table.commit_metadata import replace_commit_metadata_bytes
 from ..table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
 from ..table.hudi_table import HudiTable
@@ -143,6 +144,8 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
             hint="upgrade the table with Hudi first")
     if props.is_mor:
         raise UnsupportedTableError("clustering MERGE_ON_READ tables is not supported by hudi_layout")
+    if mdt_exists(base):
+        check_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
     table = HudiTable(str(base))
     data_columns = table.data_columns()
     pending = resume_clustering(base, instant_time, lock=lock)
