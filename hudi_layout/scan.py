@@ -157,6 +157,16 @@ def _row_counts(table: HudiTable) -> dict[str, int]:
     return counts
 
 
+def _derived_partition_fields(props: Any) -> list[str]:
+    """Partition fields whose path value is derived from the column (timestamp key generators format it,
+    e.g. ``2024/01/15/10`` for ``ts_str = '2024-01-15T10:30:00.000Z'``): the path cannot be compared with
+    predicates on the column."""
+    from .clustering.schedule import constant_partition_columns
+
+    constant = set(constant_partition_columns(props))
+    return [f for f in props.partition_fields if f not in constant]
+
+
 def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
               table: HudiTable | None = None) -> ScanPlan:
     """Plan a filtered read of the table at ``path``; see the module docstring."""
@@ -174,7 +184,11 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     kept_slices = list(slices)
     dropped_part: dict[str, str] = {}
     fields = props.partition_fields
-    if fields and not isinstance(pred, AlwaysTrue):
+    derived = _derived_partition_fields(props)
+    if derived:
+        notes.append(f"partition paths of {derived} are formatted by the key generator (not the column "
+                     "values); partitions are not pruned, column_stats are used for those columns")
+    if fields and not derived and not isinstance(pred, AlwaysTrue):
         parts = sorted({s.partition_path for s in slices})
         res = prune_partitions(pred, parts, fields, hive_style=props.hive_style_partitioning, schema=schema,
                                url_decode=props.url_encode_partitioning)
@@ -185,7 +199,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     after_partitions = len(kept_slices)
 
     dropped_stats: dict[str, str] = {}
-    wanted = sorted(referenced_columns(pred) - set(fields))
+    wanted = sorted(referenced_columns(pred) - (set(fields) - set(derived)))
     if use_column_stats and wanted and kept_slices:
         if "column_stats" not in props.metadata_partitions:
             notes.append("the table has no column_stats index; every file in the kept partitions is read")
