@@ -27,8 +27,8 @@ from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import log_format as L
 from hudi_layout.metadata import mdt_timeline as T
 from hudi_layout.metadata.hfile.writer import write_hfile
-from hudi_layout.metadata.mdt_reader import (MetadataTableReader, SOLO_COMMIT_TIMESTAMP, list_instants,
-                                             merge_column_stats, merge_files)
+from hudi_layout.metadata.mdt_reader import SOLO_COMMIT_TIMESTAMP, MetadataTableReader, list_instants
+from hudi_layout.metadata.merge import merge_column_stats, merge_files
 from hudi_layout.metadata.records import (TYPE_COLUMN_STATS, TYPE_FILES, MetadataRecord,
                                           all_partitions_record, column_stats_record, decode_record,
                                           encode_record, files_partition_record)
@@ -154,19 +154,33 @@ class MetadataWriter:
                                           info if v2 else None, self.version)
         return cells
 
+    def encode_tables(self, tables: Mapping[str, Any] | None) -> dict[str, bytes]:
+        """Cells from per-column Arrow stats tables (see :mod:`.colstats_encode`)."""
+        from hudi_layout.metadata.colstats_encode import encode_column_table
+
+        cells: dict[str, bytes] = {}
+        for column, table in (tables or {}).items():
+            if self.columns_to_index is None or column in self.columns_to_index:
+                cells.update(encode_column_table(column, table, index_version=self.index_version,
+                                                 table_version=self.version))
+        return cells
+
     def _write_group_logs(self, instant: str, partition: str, records: Iterable[FileColumnStats | MetadataRecord],
-                          *, all_groups: bool = False) -> list[dict[str, Any]]:
+                          *, all_groups: bool = False, extra: dict[str, bytes] | None = None
+                          ) -> list[dict[str, Any]]:
         groups = self.file_group_ids(partition)
         buckets: dict[str, dict[str, bytes]] = {g: {} for g in groups} if all_groups else {}
-        cells = self.encode_cells(records)
+        cells = dict(extra or {})
+        cells.update(self.encode_cells(records))
         keys = list(cells)
         for key, gi in zip(keys, K.file_group_indices(keys, len(groups))):
             buckets.setdefault(groups[gi], {})[key] = cells[key]
         stats = []
         for fid, group_cells in sorted(buckets.items()):
             if group_cells:
-                items = [(k.encode("utf-8"), group_cells[k])
-                         for k in sorted(group_cells, key=lambda s: s.encode("utf-8"))]
+                ordered = sorted(group_cells) if all(k.isascii() for k in group_cells) \
+                    else sorted(group_cells, key=lambda s: s.encode("utf-8"))  # HFile order = UTF-8 bytes
+                items = [(k.encode("utf-8"), group_cells[k]) for k in ordered]
                 hfile = write_hfile(None, items, codec="GZ", file_info={b"schema": self.schema_text.encode()})
                 block = L.hfile_data_block(instant, self.schema_text, hfile)
             else:
@@ -255,10 +269,14 @@ class MetadataWriter:
                           column_stats: Iterable[FileColumnStats | MetadataRecord] = (), *,
                           files_deleted: Mapping[str, Iterable[str]] | None = None,
                           partitions_added: Iterable[str] = (), partitions_deleted: Iterable[str] = (),
+                          column_stats_tables: Mapping[str, Any] | None = None,
                           operation: str = "UPSERT_PREPPED") -> list[Path]:
         """Write and complete MDT deltacommit ``instant_time``; returns the log files written.
 
         ``files_added``: ``{partition: {file name: size}}`` (partition ``""`` for non-partitioned);
+        stats come as ``column_stats`` (FileColumnStats / records) and/or ``column_stats_tables``
+        (``{column: pa.Table(partition, file_name, min, max, null_count, value_count[, total_size,
+        total_uncompressed_size])}`` — the fast bulk path, same shape as ``ColumnStatsIndex.load_column``);
         ``files_deleted``: ``{partition: [file name, ...]}`` (replaced/cleaned files → tombstones, and
         column_stats tombstones for ``columns_to_index`` when known).
         """
@@ -293,8 +311,10 @@ class MetadataWriter:
         by_part: dict[str, list[dict[str, Any]]] = {}
         if file_recs:
             by_part[K.FILES] = self._write_group_logs(instant_time, K.FILES, file_recs)
-        if stat_recs:
-            by_part[K.COLUMN_STATS] = self._write_group_logs(instant_time, K.COLUMN_STATS, stat_recs)
+        table_cells = self.encode_tables(column_stats_tables)
+        if stat_recs or table_cells:
+            by_part[K.COLUMN_STATS] = self._write_group_logs(instant_time, K.COLUMN_STATS, stat_recs,
+                                                             extra=table_cells)
         T.write_instant(self.timeline_dir, instant_time, "deltacommit", State.COMPLETED,
                         T.commit_bytes(by_part, operation, self.version), new_instant_time(instant_time))
         return [self.mdt_dir / p / s["path"].split("/", 1)[1] for p, sts in by_part.items() for s in sts]

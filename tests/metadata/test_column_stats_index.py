@@ -170,3 +170,38 @@ def test_load_empty(fixture_table) -> None:
     assert idx.load([]).num_rows == 0
     assert idx.load(["nope"]).column_names == ["partition", "file_name", "column", "min", "max", "null_count",
                                                "value_count"]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_arrow_table_encoding_matches_record_path(version: int) -> None:
+    from hudi_layout.metadata.colstats_encode import encode_column_table
+
+    iv = 2 if version >= 9 else 1
+    cases = {
+        "s": (pa.string(), ["a", None, "zz"], ["b", None, "zzz"]),
+        "l": (pa.int64(), [-5, None, 2**40], [7, None, 2**41]),
+        "i": (pa.int32(), [1, None, -3], [2, None, 3]),
+        "f": (pa.float64(), [0.5, None, -1e300], [1.5, None, 2.0]),
+        "g": (pa.float32(), [0.5, None, -1.0], [1.5, None, 2.0]),
+        "b": (pa.bool_(), [False, None, True], [True, None, True]),
+        "d": (pa.date32(), [dt.date(2020, 1, 1), None, dt.date(1969, 12, 31)], [dt.date(2021, 1, 1), None,
+                                                                                dt.date(1970, 1, 1)]),
+        "t": (pa.timestamp("us", tz="UTC"), [0, None, -10], [10, None, 2**50]),
+        "n": (pa.timestamp("us"), [0, None, -10], [10, None, 2**50]),
+        "x": (pa.decimal128(12, 2), [Dec("1.25"), None, Dec("-99999.99")], [Dec("9.99"), None, Dec("0.01")]),
+        "y": (pa.binary(), [b"\x00", None, b""], [b"\xff", None, b"a"]),
+    }
+    for col, (typ, mins, maxs) in cases.items():
+        tbl = pa.table({"partition": ["p", "", "p"], "file_name": ["a.parquet", "b.parquet", "c.parquet"],
+                        "min": pa.array(mins, typ), "max": pa.array(maxs, typ), "null_count": [0, 3, 1],
+                        "value_count": [3, 3, 4], "total_size": [10, 20, 30]})
+        fast = encode_column_table(col, tbl, index_version=iv, table_version=version)
+        ref = {}
+        for row, lo, hi in zip(tbl.to_pylist(), pa.array(mins, typ).to_pylist(), pa.array(maxs, typ).to_pylist()):
+            rec = R.column_stats_record(row["partition"], row["file_name"], col, lo, hi, row["null_count"],
+                                        row["value_count"], row["total_size"], 0, typ, iv)
+            ref[rec.key] = R.encode_record(rec, version)
+        assert fast == ref, col
+
+
+Dec = decimal.Decimal
