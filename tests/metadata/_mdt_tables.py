@@ -33,7 +33,7 @@ def create_table(base: Path, *, partitioned: bool = True, columns: list[str] | N
 
 def write_batch(base: Path, rows_by_partition: dict[str, list[tuple[Any, ...]]], *, columns: list[str] | None = INDEXED,
                 fail_before_complete: bool = False, max_delta_commits: int | None = None,
-                replace: dict[str, list[str]] | None = None) -> str:
+                replace: dict[str, list[str]] | None = None, as_tables: bool = False) -> str:
     """One commit: a new parquet file per partition with rows ``(id, v, d, amt, x)``; MDT updated before the
     data instant completes. ``fail_before_complete`` stops after the MDT deltacommit (a crashed writer)."""
     pending = begin_write(base, "commit")
@@ -69,8 +69,21 @@ def write_batch(base: Path, rows_by_partition: dict[str, list[tuple[Any, ...]]],
 
     def mdt(p: Any) -> None:
         w = MetadataWriter(base, columns_to_index=columns, max_delta_commits=max_delta_commits)
-        w.write_deltacommit(p.instant_time, files_added, stats, partitions_added=list(files_added),
-                            files_deleted=replace)
+        if as_tables:  # the bulk path: one Arrow table per column
+            tables = {}
+            for c in SCHEMA.names:
+                mine = [s for s in stats if s.column == c]
+                tables[c] = pa.table({"partition": [s.partition for s in mine],
+                                      "file_name": [s.file_name for s in mine],
+                                      "min": pa.array([s.min for s in mine], SCHEMA.field(c).type),
+                                      "max": pa.array([s.max for s in mine], SCHEMA.field(c).type),
+                                      "null_count": [s.null_count for s in mine],
+                                      "value_count": [s.value_count for s in mine]})
+            w.write_deltacommit(p.instant_time, files_added, partitions_added=list(files_added),
+                                files_deleted=replace, column_stats_tables=tables)
+        else:
+            w.write_deltacommit(p.instant_time, files_added, stats, partitions_added=list(files_added),
+                                files_deleted=replace)
         if fail_before_complete:
             raise RuntimeError("simulated crash")
 

@@ -73,6 +73,14 @@ def test_round_trip(tmp_path: Path) -> None:
     assert long.num_rows == 12 and set(long.column("column").to_pylist()) == {"v", "d"}
 
 
+def test_round_trip_arrow_tables(tmp_path: Path) -> None:
+    base = create_table(tmp_path / "t")
+    for i in range(2):
+        write_batch(base, _rows(i), as_tables=True)
+    _check_against_disk(base)
+    assert ColumnStatsIndex(base).load_column("region").num_rows == 0  # not in columns_to_index
+
+
 def test_non_partitioned(tmp_path: Path) -> None:
     base = create_table(tmp_path / "t", partitioned=False)
     write_batch(base, {"": [("a", 1, D(2024, 1, 1), Dec("1.00"), 1.0)]})
