@@ -16,6 +16,7 @@ reader; Spark-native key expressions); this data source exists for users who wan
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -148,13 +149,45 @@ def _key_and_partition(batch: pa.RecordBatch, record_keys: list[str], partition_
     return table.combine_chunks().to_batches()[0] if table.num_rows else batch
 
 
+#: Heartbeats started in this process, by (base path, instant time) — see :class:`_HeartbeatRef`.
+_live_heartbeats: dict[tuple[str, str], Any] = {}
+
+
+class _HeartbeatRef:
+    """What a pickled writer carries instead of the :class:`~hudi_layout.table.locks.Heartbeat` itself.
+
+    Spark creates the writer in one Python worker and unpickles it in others (tasks, then ``commit`` /
+    ``abort``). A heartbeat is an open, ``flock``-ed file descriptor of the creating process; its number
+    means nothing (or another file) elsewhere. The creating process keeps the real heartbeat (the lock
+    lives as long as that worker); ``stop`` there releases it, elsewhere it deletes the heartbeat file.
+    """
+
+    def __init__(self, base_path: str, instant_time: str, owner_pid: int) -> None:
+        self.key = (str(base_path), instant_time)
+        self.owner_pid = owner_pid
+
+    def stop(self, *, delete: bool = True) -> None:
+        from ..table.locks import heartbeat_path
+
+        real = _live_heartbeats.pop(self.key, None) if os.getpid() == self.owner_pid else None
+        if real is not None:
+            real.stop(delete=delete)
+        elif delete:
+            heartbeat_path(*self.key).unlink(missing_ok=True)
+
+
 class HudiLayoutWriter(DataSourceArrowWriter):
-    """Created on the driver (starts the instant); ``write`` runs in tasks; ``commit`` on the driver."""
+    """Created in a Python worker of the driver (starts the instant); ``write`` runs in tasks; ``commit`` /
+    ``abort`` run in a (possibly different) worker: the writer is pickled between them (see
+    :class:`_HeartbeatRef`)."""
 
     def __init__(self, path: str, options: dict[str, str], schema: Any, overwrite: bool) -> None:
         from .ingest import DataSourceWriteSession
 
         self.session = DataSourceWriteSession.start(path, options, schema, overwrite)
+        pending = self.session.pending
+        _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
+        pending.heartbeat = _HeartbeatRef(str(pending.base_path), pending.instant_time, os.getpid())
         self.spec = self.session.spec
         self.record_keys = self.session.record_keys
         self.partition_fields = self.session.partition_fields
