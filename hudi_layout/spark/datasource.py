@@ -68,12 +68,18 @@ class HudiLayoutReader(DataSourceReader):
         return [_FilePartition([f]) for f in files]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
         names = [f.name for f in self.schema.fields]
+        # Spark checks batches against exactly this schema (nullability included; files say nullable)
+        target = to_arrow_schema(self.schema, timezone="UTC")
         paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
         for p in paths:
             pf = pq.ParquetFile(p)
             for batch in pf.iter_batches(columns=names, batch_size=65_536):
-                yield batch
+                columns = [batch.column(n) if batch.schema.field(n).type == f.type
+                           else batch.column(n).cast(f.type) for n, f in zip(names, target)]
+                yield pa.RecordBatch.from_arrays(columns, schema=target)
 
 
 class HudiLayoutDataSource(DataSource):
