@@ -22,15 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import CommitConflictError, InvalidArgumentError
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import log_format as L
 from hudi_layout.metadata import mdt_timeline as T
 from hudi_layout.metadata.hfile.writer import write_hfile
 from hudi_layout.metadata.mdt_reader import SOLO_COMMIT_TIMESTAMP, MetadataTableReader, list_instants
-from hudi_layout.metadata.merge import merge_column_stats, merge_files
-from hudi_layout.metadata.records import (TYPE_COLUMN_STATS, TYPE_FILES, MetadataRecord,
-                                          all_partitions_record, column_stats_record, decode_record,
+from hudi_layout.metadata.records import (MetadataRecord, all_partitions_record, column_stats_record,
                                           encode_record, files_partition_record)
 from hudi_layout.metadata.schema import metadata_record_schema_str
 from hudi_layout.table.instant import State, new_instant_time
@@ -401,45 +399,9 @@ class MetadataWriter:
         return instant_time
 
     def _merge_sources(self, sources: list[Any]) -> dict[str, bytes]:
-        """Merged records of one file group. Keys present once, in a source written with our schema form,
-        are copied as raw bytes (the common case: nothing to merge); the rest is decoded, merged with the
-        MDT merge rules and re-encoded. Deleted file entries and column_stats tombstones are dropped."""
-        from hudi_layout.metadata.records import schema_form
+        from hudi_layout.metadata.merge import merge_group
 
-        target_form = 9 if self.version >= 9 else 8
-        cells: dict[str, list[tuple[bytes, str]]] = {}
-        for src in sources:
-            for kb, value in src.reader.items():
-                cells.setdefault(kb.decode("utf-8"), []).append((value, src.schema))
-        out: dict[str, bytes] = {}
-        for key, versions in cells.items():
-            if len(versions) == 1 and schema_form(versions[0][1]) == target_form \
-                    and len(key) == K.COLUMN_STATS_KEY_LEN and key != K.ALL_PARTITIONS_KEY:
-                out[key] = versions[0][0]
-                continue
-            merged_files: dict[str, Any] | None = None
-            merged_cs: Any = None
-            rtype = None
-            for value, schema in versions:
-                if not value:  # DELETE block: forget everything older
-                    merged_files, merged_cs, rtype = None, None, None
-                    continue
-                rec = decode_record(key, value, schema)
-                rtype = rec.type
-                if rec.files is not None:
-                    merged_files = merge_files(merged_files, rec.files)
-                elif rec.column_stats is not None:
-                    merged_cs = rec.column_stats if merged_cs is None else merge_column_stats(merged_cs,
-                                                                                              rec.column_stats)
-                else:
-                    raise UnsupportedTableError(f"{self.mdt_dir}: cannot compact record type {rec.type} ({key})")
-            if merged_files is not None:
-                live = {n: fi for n, fi in merged_files.items() if not fi.is_deleted}
-                out[key] = encode_record(MetadataRecord(key, rtype or TYPE_FILES, files=live), self.version)
-            elif merged_cs is not None and not merged_cs.is_deleted:
-                out[key] = encode_record(MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=merged_cs),
-                                         self.version)
-        return out
+        return merge_group(sources, self.version, where=str(self.mdt_dir))
 
 
 def rollback_metadata_instant(base_path: str | os.PathLike[str], instant_time: str) -> list[Path]:

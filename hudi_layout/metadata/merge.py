@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
-from hudi_layout.errors import CorruptFileError
+from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import log_format as L
-from hudi_layout.metadata.records import ColumnStat, FileInfo
+from hudi_layout.metadata.records import (TYPE_COLUMN_STATS, TYPE_FILES, ColumnStat, FileInfo, MetadataRecord,
+                                          decode_record, encode_record, schema_form)
 
 
 def merge_files(older: dict[str, FileInfo] | None, newer: dict[str, FileInfo]) -> dict[str, FileInfo]:
@@ -89,3 +92,43 @@ def delete_block_keys(block: L.LogBlock) -> list[str]:
     except Exception as e:  # noqa: BLE001
         raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "
                                f"(schema header {bool(schema_text)}): {e}") from e
+
+
+def merge_group(sources: list[Any], table_version: int, *, where: str = "metadata table") -> dict[str, bytes]:
+    """Merged records of one file group. Keys present once, in a source written with our schema form,
+    are copied as raw bytes (the common case: nothing to merge); the rest is decoded, merged with the
+    MDT merge rules and re-encoded. Deleted file entries and column_stats tombstones are dropped."""
+    target_form = 9 if table_version >= 9 else 8
+    cells: dict[str, list[tuple[bytes, str]]] = {}
+    for src in sources:
+        for kb, value in src.reader.items():
+            cells.setdefault(kb.decode("utf-8"), []).append((value, src.schema))
+    out: dict[str, bytes] = {}
+    for key, versions in cells.items():
+        if len(versions) == 1 and schema_form(versions[0][1]) == target_form \
+                and len(key) == K.COLUMN_STATS_KEY_LEN and key != K.ALL_PARTITIONS_KEY:
+            out[key] = versions[0][0]
+            continue
+        merged_files: dict[str, Any] | None = None
+        merged_cs: Any = None
+        rtype = None
+        for value, schema in versions:
+            if not value:  # DELETE block: forget everything older
+                merged_files, merged_cs, rtype = None, None, None
+                continue
+            rec = decode_record(key, value, schema)
+            rtype = rec.type
+            if rec.files is not None:
+                merged_files = merge_files(merged_files, rec.files)
+            elif rec.column_stats is not None:
+                merged_cs = rec.column_stats if merged_cs is None else merge_column_stats(merged_cs,
+                                                                                          rec.column_stats)
+            else:
+                raise UnsupportedTableError(f"{where}: cannot compact record type {rec.type} ({key})")
+        if merged_files is not None:
+            live = {n: fi for n, fi in merged_files.items() if not fi.is_deleted}
+            out[key] = encode_record(MetadataRecord(key, rtype or TYPE_FILES, files=live), table_version)
+        elif merged_cs is not None and not merged_cs.is_deleted:
+            out[key] = encode_record(MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=merged_cs),
+                                     table_version)
+    return out
