@@ -139,12 +139,15 @@ def _rows_of(slices: Sequence[FileSlice], row_counts: dict[str, int]) -> int | N
     return total
 
 
-def _row_counts(table: HudiTable) -> dict[str, int]:
-    """Rows per base file from the commit metadata write stats (no file is opened)."""
+def _row_counts(table: HudiTable, slices: Sequence[FileSlice]) -> dict[str, int]:
+    """Rows per base file from the write stats of the commits that wrote ``slices`` (no data file is opened;
+    only the instants named in the base file names are decoded)."""
     counts: dict[str, int] = {}
+    wanted = {s.commit_time for s in slices}
     try:
         for instant in table.timeline.completed():
-            if instant.action not in ("commit", "replacecommit", "deltacommit"):
+            if instant.action not in ("commit", "replacecommit", "deltacommit") or (
+                    instant.requested_time not in wanted):
                 continue
             meta = table.timeline.read_commit_metadata(instant)
             for stats in (meta.get("partitionToWriteStats") or {}).values():
@@ -217,7 +220,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
                 kept_slices = [kept_slices[i] for i in res.kept]
             except HudiLayoutError as e:
                 notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
-    counts = _row_counts(table)
+    counts = _row_counts(table, slices)
     return ScanPlan(
         table_path=str(table.base_path),
         predicate=str(pred),

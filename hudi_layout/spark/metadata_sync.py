@@ -33,15 +33,20 @@ def mdt_exists(base: Path) -> bool:
 
 
 def stats_columns_for(props: TableProperties, opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:
-    """Columns whose statistics the executors compute for this write."""
-    base_enabled = cfg.METADATA_ENABLE.get(opts) and cfg.COLUMN_STATS_ENABLE.get(opts)
-    if not base_enabled and "column_stats" not in props.metadata_partitions:
+    """Columns whose statistics the executors compute for this write (none when no index is kept)."""
+    enabled = cfg.METADATA_ENABLE.get(opts) and cfg.COLUMN_STATS_ENABLE.get(opts)
+    if not enabled and "column_stats" not in props.metadata_partitions:
         return ()
+    return indexed_columns(opts, schema)
+
+
+def indexed_columns(opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:
+    """``hoodie.metadata.index.column.stats.column.list``, else Hudi's default set (see module docstring)."""
     listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
     if listed:
         return tuple(c for c in listed if c in schema.names or c in INDEXED_META_FIELDS)
     limit = cfg.COLUMN_STATS_MAX_COLUMNS.get(opts)
-    data = [f.name for f in schema if _stats_supported(f.type)][:limit]
+    data = [f.name for f in schema if not f.name.startswith("_hoodie_") and _stats_supported(f.type)][:limit]
     return (*INDEXED_META_FIELDS, *data)
 
 
@@ -109,7 +114,7 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
 def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, str], cls: Any) -> list[Any]:
     meta = pq.ParquetFile(path).metadata
     schema = meta.schema.to_arrow_schema()
-    wanted = set(stats_columns_for(load_props_dummy(), opts, schema)) if opts is not None else set(schema.names)
+    wanted = set(indexed_columns(opts, schema))
     out = []
     for ci, name in enumerate(schema.names):
         if name not in wanted or not _stats_supported(schema.field(name).type):
@@ -140,10 +145,6 @@ def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, s
             continue  # footers drop NaN from min/max: no safe upper bound, so no record (file kept)
         out.append(cls(partition, file_name, name, lo, hi, nulls, meta.num_rows, t, size, usize))
     return out
-
-
-def load_props_dummy() -> TableProperties:
-    return TableProperties({"hoodie.table.metadata.partitions": "column_stats"})
 
 
 def _column_stats(written: Sequence[WrittenFile], schema_types: Mapping[str, pa.DataType]) -> list[Any]:
