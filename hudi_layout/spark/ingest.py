@@ -330,8 +330,15 @@ class WriteSession:
         metadata = commit_metadata_for(files, schema_json, op, replaced)
         payload = (replace_commit_metadata_bytes if self.overwrite else commit_metadata_bytes)(
             metadata, self.props.version)
+        mdt_hook = metadata_update_hook(self.props, self.opts, files, replaced or {})
+
+        def before_complete(pending: PendingWrite) -> None:
+            if replaced:
+                _check_no_pending_clustering(self.base, replaced)
+            mdt_hook(pending)
+
         complete_write(self.pending, payload, committed_files=[w.relative_path for w in files],
-                       before_complete=metadata_update_hook(self.props, self.opts, files, replaced or {}))
+                       before_complete=before_complete)
         return WriteResult(
             instant_time=self.pending.instant_time, operation=self.operation, files_written=len(files),
             records_written=sum(w.num_records for w in files), bytes_written=sum(w.file_size for w in files),
@@ -367,6 +374,20 @@ def _check_writable(props: TableProperties) -> None:
     if not props.populate_meta_fields:
         raise UnsupportedTableError(
             f"table {props.table_name!r} has hoodie.populate.meta.fields=false, which hudi_layout does not write")
+
+
+def _check_no_pending_clustering(base: Path, replaced: Mapping[str, list[str]]) -> None:
+    """An overwrite must not replace file groups that a pending clustering is rewriting (Hudi rejects
+    updates to file groups under pending clustering the same way)."""
+    from ..errors import CommitConflictError
+    from ..table.hudi_table import HudiTable
+
+    busy = HudiTable(str(base)).pending_clustering_file_groups()
+    clash = sorted(f"{p}/{f}" if p else f for p, ids in replaced.items() for f in ids if (p, f) in busy)
+    if clash:
+        raise CommitConflictError(
+            f"overwrite would replace {len(clash)} file group(s) under a pending clustering (e.g. {clash[0]})",
+            hint="let the clustering finish (hudi-layout clustering-service / execute_pending) and retry")
 
 
 def _all_file_groups(base: Path) -> dict[str, list[str]]:
