@@ -19,7 +19,8 @@ import pyarrow as pa
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import stats_values as sv
-from hudi_layout.metadata.records import _CS_HEAD, _WRAPPER_INDEX, _bytes, _long, _opt_str, _str, _value_type_bytes
+from hudi_layout.metadata.records import (_CS_HEAD, _WRAPPER_INDEX, _bytes, _long, _opt_str, _str,
+                                          _value_type_bytes)
 
 REQUIRED = ("partition", "file_name", "min", "max", "null_count", "value_count")
 
@@ -105,7 +106,8 @@ def encode_column_table(column: str, table: pa.Table, *, index_version: int, tab
     w_min, v_min = _primitives(mins, info, index_version)
     w_max, v_max = _primitives(maxs, info, index_version)
     enc_min, enc_max = _encoder(w_min), _encoder(w_max)
-    tail = (_value_type_bytes(info if index_version >= 2 else None) if table_version >= 9 else b"") + b"\x00\x00"
+    vt_bytes = _value_type_bytes(info if index_version >= 2 else None) if table_version >= 9 else b""
+    tail = vt_bytes + b"\x00\x00"
     col_bytes = _opt_str(column)
     parts = table.column("partition").to_pylist()
     names = [n.rsplit("/", 1)[-1] for n in table.column("file_name").to_pylist()]

@@ -109,7 +109,8 @@ def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes,
     return raw, rpos[ok], rlen[ok], vpos[ok], vend[ok]
 
 
-def collect(groups: list[list[tuple[HFileReader, bytes]]], prefixes: list[bytes]) -> tuple[CellRanges, bool] | None:
+def collect(groups: list[list[tuple[HFileReader, bytes]]], prefixes: list[bytes]
+            ) -> tuple[CellRanges, bool] | None:
     """Concatenate the matching cells of every source (grouped by MDT file group) for every prefix.
     Also returns whether some file group had matches in more than one source (keys may repeat)."""
     raws: list[bytes] = []

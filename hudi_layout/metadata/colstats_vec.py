@@ -21,7 +21,8 @@ import pyarrow as pa
 
 # wrapper branch index -> kind
 _K_NULL, _K_BOOL, _K_VARINT, _K_F32, _K_F64, _K_BYTES, _K_ARRAY = range(7)
-_BRANCH_KIND = np.array([_K_NULL, _K_BOOL, _K_VARINT, _K_VARINT, _K_F32, _K_F64, _K_BYTES, _K_BYTES, _K_VARINT,
+_BRANCH_KIND = np.array([_K_NULL, _K_BOOL, _K_VARINT, _K_VARINT, _K_F32, _K_F64, _K_BYTES, _K_BYTES,
+                         _K_VARINT,
                          _K_BYTES, _K_VARINT, _K_VARINT, _K_VARINT, _K_ARRAY], dtype=np.int8)
 
 
@@ -252,7 +253,8 @@ def decode_at(raw: bytes, pos: np.ndarray, ends: np.ndarray, form: int) -> Decod
         text = bytes(buf[info_s[i]:info_s[i] + info_l[i]]).decode("utf-8") if info_v[i] else None
         keys.append((int(ordinal[i]), text))
     fname = gather_binary(buf, fs, fl, fv)
-    return DecodedStats(buf, fname, mn, mx, vc, vcv, nc, ncv, ts, tus, deleted, ordinal, group.reshape(-1), keys)
+    return DecodedStats(buf, fname, mn, mx, vc, vcv, nc, ncv, ts, tus, deleted, ordinal, group.reshape(-1),
+                        keys)
 
 
 def decimal_from_be(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, precision: int, scale: int

@@ -8,12 +8,12 @@ Two shapes:
   (:meth:`stats_by_column`).
 * :meth:`ColumnStatsIndex.load` → one long table for several columns, one row per (file, column):
   ``partition, file_name, column, min, max, null_count, value_count``. Since value types differ per column,
-  ``min``/``max`` are a **dense union** with one child per distinct Arrow type (``to_pylist()`` gives the typed
-  Python values; pick a column with ``filter`` and use :meth:`load_column` for computation).
+  ``min``/``max`` are a **dense union** with one child per distinct Arrow type (``to_pylist()`` gives the
+  typed Python values; pick a column with ``filter`` and use :meth:`load_column` for computation).
 
 Only the key ranges of the requested columns (or column+partition) are read (prefix scans, §6.8), and decoding
-is vectorised (:mod:`.colstats_vec`). Tombstoned records are dropped. Rows whose min/max cannot be converted to
-the column's common type are dropped — a file absent from the index is never pruned, which is safe.
+is vectorised (:mod:`.colstats_vec`). Tombstoned records are dropped. Rows whose min/max cannot be converted
+to the column's common type are dropped — a file absent from the index is never pruned, which is safe.
 ``partition`` is the data partition path (``""`` for non-partitioned tables), recovered from the key's
 PartitionIndexID and the ``files`` partition's ``__all_partitions__`` record (null when unknown).
 """
@@ -50,7 +50,8 @@ def _empty_table(value_type: pa.DataType = pa.null()) -> pa.Table:
 class ColumnStatsIndex:
     """Read-side API of the column_stats index of one Hudi table."""
 
-    def __init__(self, base_path: str | os.PathLike[str], *, reader: MetadataTableReader | None = None) -> None:
+    def __init__(self, base_path: str | os.PathLike[str], *,
+                 reader: MetadataTableReader | None = None) -> None:
         self.base_path = Path(base_path)
         self.reader = reader or MetadataTableReader(self.base_path)
         self._partition_by_id: dict[bytes, str] | None = None
@@ -141,7 +142,8 @@ class ColumnStatsIndex:
             types = [pa.null()]
         code_of = {t: i for i, t in enumerate(types)}
         union_t = pa.dense_union([pa.field(f"t{i}", t) for i, t in enumerate(types)])
-        parts: dict[str, list] = {k: [] for k in ("partition", "file_name", "column", "null_count", "value_count")}
+        names = ("partition", "file_name", "column", "null_count", "value_count")
+        parts: dict[str, list] = {k: [] for k in names}
         codes, offs = [], []
         children_min: list[list[pa.Array]] = [[] for _ in types]
         children_max: list[list[pa.Array]] = [[] for _ in types]
@@ -169,7 +171,8 @@ class ColumnStatsIndex:
         def cat(name: str, t: pa.DataType) -> pa.Array:
             return pa.concat_arrays(parts[name]) if parts[name] else pa.array([], t)
 
-        return pa.table({"partition": cat("partition", pa.string()), "file_name": cat("file_name", pa.string()),
+        return pa.table({"partition": cat("partition", pa.string()),
+                         "file_name": cat("file_name", pa.string()),
                          "column": cat("column", pa.string()), "min": union(children_min),
                          "max": union(children_max), "null_count": cat("null_count", pa.int64()),
                          "value_count": cat("value_count", pa.int64())})
@@ -284,7 +287,8 @@ class ColumnStatsIndex:
         built = []
         for t, rows in by_type.items():
             sel = np.array(rows, np.int64)
-            built.append((sel, pa.array([mins_py[i] for i in rows], t), pa.array([maxs_py[i] for i in rows], t)))
+            built.append((sel, pa.array([mins_py[i] for i in rows], t),
+                          pa.array([maxs_py[i] for i in rows], t)))
         _target, built = _unify(built)
         order = np.concatenate([b[0] for b in built])
         sort = np.argsort(order, kind="stable")
@@ -292,7 +296,8 @@ class ColumnStatsIndex:
         maxs = pa.concat_arrays([b[2] for b in built]).take(pa.array(sort))
         kept = [stats[i] for i in order[sort]]
         part = self._partition_column([k for k, _ in kept])
-        return pa.table({"partition": part, "file_name": pa.array([s.file_name for _, s in kept], pa.string()),
+        return pa.table({"partition": part,
+                         "file_name": pa.array([s.file_name for _, s in kept], pa.string()),
                          "min": mins, "max": maxs,
                          "null_count": pa.array([s.null_count for _, s in kept], pa.int64()),
                          "value_count": pa.array([s.value_count for _, s in kept], pa.int64())})
@@ -310,7 +315,9 @@ def _unify(built: list[tuple[np.ndarray, pa.Array, pa.Array]]
     else:
         by_size = sorted(set(types), key=lambda t: -sum(b[0].size for b in built if b[1].type == t))
         target = by_size[0]
-        for cand in sorted(set(types), key=lambda t: (not pa.types.is_decimal(t), not pa.types.is_floating(t))):
+        wide_first = sorted(set(types),
+                            key=lambda t: (not pa.types.is_decimal(t), not pa.types.is_floating(t)))
+        for cand in wide_first:
             try:
                 for b in built:
                     b[1].cast(cand)

@@ -108,7 +108,7 @@ def java_string_hashcode(text: str) -> int:
 
 
 def file_group_indices(keys: list[str], num_file_groups: int) -> list[int]:
-    """:func:`file_group_index` for many keys; equal-length ASCII keys (column_stats) are hashed with numpy."""
+    """:func:`file_group_index` for many keys; equal-length ASCII keys (column_stats) use numpy."""
     if not keys:
         return []
     length = len(keys[0])

@@ -68,7 +68,8 @@ class LogBlock:
 
     @property
     def is_rollback(self) -> bool:
-        return self.type == BlockType.COMMAND and self.header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND
+        return self.type == BlockType.COMMAND and \
+            self.header.get(HeaderKey.COMMAND_BLOCK_TYPE) == ROLLBACK_COMMAND
 
 
 # ---------------------------------------------------------------------------------------------- encode

@@ -2,7 +2,8 @@
 
 Spec: hudi-format-notes.md §5.1–§5.8. The MDT is a MOR table of HFiles. Per MDT file group we read the latest
 base HFile written by a completed MDT instant, then the log files of that slice in order, applying only log
-blocks whose ``INSTANT_TIME`` passes the reader sync rule (§5.7, ``HoodieTableMetadataUtil.getValidInstantTimestamps``):
+blocks whose ``INSTANT_TIME`` passes the reader sync rule (§5.7,
+``HoodieTableMetadataUtil.getValidInstantTimestamps``):
 
 * requested times of *completed* data-table instants;
 * MDT partition-initialisation deltacommits (``00000000000000…``);
@@ -310,7 +311,8 @@ class MetadataTableReader:
 
     # -- column_stats partition ----------------------------------------------------------------------------
 
-    def column_stats_items(self, prefixes: Iterable[str]) -> Iterator[tuple[str, list[tuple[bytes, bytes, str]]]]:
+    def column_stats_items(self, prefixes: Iterable[str]
+                           ) -> Iterator[tuple[str, list[tuple[bytes, bytes, str]]]]:
         """Raw cells per prefix: ``(prefix, [(key, value, schema), ...])`` in merge order (oldest first)."""
         self._require(K.COLUMN_STATS)
         groups = self._group_sources(K.COLUMN_STATS)
@@ -322,7 +324,8 @@ class MetadataTableReader:
                     cells.extend((k, v, src.schema) for k, v in src.reader.scan_items(pb))
             yield prefix, cells
 
-    def column_stats(self, prefixes: Iterable[str], *, include_deleted: bool = False) -> dict[str, ColumnStat]:
+    def column_stats(self, prefixes: Iterable[str], *,
+                     include_deleted: bool = False) -> dict[str, ColumnStat]:
         """Merged column_stats records (by key) for every key under the given prefixes."""
         merged: dict[str, ColumnStat] = {}
         for _prefix, cells in self.column_stats_items(prefixes):

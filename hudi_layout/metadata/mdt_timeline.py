@@ -27,7 +27,8 @@ def check_maintainable(props: TableProperties) -> None:
             raise UnsupportedTableError(
                 f"{props.source}: metadata table partition {p!r} "
                 f"cannot be maintained by hudi_layout (only {', '.join(MAINTAINABLE_PARTITIONS)})",
-                hint="disable that index with Hudi (or drop the metadata table) before writing with hudi_layout")
+                hint="disable that index with Hudi (or drop the metadata table) before writing with "
+                     "hudi_layout")
     if props.version not in (8, 9):
         raise UnsupportedTableError(
             f"metadata table maintenance needs table version 8 or 9, table has {props.version}")
@@ -95,9 +96,10 @@ def log_write_stat(mdt_partition: str, file_id: str, log_name: str, size: int, n
     return {"fileId": file_id, "path": f"{mdt_partition}/{log_name}", "prevCommit": instant_time,
             "numWrites": num_writes, "numDeletes": 0, "numUpdateWrites": num_writes, "totalWriteBytes": size,
             "totalWriteErrors": 0, "partitionPath": mdt_partition, "totalLogRecords": 0,
-            "totalUpdatedRecordsCompacted": 0, "numInserts": 0, "totalLogBlocks": 0, "totalCorruptLogBlock": 0,
-            "totalRollbackBlocks": 0, "fileSizeInBytes": size, "logVersion": 1, "logOffset": 0, "baseFile": "",
-            "logFiles": [log_name], "runtimeStats": {"totalScanTime": 0, "totalCreateTime": 0, "totalUpsertTime": 0},
+            "totalUpdatedRecordsCompacted": 0, "numInserts": 0, "totalLogBlocks": 0,
+            "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0, "fileSizeInBytes": size, "logVersion": 1,
+            "logOffset": 0, "baseFile": "", "logFiles": [log_name],
+            "runtimeStats": {"totalScanTime": 0, "totalCreateTime": 0, "totalUpsertTime": 0},
             "totalLogFilesCompacted": 0, "totalLogReadTimeMs": 0, "totalLogSizeCompacted": 0, "numUpdates": 0}
 
 
@@ -109,11 +111,13 @@ def base_write_stat(mdt_partition: str, file_id: str, base_name: str, size: int,
             "totalUpdatedRecordsCompacted": 0, "numInserts": num_writes, "totalLogBlocks": 0,
             "totalCorruptLogBlock": 0, "totalRollbackBlocks": 0, "fileSizeInBytes": size,
             "runtimeStats": {"totalScanTime": 0, "totalCreateTime": 0, "totalUpsertTime": 0},
-            "totalLogFilesCompacted": log_files_compacted, "totalLogReadTimeMs": 0, "totalLogSizeCompacted": 0,
+            "totalLogFilesCompacted": log_files_compacted, "totalLogReadTimeMs": 0,
+            "totalLogSizeCompacted": 0,
             "numUpdates": 0}
 
 
-# HoodieCompactionPlan (hudi: hudi-common/src/main/avro/HoodieCompactionOperation.avsc / HoodieCompactionPlan.avsc)
+# HoodieCompactionPlan (hudi: hudi-common/src/main/avro/HoodieCompactionOperation.avsc and
+# HoodieCompactionPlan.avsc)
 _S = {"type": "string", "avro.java.string": "String"}
 COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
     "type": "record", "name": "HoodieCompactionPlan", "namespace": "org.apache.hudi.avro.model",
@@ -129,7 +133,8 @@ COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
                                                       "avro.java.string": "String"}], "default": None},
                 {"name": "bootstrapFilePath", "type": ["null", _S], "default": None},
             ]}}]},
-        {"name": "extraMetadata", "type": ["null", {"type": "map", "values": _S, "avro.java.string": "String"}],
+        {"name": "extraMetadata",
+         "type": ["null", {"type": "map", "values": _S, "avro.java.string": "String"}],
          "default": None},
         {"name": "version", "type": ["int", "null"], "default": 1},
         {"name": "strategy", "default": None, "type": ["null", {
@@ -140,7 +145,8 @@ COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
                 {"name": "version", "type": ["int", "null"], "default": 1},
             ]}]},
         {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False},
-        {"name": "missingSchedulePartitions", "type": ["null", {"type": "array", "items": _S}], "default": None},
+        {"name": "missingSchedulePartitions", "type": ["null", {"type": "array", "items": _S}],
+         "default": None},
     ],
 }
 

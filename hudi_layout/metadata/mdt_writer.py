@@ -5,9 +5,9 @@ Protocol, called by the commit protocol while it holds the table lock:
 * :meth:`MetadataWriter.initialize` once: create ``.hoodie/metadata`` (MOR, HFile), init deltacommits
   ``00000000000000000`` (files) and ``00000000000000001`` (column_stats), then the caller stores the returned
   data-table properties (or calls :func:`update_data_table_properties`).
-* :meth:`MetadataWriter.write_deltacommit` per data instant T, **before** T completes: one log file per touched
-  MDT file group with one HFILE_DATA block, then the MDT deltacommit T is completed. Readers ignore it until
-  the data instant T completes (sync rule), so a crash in between is harmless.
+* :meth:`MetadataWriter.write_deltacommit` per data instant T, **before** T completes: one log file per
+  touched MDT file group with one HFILE_DATA block, then the MDT deltacommit T is completed. Readers ignore
+  it until the data instant T completes (sync rule), so a crash in between is harmless.
 * :meth:`MetadataWriter.maybe_compact` **after** T completed: compacts every file group into new base HFiles
   once ``max_delta_commits`` deltacommits accumulated. Refuses while data instants are pending — a
   compaction must never bake in (or drop) the blocks of a write that may still complete.
@@ -148,7 +148,8 @@ class MetadataWriter:
             cells[K.column_partition_prefix(s.column, s.partition) + K.file_index_id(name)] = \
                 encode_column_stats_value(name, s.column, sv.encode(s.min, info, self.index_version),
                                           sv.encode(s.max, info, self.index_version), int(s.value_count),
-                                          int(s.null_count), int(s.total_size), int(s.total_uncompressed_size),
+                                          int(s.null_count), int(s.total_size),
+                                          int(s.total_uncompressed_size),
                                           info if v2 else None, self.version)
         return cells
 
@@ -163,7 +164,8 @@ class MetadataWriter:
                                                  table_version=self.version))
         return cells
 
-    def _write_group_logs(self, instant: str, partition: str, records: Iterable[FileColumnStats | MetadataRecord],
+    def _write_group_logs(self, instant: str, partition: str,
+                          records: Iterable[FileColumnStats | MetadataRecord],
                           *, all_groups: bool = False, extra: dict[str, bytes] | None = None
                           ) -> list[dict[str, Any]]:
         groups = self.file_group_ids(partition)
@@ -198,7 +200,8 @@ class MetadataWriter:
             version += 1
         return L.log_file_name(fid, instant, version, WRITE_TOKEN)
 
-    def _write_base(self, partition: str, fid: str, instant: str, records: dict[str, bytes]) -> tuple[str, int]:
+    def _write_base(self, partition: str, fid: str, instant: str,
+                    records: dict[str, bytes]) -> tuple[str, int]:
         keys = sorted(records, key=lambda s: s.encode("utf-8"))
         info = {b"schema": self.schema_text.encode()}
         if keys:
@@ -231,7 +234,8 @@ class MetadataWriter:
                             T.commit_bytes({}, "BULK_INSERT_PREPPED", self.version))
             if part == K.FILES:
                 files = dict(existing_files or {})
-                recs = [all_partitions_record(list(files))] + [files_partition_record(p, f) for p, f in files.items()]
+                recs = [all_partitions_record(list(files))]
+                recs += [files_partition_record(p, f) for p, f in files.items()]
             else:
                 recs = list(existing_stats)
             stats = self._init_bases(part, init, recs)
@@ -244,7 +248,8 @@ class MetadataWriter:
             set(self.props.metadata_partitions) | {K.FILES, K.COLUMN_STATS})),
             "hoodie.table.metadata.partitions.inflight": ""}
         if self.columns_to_index is not None:
-            updates["hoodie.table.index.defs.path"] = T.write_index_defs(self.base_path, self.columns_to_index,
+            updates["hoodie.table.index.defs.path"] = T.write_index_defs(
+                self.base_path, self.columns_to_index,
                                                                          self.version)
         return updates
 
@@ -282,7 +287,8 @@ class MetadataWriter:
             raise InvalidArgumentError(f"{self.mdt_dir}: metadata table not initialised")
         if instant_time.startswith(SOLO_COMMIT_TIMESTAMP):
             raise InvalidArgumentError(f"instant {instant_time} is reserved for MDT initialisation")
-        existing = [i for i in list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie"))
+        mdt_hoodie = self.mdt_dir / ".hoodie"
+        existing = [i for i in list_instants(mdt_hoodie, load_properties(mdt_hoodie))
                     if i.requested_time == instant_time and i.is_completed]
         if existing:
             raise CommitConflictError(f"MDT deltacommit {instant_time} is already completed")
@@ -352,7 +358,8 @@ class MetadataWriter:
 
     def deltacommits_since_compaction(self) -> int:
         instants = list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie"))
-        last = max((i.requested_time for i in instants if i.action == "commit" and i.is_completed), default="")
+        last = max((i.requested_time for i in instants if i.action == "commit" and i.is_completed),
+                   default="")
         return sum(1 for i in instants if i.action == "deltacommit" and i.is_completed
                    and i.requested_time > last and not i.requested_time.startswith(SOLO_COMMIT_TIMESTAMP))
 
@@ -388,7 +395,8 @@ class MetadataWriter:
                             "dataFilePath": sl.base_file.name if sl.base_file else None, "fileId": sl.file_id,
                             "partitionPath": part, "metrics": {"TOTAL_LOG_FILES": float(len(sl.log_files))},
                             "bootstrapFilePath": None})
-        T.write_instant(self.timeline_dir, instant_time, "compaction", State.REQUESTED, T.compaction_plan_bytes(ops))
+        T.write_instant(self.timeline_dir, instant_time, "compaction", State.REQUESTED,
+                        T.compaction_plan_bytes(ops))
         T.write_instant(self.timeline_dir, instant_time, "compaction", State.INFLIGHT)
         by_part: dict[str, list[dict[str, Any]]] = {}
         for part, fid, merged, nlogs in merged_groups:

@@ -1,4 +1,4 @@
-"""MDT merge rules (hudi-format-notes.md §5.4, §5.5) and DELETE-block handling, shared by reader and writer."""
+"""MDT merge rules (hudi-format-notes.md §5.4, §5.5) and DELETE blocks, shared by reader and writer."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ def merge_column_stats(older: ColumnStat | None, newer: ColumnStat) -> ColumnSta
         return None if x is None and y is None else (x or 0) + (y or 0)
 
     return ColumnStat(newer.file_name, newer.column, pick(older.min, newer.min, lambda a, b: a <= b),
-                      pick(older.max, newer.max, lambda a, b: a >= b), add(older.value_count, newer.value_count),
+                      pick(older.max, newer.max, lambda a, b: a >= b),
+                      add(older.value_count, newer.value_count),
                       add(older.null_count, newer.null_count), add(older.total_size, newer.total_size),
                       add(older.total_uncompressed_size, newer.total_uncompressed_size), False,
                       newer.is_tight_bound, newer.value_type or older.value_type)
@@ -87,7 +88,8 @@ def delete_block_keys(block: L.LogBlock) -> list[str]:
     # the header SCHEMA of a DELETE block is the *data* schema; the list schema is fixed per Hudi version:
     # decode record keys with ours and fall back to a manual read of the first two fields
     try:
-        rec = fastavro.schemaless_reader(io.BytesIO(payload), fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA), None)
+        schema = fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
+        rec = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
         return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
     except Exception as e:  # noqa: BLE001
         raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "

@@ -111,7 +111,8 @@ def column_stats_record(partition: str, file_name: str, column: str, min: Any, m
         total_uncompressed_size=int(total_uncompressed_size), is_deleted=False, is_tight_bound=False,
         value_type=info if index_version >= 2 else None,
     )
-    return MetadataRecord(K.column_stats_key(column, partition, file_name), TYPE_COLUMN_STATS, column_stats=stat)
+    key = K.column_stats_key(column, partition, file_name)
+    return MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=stat)
 
 
 def column_stats_tombstone(partition: str, file_name: str, column: str, index_version: int = 2
@@ -119,7 +120,8 @@ def column_stats_tombstone(partition: str, file_name: str, column: str, index_ve
     stat = ColumnStat(file_name=file_name, column=column, min=None, max=None, value_count=None,
                       null_count=None, is_deleted=True,
                       value_type=TypeInfo(1) if index_version >= 2 else None)
-    return MetadataRecord(K.column_stats_key(column, partition, file_name), TYPE_COLUMN_STATS, column_stats=stat)
+    key = K.column_stats_key(column, partition, file_name)
+    return MetadataRecord(key, TYPE_COLUMN_STATS, column_stats=stat)
 
 
 # ---------------------------------------------------------------------------------------------- encoder
@@ -191,7 +193,8 @@ _CS_HEAD = b"\x00" * 5 + b"\x00" + b"\x06" + b"\x00\x00\x02"  # meta nulls, key 
 
 
 def encode_column_stats_value(file_name: str, column: str, mn: StatValue | None, mx: StatValue | None,
-                              value_count: int, null_count: int, total_size: int, total_uncompressed_size: int,
+                              value_count: int, null_count: int, total_size: int,
+                              total_uncompressed_size: int,
                               value_type: TypeInfo | None, table_version: int = 9) -> bytes:
     """Fast path of :func:`encode_record` for one live column_stats record (no intermediate objects)."""
     tail = _value_type_bytes(value_type) if table_version >= 9 else b""
@@ -201,7 +204,7 @@ def encode_column_stats_value(file_name: str, column: str, mn: StatValue | None,
 
 
 def encode_record(rec: MetadataRecord, table_version: int = 9) -> bytes:
-    """Avro binary datum of :func:`.schema.metadata_record_schema` (``key`` written as ``""`` like Hudi 1.x)."""
+    """Avro binary datum of :func:`.schema.metadata_record_schema` (``key`` is ``""``, as in Hudi 1.x)."""
     out = [b"\x00" * 5, _str(""), _long(rec.type)]
     if rec.files is not None:
         out.append(b"\x02")

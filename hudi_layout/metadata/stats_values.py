@@ -151,7 +151,8 @@ _V2_ARROW: dict[ValueType, pa.DataType] = {
     ValueType.TIME_MICROS: pa.time64("us"), ValueType.TIMESTAMP_MILLIS: pa.timestamp("ms", tz="UTC"),
     ValueType.TIMESTAMP_MICROS: pa.timestamp("us", tz="UTC"),
     ValueType.TIMESTAMP_NANOS: pa.timestamp("ns", tz="UTC"),
-    ValueType.LOCAL_TIMESTAMP_MILLIS: pa.timestamp("ms"), ValueType.LOCAL_TIMESTAMP_MICROS: pa.timestamp("us"),
+    ValueType.LOCAL_TIMESTAMP_MILLIS: pa.timestamp("ms"),
+    ValueType.LOCAL_TIMESTAMP_MICROS: pa.timestamp("us"),
     ValueType.LOCAL_TIMESTAMP_NANOS: pa.timestamp("ns"),
 }
 _V1_ARROW: dict[str, pa.DataType] = {
@@ -185,7 +186,8 @@ def _to_int(value: Any, unit_per_sec: int) -> int:
         if value.tzinfo is not None:
             value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
         delta = value - _dt.datetime(1970, 1, 1)
-        return (delta.days * 86400 + delta.seconds) * unit_per_sec + delta.microseconds * unit_per_sec // 1_000_000
+        seconds = delta.days * 86400 + delta.seconds
+        return seconds * unit_per_sec + delta.microseconds * unit_per_sec // 1_000_000
     if isinstance(value, _dt.time):
         micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
         return micros * unit_per_sec // 1_000_000
