@@ -36,7 +36,7 @@ from ..spark.base_file_writer import (
 from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
 from ..spark.range_layout import curve_layout
 from ..metadata.mdt_timeline import check_maintainable
-from ..spark.metadata_sync import mdt_exists, metadata_update_hook, stats_columns_for
+from ..spark.metadata_sync import compact_metadata_if_due, mdt_exists, metadata_update_hook, stats_columns_for
 from ..table.commit_metadata import replace_commit_metadata_bytes
 from ..table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
 from ..table.hudi_table import HudiTable
@@ -168,6 +168,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
 
         complete_write(pending, payload, committed_files=[w.relative_path for w in written],
                        before_complete=before_complete)
+        compact_metadata_if_due(base, opts)
     except BaseException:
         pending.heartbeat.stop(delete=True)
         # Back to "requested": delete this attempt's files, keep the plan for the next run.

@@ -47,7 +47,12 @@ from .base_file_writer import (
     decode_results,
     make_mapper,
 )
-from .metadata_sync import metadata_update_hook, prepare_metadata_table, stats_columns_for
+from .metadata_sync import (
+    compact_metadata_if_due,
+    metadata_update_hook,
+    prepare_metadata_table,
+    stats_columns_for,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -339,6 +344,7 @@ class WriteSession:
 
         complete_write(self.pending, payload, committed_files=[w.relative_path for w in files],
                        before_complete=before_complete)
+        compact_metadata_if_due(self.base, self.opts)
         return WriteResult(
             instant_time=self.pending.instant_time, operation=self.operation, files_written=len(files),
             records_written=sum(w.num_records for w in files), bytes_written=sum(w.file_size for w in files),
