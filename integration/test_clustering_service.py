@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import hudi_layout
+from hudi_layout.clustering.triggers import commits_since_last_clustering
 
 from cluster_helpers import (
     completed_replacecommits,
@@ -64,6 +65,7 @@ path, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 for k in range(first, last):
     hudi_layout.write(spark.createDataFrame(batch(k)).coalesce(1), path, OPTIONS)
     print("COMMIT", k, time.time(), flush=True)
+    time.sleep(1.0)  # keep the writer busy for as long as the service needs to cluster
 print("WRITER_DONE", flush=True)
 """
 
@@ -98,9 +100,9 @@ def test_writer_and_async_service_together(spark, tmp_path: Path):
     writer = start_python(WRITER_CODE, str(path), "1", str(COMMITS), here, log=writer_log)
     try:
         assert writer.wait(timeout=400) == 0, tail(writer_log)
-        # let the service catch up with the last commits: at least one clustering done, none pending
-        wait_for(lambda: completed_replacecommits(path) and not pending_clusterings(path), timeout=120,
-                 interval=1.0, proc=service)
+        # let the service catch up: a clustering after the last commits, none pending
+        wait_for(lambda: completed_replacecommits(path) and not pending_clusterings(path)
+                 and commits_since_last_clustering(str(path)) < 2, timeout=180, interval=1.0, proc=service)
         time.sleep(1.0)
         assert service.poll() is None, f"service died:\n{tail(service_log)}"
         service.send_signal(signal.SIGTERM)
