@@ -270,12 +270,12 @@ def boxes_figure(panels: list[tuple[str, dict[str, tuple[list[Any], list[Any]]]]
     for ax, (label, ranges) in zip(axes[0], panels):
         (xlo, xhi), (ylo, yhi) = ranges["src_port"], ranges["dst_port"]
         n = len(xlo)
-        alpha = max(0.03, min(0.5, 8.0 / max(n, 1)))
+        alpha = max(0.08, min(0.8, 30.0 / max(n, 1)))
         for a, b, c, d in zip(xlo, xhi, ylo, yhi):
             if None in (a, b, c, d):
                 continue
-            ax.add_patch(Rectangle((a, c), max(b - a, 1), max(d - c, 1), fill=True, alpha=alpha,
-                                   facecolor="tab:blue", edgecolor="navy", linewidth=0.3))
+            ax.add_patch(Rectangle((a, c), max(b - a, 1), max(d - c, 1), fill=False, alpha=alpha,
+                                   edgecolor="tab:blue", linewidth=0.6))
         ax.set_xlim(0, 65536)
         ax.set_ylim(0, 65536)
         ax.set_xticks([0, 16384, 32768, 49152, 65535])
@@ -326,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--points", type=int, default=1000, help="random points for the overlap metric")
     p.add_argument("--rebuild", action="store_true", help="rebuild the cached random Hudi / Delta tables")
     p.add_argument("--no-delta", action="store_true", help="skip the delta-rs comparison")
+    p.add_argument("--plot-only", action="store_true",
+                   help="only redraw <name>_boxes.png from the cached tables of an earlier run (no Spark)")
     args = p.parse_args(argv)
     rows = rows_of(args)
     files = args.files or max(1, rows // 10_000)
@@ -334,6 +336,20 @@ def main(argv: list[str] | None = None) -> int:
         if l not in LAYOUTS or l == "random":
             p.error(f"unknown layout {l!r}")
     name = "clustering_quick" if args.quick else "clustering"
+
+    if args.plot_only:
+        root = layouts_dir(args.work_dir, rows, files)
+        ranges = {}
+        for k in ["random", "zorder_direct", "zorder_sample", "hilbert_sample", "delta_zorder"]:
+            if is_built(root, k):
+                ranges[k] = (delta_file_ranges if k.startswith("delta") else hudi_file_ranges)(root / k)
+        fig = boxes_figure([(LABELS[k], v) for k, v in ranges.items()],
+                           f"File boxes on (src_port, dst_port), {rows:,} rows")
+        from .common import RESULTS_DIR
+
+        fig.savefig(RESULTS_DIR / f"{name}_boxes.png", dpi=110, bbox_inches="tight")
+        log(f"plot: {RESULTS_DIR / f'{name}_boxes.png'}")
+        return 0
 
     spark = spark_session("bench_clustering", master=args.master)
     log(f"input: {rows:,} conn rows, target {files} files per table")
