@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
            f"`explain(path, where).files_after_column_stats`; ideal = ceil(matching rows / rows per file). "
            f"Counts with and without skipping were checked equal on every layout. 'x vs random' = random "
            f"layout's time (with its index) / this layout's time."),
-        ("Queries", md_table(["query", "where"], [[k, f"`{v['where']}`"] for k, v in qs.items()])),
+        ("Queries", md_table(["query", "where"], [[k, f"`{v['where']}`"] for k, v in qs.items()], "ll")),
         ("Targets (1% boxes, z-order / Hilbert layouts)",
          md_table(["measure", "value", "target", "verdict"],
                   [[t["name"], t["value"], t["target"], t["verdict"]] for t in targets], "lrll")),
