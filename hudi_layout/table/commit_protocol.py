@@ -190,6 +190,7 @@ def complete_write(
     """
     base = pending.base_path
     with pending.lock:
+        _check_still_pending(pending)
         _reconcile_markers(pending, set(committed_files))
         if os.environ.get("HUDI_LAYOUT_FAULT") == "before_mdt":
             os.kill(os.getpid(), signal.SIGKILL)
@@ -209,6 +210,19 @@ def complete_write(
         shutil.rmtree(pending.marker_dir, ignore_errors=True)
     pending.heartbeat.stop()
     return completion
+
+
+def _check_still_pending(pending: PendingWrite) -> None:
+    """Refuse to complete an instant that someone rolled back (e.g. after judging this writer dead)."""
+    layout = pending.props.timeline_layout_version
+    infl = pending.timeline / instant_file_name(pending.instant_time, pending.action, State.INFLIGHT,
+                                                layout_version=layout)
+    if not infl.exists():
+        from ..errors import CommitConflictError
+
+        raise CommitConflictError(
+            f"instant {pending.instant_time} is no longer inflight (rolled back by another process); "
+            "its files may be gone, so it cannot complete")
 
 
 def _marker_files(marker_dir: Path) -> list[str]:
@@ -328,7 +342,8 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     rollback_time = None
     if record:
         instants = list_instants(base, props)
-        rollback_time = new_instant_time(latest_time_on_timeline(instants))
+        rollback_time = new_instant_time(latest_time_on_timeline(instants),
+                                         use_utc=props.timeline_timezone == "UTC")
         by_partition: dict[str, list[str]] = {}
         for p in files:
             rel = p.relative_to(base)
@@ -371,7 +386,7 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
                                                         "writtenLogFiles": None})
             entry["successDeleteFiles"].append(str(p))  # type: ignore[union-attr]
         instants = list_instants(base, props)
-        completion = new_instant_time(latest_time_on_timeline(instants))
+        completion = new_instant_time(latest_time_on_timeline(instants), use_utc=props.timeline_timezone == "UTC")
         meta = {
             "startRollbackTime": rollback_time,
             "timeTakenInMillis": int((time.time() - start) * 1000),

@@ -125,3 +125,17 @@ def test_heartbeat_marks_alive_until_stopped(tmp_path: Path) -> None:
     assert writer_is_alive(tmp_path, "20260101000000001")
     hb.stop()
     assert not writer_is_alive(tmp_path, "20260101000000001")
+
+
+def test_a_rolled_back_instant_cannot_complete(tmp_path: Path) -> None:
+    from hudi_layout.errors import CommitConflictError
+
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    payload = _commit_bytes(base, name, pending.instant_time)
+    pending.heartbeat.stop(delete=False)  # judged dead ...
+    cp.rollback_failed_writes(base)
+    with pytest.raises(CommitConflictError):  # ... so its late completion must fail
+        cp.complete_write(pending, payload, committed_files=[name])
+    assert HudiTable(base).file_slices() == []
