@@ -22,13 +22,14 @@ MAINTAINABLE_PARTITIONS = ("files", "column_stats")
 def check_maintainable(props: TableProperties) -> None:
     """Raise unless every MDT partition the table lists (completed or inflight) is one we can keep in sync."""
     listed = list(props.metadata_partitions) + list(props.metadata_partitions_inflight)
-    for p in listed:
-        if p and p not in MAINTAINABLE_PARTITIONS:
-            raise UnsupportedTableError(
-                f"{props.source}: metadata table partition {p!r} "
-                f"cannot be maintained by hudi_layout (only {', '.join(MAINTAINABLE_PARTITIONS)})",
-                hint="disable that index with Hudi (or drop the metadata table) before writing with "
-                     "hudi_layout")
+    foreign = sorted({p for p in listed if p and p not in MAINTAINABLE_PARTITIONS})
+    if foreign:
+        names = ", ".join(repr(p) for p in foreign)
+        raise UnsupportedTableError(
+            f"{props.source}: metadata table partition(s) {names} cannot be maintained by hudi_layout "
+            f"(only {', '.join(MAINTAINABLE_PARTITIONS)})",
+            hint="set hoodie.metadata.enable=false to drop the metadata table (as Hudi does), or disable "
+                 "those indexes with Hudi, before writing with hudi_layout")
     if props.version not in (8, 9):
         raise UnsupportedTableError(
             f"metadata table maintenance needs table version 8 or 9, table has {props.version}")
