@@ -60,7 +60,8 @@ def render(info: dict[str, Any]) -> str:
         lines.append(f"indexed      {', '.join(cols)}")
     if info["pending_clustering"]:
         lines.append("pending clustering:")
-        lines += [f"  {p['instant']} ({p['state']}, {p['file_groups']} file groups)" for p in info["pending_clustering"]]
+        lines += [f"  {p['instant']} ({p['state']}, {p['file_groups']} file groups)"
+                  for p in info["pending_clustering"]]
     lines.append("timeline (latest last):")
     lines += [f"  {i['requested']} {i['action']:<14} {i['state']:<10} {i['completed'] or ''}" for i in info["timeline"]]
     return "\n".join(lines)

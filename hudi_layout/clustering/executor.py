@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import config as cfg
 from ..errors import CommitConflictError, CorruptFileError, HudiLayoutError, UnsupportedTableError
+from ..metadata.mdt_timeline import check_maintainable
 from ..spark.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
     COMMIT_TIME_COLUMN,
@@ -34,9 +35,8 @@ from ..spark.base_file_writer import (
     WrittenFile,
 )
 from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
-from ..spark.range_layout import curve_layout
-from ..metadata.mdt_timeline import check_maintainable
 from ..spark.metadata_sync import compact_metadata_if_due, mdt_exists, metadata_update_hook, stats_columns_for
+from ..spark.range_layout import curve_layout
 from ..table.commit_metadata import replace_commit_metadata_bytes
 from ..table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
 from ..table.hudi_table import HudiTable

@@ -53,7 +53,7 @@ def check_columns(columns: Sequence[np.ndarray], bits: int) -> list[np.ndarray]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _spread_plan(n: int, bits: int) -> tuple[tuple[np.uint64, np.uint64], ...]:
     """Shift/mask steps moving bit ``i`` of a ``bits``-bit value to bit ``i * n`` ("magic bits").
 

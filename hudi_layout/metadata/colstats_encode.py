@@ -19,8 +19,15 @@ import pyarrow as pa
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import stats_values as sv
-from hudi_layout.metadata.records import (_CS_HEAD, _WRAPPER_INDEX, _bytes, _long, _opt_str, _str,
-                                          _value_type_bytes)
+from hudi_layout.metadata.records import (
+    _CS_HEAD,
+    _WRAPPER_INDEX,
+    _bytes,
+    _long,
+    _opt_str,
+    _str,
+    _value_type_bytes,
+)
 
 REQUIRED = ("partition", "file_name", "min", "max", "null_count", "value_count")
 

@@ -83,7 +83,7 @@ def _opt_bytes(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def gather_binary(buf: np.ndarray, starts: np.ndarray, lens: np.ndarray, valid: np.ndarray | None,
-                  typ: pa.DataType = pa.string()) -> pa.Array:
+                  typ: pa.DataType = pa.string()) -> pa.Array:  # noqa: B008 - DataType values are immutable
     """String/binary array from byte ranges of ``buf``.
 
     When the ranges are ordered and disjoint (always, for fields of consecutive records) the ranges and the

@@ -41,7 +41,7 @@ META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_k
                 "_hoodie_file_name")
 
 
-def _empty_table(value_type: pa.DataType = pa.null()) -> pa.Table:
+def _empty_table(value_type: pa.DataType = pa.null()) -> pa.Table:  # noqa: B008
     return pa.table({"partition": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
                      "min": pa.array([], value_type), "max": pa.array([], value_type),
                      "null_count": pa.array([], pa.int64()), "value_count": pa.array([], pa.int64())})
@@ -141,7 +141,6 @@ class ColumnStatsIndex:
         if not types:
             types = [pa.null()]
         code_of = {t: i for i, t in enumerate(types)}
-        union_t = pa.dense_union([pa.field(f"t{i}", t) for i, t in enumerate(types)])
         names = ("partition", "file_name", "column", "null_count", "value_count")
         parts: dict[str, list] = {k: [] for k in names}
         codes, offs = [], []
@@ -354,7 +353,7 @@ def _normalise(cells: list[tuple[bytes, bytes, str]]) -> tuple[list[bytes], list
             continue
         old = merged.get(k)
         merged[k] = rec.column_stats if old is None else merge_column_stats(old, rec.column_stats)
-    from hudi_layout.metadata.records import MetadataRecord, TYPE_COLUMN_STATS
+    from hudi_layout.metadata.records import TYPE_COLUMN_STATS, MetadataRecord
 
     out_keys = sorted(merged)
     out_vals = [encode_record(MetadataRecord(k.decode(), TYPE_COLUMN_STATS, column_stats=merged[k]), 9)

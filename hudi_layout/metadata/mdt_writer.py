@@ -28,8 +28,13 @@ from hudi_layout.metadata import log_format as L
 from hudi_layout.metadata import mdt_timeline as T
 from hudi_layout.metadata.hfile.writer import write_hfile
 from hudi_layout.metadata.mdt_reader import SOLO_COMMIT_TIMESTAMP, MetadataTableReader, list_instants
-from hudi_layout.metadata.records import (MetadataRecord, all_partitions_record, column_stats_record,
-                                          encode_record, files_partition_record)
+from hudi_layout.metadata.records import (
+    MetadataRecord,
+    all_partitions_record,
+    column_stats_record,
+    encode_record,
+    files_partition_record,
+)
 from hudi_layout.metadata.schema import metadata_record_schema_str
 from hudi_layout.table.instant import State, new_instant_time
 from hudi_layout.table.partition_metadata import write_partition_metadata

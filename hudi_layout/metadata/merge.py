@@ -8,8 +8,16 @@ from typing import Any
 from hudi_layout.errors import CorruptFileError, UnsupportedTableError
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import log_format as L
-from hudi_layout.metadata.records import (TYPE_COLUMN_STATS, TYPE_FILES, ColumnStat, FileInfo, MetadataRecord,
-                                          decode_record, encode_record, schema_form)
+from hudi_layout.metadata.records import (
+    TYPE_COLUMN_STATS,
+    TYPE_FILES,
+    ColumnStat,
+    FileInfo,
+    MetadataRecord,
+    decode_record,
+    encode_record,
+    schema_form,
+)
 
 
 def merge_files(older: dict[str, FileInfo] | None, newer: dict[str, FileInfo]) -> dict[str, FileInfo]:

@@ -220,7 +220,7 @@ def _task_identity() -> tuple[int, int, int]:
 def constant_strings(value: str, n: int) -> pa.Array:
     """A string array of ``n`` copies of ``value``, built from buffers (no per-row Python work)."""
     raw = value.encode()
-    offsets = np.arange(0, (n + 1) * len(raw), len(raw) or 1, dtype=np.int64)[: n + 1] if raw else np.zeros(n + 1, np.int64)
+    offsets = np.arange(n + 1, dtype=np.int64) * len(raw)
     return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(raw * n)).cast(pa.string())
 
 

@@ -24,7 +24,6 @@ import pyarrow as pa
 
 from .. import config as cfg
 from ..errors import (
-    HudiLayoutError,
     InvalidArgumentError,
     NotAHudiTableError,
     SchemaMismatchError,

@@ -7,7 +7,7 @@ Readers never need these (container files embed their writer schema); writers do
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import fastavro
@@ -184,7 +184,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def parsed_schema(name: str) -> Any:
     """fastavro-parsed schema by short record name (``HoodieCommitMetadata`` ...)."""
     return fastavro.parse_schema(SCHEMAS[name], _write_hint=False)

@@ -136,7 +136,7 @@ def compute_checksum(props: Mapping[str, str]) -> int:
     if "hoodie.table.name" not in props:
         raise CorruptFileError("cannot compute hoodie.table.checksum: hoodie.table.name is missing")
     db = props.get("hoodie.database.name", "") or ""
-    return zlib.crc32(f"{db}.{props['hoodie.table.name']}".encode("utf-8")) & 0xFFFFFFFF
+    return zlib.crc32(f"{db}.{props['hoodie.table.name']}".encode()) & 0xFFFFFFFF
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from hudi_layout.errors import HFileFormatError
 
-from .varint import Buffer, encode_vlong, read_vlong
+from .varint import encode_vlong, read_vlong
 
 _ENTRY_HEAD = struct.Struct(">qi")
 

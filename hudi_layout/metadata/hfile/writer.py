@@ -28,8 +28,15 @@ from typing import BinaryIO
 from . import block as blk
 from .cells import MAX_ROW_LENGTH, encode_cell, encode_key
 from .compression import codec_id
-from .fileinfo import (AVG_KEY_LEN, AVG_VALUE_LEN, CREATE_TIME_TS, KEY_VALUE_VERSION, LASTKEY,
-                       MAX_MEMSTORE_TS_KEY, encode_file_info)
+from .fileinfo import (
+    AVG_KEY_LEN,
+    AVG_VALUE_LEN,
+    CREATE_TIME_TS,
+    KEY_VALUE_VERSION,
+    LASTKEY,
+    MAX_MEMSTORE_TS_KEY,
+    encode_file_info,
+)
 from .index import IndexEntry, encode_nonroot_index, encode_root_index, root_entry_size
 from .trailer import HUDI_COMPARATOR, HFileTrailer
 
