@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
                    "100 with --quick)")
     p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                    help=f"comma list of {', '.join(VARIANTS)}")
+    p.add_argument("--name", default=None, help="report file stem (default curves / curves_quick)")
     p.add_argument("--points", type=int, default=1000, help="random points for the overlap metric")
     args = p.parse_args(argv)
     rows = rows_of(args)
@@ -191,10 +192,10 @@ def main(argv: list[str] | None = None) -> int:
         ax2.set_yscale("log")
         ax2.set_ylabel("avg files overlapping a point")
         ax2.legend(fontsize=7)
-        name = "curves_quick" if args.quick else "curves"
+        name = args.name or ("curves_quick" if args.quick else "curves")
         plots = [(f"{name}_time.png", fig), (f"{name}_overlap.png", fig2)]
     except ImportError:
-        name = "curves_quick" if args.quick else "curves"
+        name = args.name or ("curves_quick" if args.quick else "curves")
     md = write_report(name, "Curve layouts: cost vs plain range sort, and file overlap", sections, data, plots)
     log(f"report: {md}")
     if not args.keep:
