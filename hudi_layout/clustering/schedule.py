@@ -26,7 +26,7 @@ from .. import config as cfg
 from ..errors import InvalidArgumentError, UnsupportedTableError
 from ..table import instant as inst
 from ..table.commit_metadata import clustering_plan_metadata, requested_replace_bytes
-from ..table.commit_protocol import timeline_dir
+from ..table.commit_protocol import latest_time_with_metadata, timeline_dir
 from ..table.hudi_table import HudiTable
 from ..table.instant import State, instant_file_name, new_instant_time
 from ..table.locks import TableLock
@@ -167,7 +167,8 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
         if plan is None:
             return None
         props = table.properties
-        t = new_instant_time(table.timeline.max_instant_time(), use_utc=props.timeline_timezone == "UTC")
+        t = new_instant_time(latest_time_with_metadata(table.base_path, props),
+                             use_utc=props.timeline_timezone == "UTC")
         tdir = timeline_dir(table.base_path, props)
         tdir.mkdir(parents=True, exist_ok=True)
         name = instant_file_name(t, clustering_action(props), State.REQUESTED,

@@ -198,6 +198,18 @@ def compact_metadata_if_due(base: Path, opts: Mapping[str, str]) -> None:
 
     if not mdt_exists(base):
         return
+    from ..errors import CommitConflictError
+    from ..table.commit_protocol import latest_time_with_metadata
+    from ..table.instant import new_instant_time
+
     with TableLock(base):
         props = load_properties(base / ".hoodie")
-        _writer(base, props, opts).maybe_compact()
+        writer = _writer(base, props, opts)
+        if writer.deltacommits_since_compaction() < writer.max_delta_commits:
+            return
+        instant = new_instant_time(latest_time_with_metadata(base, props),
+                                   use_utc=props.timeline_timezone == "UTC")
+        try:
+            writer.compact(instant)
+        except CommitConflictError:  # a data write is pending: compact after a later commit
+            return

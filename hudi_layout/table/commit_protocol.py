@@ -69,6 +69,25 @@ def latest_time_on_timeline(instants: Iterable[Instant]) -> str | None:
     return latest
 
 
+def latest_time_with_metadata(base: Path, props: TableProperties) -> str | None:
+    """Greatest instant time on the data timeline and on the metadata table's timeline.
+
+    New instants (data writes under the table lock, MDT compactions under the same lock) are generated
+    above both, so a data instant can never collide with an MDT-only instant such as a compaction.
+    """
+    latest = latest_time_on_timeline(list_instants(base, props))
+    mdt_timeline = base / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    if mdt_timeline.is_dir():
+        for entry in os.scandir(mdt_timeline):
+            parsed = parse_instant_file_name(entry.name)
+            if parsed is None:
+                continue
+            for t in (parsed.requested_time, parsed.completion_time):
+                if t and (latest is None or t > latest):
+                    latest = t
+    return latest
+
+
 def _atomic_write(path: Path, data: bytes, tmp_dir: Path) -> None:
     tmp_dir.mkdir(parents=True, exist_ok=True)
     tmp = tmp_dir / f".{path.name}.{os.getpid()}.tmp"
@@ -121,8 +140,7 @@ def begin_write(
         props = load_properties(base / ".hoodie")
         if rollback_failed:
             rollback_failed_writes(base, props, lock=lock)
-        instants = list_instants(base, props)
-        t = new_instant_time(latest_time_on_timeline(instants), use_utc=props.timeline_timezone == "UTC")
+        t = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
         tdir = timeline_dir(base, props)
         tdir.mkdir(parents=True, exist_ok=True)
         layout = props.timeline_layout_version
