@@ -133,7 +133,7 @@ def stitch(rows: int | None, quick: bool, status: dict[str, dict[str, Any]], sta
         text = md_path.read_text()
         stale = st is None or st["rc"] != 0
         for t in target_rows(text):
-            note = f"from an earlier run ({date})" if stale else ""
+            note = (f"report of {date}" if not status else f"from an earlier run ({date})") if stale else ""
             summary.append(f"| {mod} | {t['target']} | {t['value']} | {t['goal']} | **{t['verdict']}** | {note} |")
         bodies.append(f"<a id=\"{mod}\"></a>\n\n" + demote(text)
                       + (f"\n\n> note: this section is from an earlier run ({date}), not from this one.\n"
@@ -148,6 +148,8 @@ def stitch(rows: int | None, quick: bool, status: dict[str, dict[str, Any]], sta
              f"ratios are measured within one run)",
              f"- command: `{command_line()}`",
              f"- git commit: `{git_commit()}`", "",
+             *(["> Stitched with `--report-only`: nothing was run by this command; each section is its module's "
+                "latest report (date in the note column and in each section).", ""] if not status else []),
              "## Summary of targets", "",
              f"{n_pass} PASS, {n_fail} FAIL.", "",
              "| module | target | value | goal | verdict | note |", "| --- | --- | ---: | --- | --- | --- |",
