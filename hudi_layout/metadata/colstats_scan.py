@@ -97,6 +97,7 @@ def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes,
     bodies: list[bytes] = []
     starts: list[int] = []
     add = starts.append
+    start_arrays: list[np.ndarray] = []
     unpack = _II.unpack_from
     base = 0
     for e in entries[i:j]:
@@ -107,7 +108,7 @@ def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes,
         end = len(body)
         fast = _uniform_key_cell_starts(body)
         if fast is not None:
-            starts.extend((fast + base).tolist())
+            start_arrays.append(fast + base)
         else:
             pos = 0
             while pos < end:
@@ -119,10 +120,13 @@ def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes,
         bodies.append(body)
         base += end
     raw = b"".join(bodies)
-    if not starts:
+    if starts:
+        start_arrays.append(np.asarray(starts, np.int64))
+    if not start_arrays:
         return raw, z, z, z, z
-    buf = np.frombuffer(raw + b"\x00" * 16, np.uint8)
-    cp = np.asarray(starts, np.int64)
+    bodies.append(b"\x00" * 16)
+    buf = np.frombuffer(b"".join(bodies), np.uint8)
+    cp = np.sort(np.concatenate(start_arrays)) if len(start_arrays) > 1 else start_arrays[0]
     klen = _be(buf, cp, 4)
     vlen = _be(buf, cp + 4, 4)
     rlen = _be(buf, cp + 8, 2)

@@ -255,13 +255,17 @@ class ColumnStatsIndex:
         order = np.concatenate([b[0] for b in built])
         mins = pa.concat_arrays([b[1] for b in built])
         maxs = pa.concat_arrays([b[2] for b in built])
+        vc = pa.array(d.value_count, pa.int64(), mask=~d.value_count_valid)
+        nc = pa.array(d.null_count, pa.int64(), mask=~d.null_count_valid)
+        if order.size == len(d.file_name) and np.array_equal(order, np.arange(order.size)):
+            # one value type covering every record in order (the usual case): no reordering needed
+            return pa.table({"partition": part, "file_name": d.file_name, "min": mins, "max": maxs,
+                             "null_count": nc, "value_count": vc})
         sort = np.argsort(order, kind="stable")
         idx = pa.array(order[sort])
         mins, maxs = mins.take(pa.array(sort)), maxs.take(pa.array(sort))
-        vc = pa.array(d.value_count, pa.int64(), mask=~d.value_count_valid).take(idx)
-        nc = pa.array(d.null_count, pa.int64(), mask=~d.null_count_valid).take(idx)
         return pa.table({"partition": part.take(idx), "file_name": d.file_name.take(idx), "min": mins,
-                         "max": maxs, "null_count": nc, "value_count": vc})
+                         "max": maxs, "null_count": nc.take(idx), "value_count": vc.take(idx)})
 
     def _slow(self, keys: list[bytes], values: list[bytes], form: int) -> pa.Table:
         from hudi_layout.metadata.schema import metadata_record_schema_str
