@@ -14,17 +14,11 @@ import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.skipping.ir import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
     LeafPredicate,
-    Not,
-    Or,
     Predicate,
     Ref,
-    Unsupported,
 )
-from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
+from hudi_layout.skipping.visitors import LeafRewriter, visit
 
 
 def _field_names(schema: pa.Schema) -> list[str]:
@@ -56,31 +50,14 @@ def resolve_column(name: str, schema: pa.Schema) -> str:
     raise InvalidArgumentError(f"unknown column {name!r}", hint=f"columns: {', '.join(names)}")
 
 
-class _BindVisitor(BooleanExpressionVisitor[Predicate]):
+class _BindVisitor(LeafRewriter):
     def __init__(self, schema: pa.Schema) -> None:
         self.schema = schema
-
-    def visit_true(self) -> Predicate:
-        return AlwaysTrue()
-
-    def visit_false(self) -> Predicate:
-        return AlwaysFalse()
-
-    def visit_not(self, child: Predicate) -> Predicate:
-        return Not(child)
-
-    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
-        return And(left, right)
-
-    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
-        return Or(left, right)
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         name = resolve_column(pred.term.name, self.schema)
         return pred if name == pred.term.name else dataclasses.replace(pred, term=Ref(name))
 
-    def visit_unsupported(self, pred: Unsupported) -> Predicate:
-        return pred
 
 
 def bind(pred: Predicate, schema: pa.Schema) -> Predicate:

@@ -58,7 +58,7 @@ from hudi_layout.skipping.ir import (
 )
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.sql_literals import NO_CAST, cast_literal, like_predicate
-from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
+from hudi_layout.skipping.visitors import LeafRewriter, visit
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -243,29 +243,11 @@ def _java_value(v: Any) -> Any:
     raise _NotLiteral(cls)
 
 
-class _ShiftTimestamps(BooleanExpressionVisitor[Predicate]):
+class _ShiftTimestamps(LeafRewriter):
     """Rewrite naive datetime literals from wall-clock time in ``zone`` to naive UTC."""
 
     def __init__(self, zone: ZoneInfo) -> None:
         self.zone = zone
-
-    def visit_true(self) -> Predicate:
-        return AlwaysTrue()
-
-    def visit_false(self) -> Predicate:
-        return AlwaysFalse()
-
-    def visit_not(self, child: Predicate) -> Predicate:
-        return Not(child)
-
-    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
-        return And(left, right)
-
-    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
-        return Or(left, right)
-
-    def visit_unsupported(self, pred: Unsupported) -> Predicate:
-        return pred
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         if isinstance(pred, ComparisonPredicate):

@@ -56,6 +56,28 @@ class BooleanExpressionVisitor(ABC, Generic[T]):
         """Result for a leaf we cannot reason about."""
 
 
+class LeafRewriter(BooleanExpressionVisitor[Predicate]):
+    """Rebuilds the tree unchanged except for what :meth:`visit_leaf` returns (bind, literal rewrites)."""
+
+    def visit_true(self) -> Predicate:
+        return AlwaysTrue()
+
+    def visit_false(self) -> Predicate:
+        return AlwaysFalse()
+
+    def visit_not(self, child: Predicate) -> Predicate:
+        return Not(child)
+
+    def visit_and(self, left: Predicate, right: Predicate) -> Predicate:
+        return And(left, right)
+
+    def visit_or(self, left: Predicate, right: Predicate) -> Predicate:
+        return Or(left, right)
+
+    def visit_unsupported(self, pred: Unsupported) -> Predicate:
+        return pred
+
+
 @singledispatch
 def visit(pred: Predicate, visitor: BooleanExpressionVisitor[T]) -> T:
     """Apply ``visitor`` to ``pred`` post-order."""
