@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -27,6 +26,7 @@ from ..errors import InvalidArgumentError, UnsupportedTableError
 from ..table import instant as inst
 from ..table.commit_metadata import clustering_plan_metadata, requested_replace_bytes
 from ..table.commit_protocol import latest_time_with_metadata, timeline_dir
+from ..table.fileio import atomic_write
 from ..table.hudi_table import HudiTable
 from ..table.instant import State, instant_file_name, new_instant_time
 from ..table.locks import TableLock
@@ -111,16 +111,6 @@ def _check_table(table: HudiTable) -> None:
             f"to be merged)", hint="hudi_layout clusters COPY_ON_WRITE tables")
 
 
-def _atomic_write(path: Path, data: bytes, tmp_dir: Path) -> None:
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_dir / f".{path.name}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def prepare_clustering_options(table: HudiTable, options: Mapping[str, Any] | None = None, *,
                                columns: str | Sequence[str] | None = None, strategy: str | None = None,
                                method: str | None = None, include_all_files: bool = False,
@@ -174,7 +164,7 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
         name = instant_file_name(t, clustering_action(props), State.REQUESTED,
                                  layout_version=props.timeline_layout_version)
         data = requested_replace_bytes(clustering_plan_metadata(plan.to_avro_plan()))
-        _atomic_write(tdir / name, data, table.hoodie_dir / ".temp")
+        atomic_write(tdir / name, data, table.hoodie_dir / ".temp")
     return t, plan
 
 

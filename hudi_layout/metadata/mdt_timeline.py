@@ -5,7 +5,6 @@ Kept apart from :mod:`.mdt_writer` so the writer reads as the MDT protocol, not 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ import fastavro
 
 from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.table.commit_metadata import commit_metadata_bytes
+from hudi_layout.table.fileio import atomic_write
 from hudi_layout.table.instant import State, instant_file_name
 from hudi_layout.table.properties import TableProperties, write_properties
 
@@ -69,20 +69,11 @@ def create_mdt_dirs(mdt_dir: Path, data: TableProperties) -> Path:
     return timeline
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def write_instant(timeline_dir: Path, requested_time: str, action: str, state: State, content: bytes = b"",
                   completion_time: str | None = None) -> Path:
     name = instant_file_name(requested_time, action, state, completion_time, 2)
     path = timeline_dir / name
-    _atomic_write(path, content)
+    atomic_write(path, content)
     return path
 
 
@@ -182,5 +173,5 @@ def write_index_defs(base_path: Path, columns: list[str], table_version: int) ->
         "indexName": "column_stats", "indexType": "column_stats", "indexFunction": "column_stats",
         "sourceFields": list(columns), "indexOptions": {}, "version": "V2" if table_version >= 9 else "V1"}
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, json.dumps(doc, indent=2).encode("utf-8"))
+    atomic_write(path, json.dumps(doc, indent=2).encode("utf-8"))
     return INDEX_DEFS_PATH

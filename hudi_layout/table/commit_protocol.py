@@ -33,6 +33,7 @@ from .commit_metadata import (
     rollback_plan_bytes,
 )
 from .file_naming import try_parse_base_file_name
+from .fileio import atomic_write
 from .instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
 from .locks import Heartbeat, TableLock, writer_is_alive
 from .properties import TableProperties, load_properties
@@ -88,16 +89,6 @@ def latest_time_with_metadata(base: Path, props: TableProperties) -> str | None:
     return latest
 
 
-def _atomic_write(path: Path, data: bytes, tmp_dir: Path) -> None:
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    tmp = tmp_dir / f".{path.name}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 @dataclass
 class PendingWrite:
     """A started, not yet completed instant owned by this process."""
@@ -146,7 +137,7 @@ def begin_write(
         layout = props.timeline_layout_version
         heartbeat = Heartbeat(base, t)
         tmp = base / ".hoodie" / ".temp"
-        _atomic_write(tdir / instant_file_name(t, action, State.REQUESTED, layout_version=layout),
+        atomic_write(tdir / instant_file_name(t, action, State.REQUESTED, layout_version=layout),
                       requested_bytes, tmp)
         if inflight_bytes is None:
             if action in (inst.COMMIT, inst.DELTA_COMMIT) or (action == inst.REPLACE_COMMIT and props.version >= 8):
@@ -154,7 +145,7 @@ def begin_write(
                                                        props.version)
             else:
                 inflight_bytes = b""
-        _atomic_write(tdir / instant_file_name(t, action, State.INFLIGHT, layout_version=layout),
+        atomic_write(tdir / instant_file_name(t, action, State.INFLIGHT, layout_version=layout),
                       inflight_bytes, tmp)
         (base / ".hoodie" / ".temp" / t).mkdir(parents=True, exist_ok=True)
     return PendingWrite(base, props, t, action, heartbeat, lock)
@@ -184,7 +175,7 @@ def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
         heartbeat = Heartbeat(base, instant_time)
         infl = tdir / instant_file_name(instant_time, action, State.INFLIGHT, layout_version=layout)
         if not infl.exists():
-            _atomic_write(infl, b"", base / ".hoodie" / ".temp")
+            atomic_write(infl, b"", base / ".hoodie" / ".temp")
         (base / ".hoodie" / ".temp" / instant_time).mkdir(parents=True, exist_ok=True)
     return PendingWrite(base, props, instant_time, action, heartbeat, lock)
 
@@ -223,7 +214,7 @@ def complete_write(
                                  completion if layout >= 2 else None, layout_version=layout)
         if os.environ.get("HUDI_LAYOUT_FAULT") == "before_complete":
             os.kill(os.getpid(), signal.SIGKILL)
-        _atomic_write(pending.timeline / name, metadata_bytes, base / ".hoodie" / ".temp")
+        atomic_write(pending.timeline / name, metadata_bytes, base / ".hoodie" / ".temp")
         pending.completed = True
         shutil.rmtree(pending.marker_dir, ignore_errors=True)
     pending.heartbeat.stop()
@@ -376,9 +367,9 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
             ],
             "version": 1,
         }
-        _atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.REQUESTED, layout_version=layout),
+        atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.REQUESTED, layout_version=layout),
                       rollback_plan_bytes(plan), tmp)
-        _atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.INFLIGHT, layout_version=layout),
+        atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.INFLIGHT, layout_version=layout),
                       b"", tmp)
     for p in files:
         try:
@@ -414,7 +405,7 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
             "version": 1,
             "instantsRollback": [{"commitTime": t, "action": i.action}],
         }
-        _atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.COMPLETED,
+        atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.COMPLETED,
                                                completion if layout >= 2 else None, layout_version=layout),
                       rollback_metadata_bytes(meta), tmp)
 

@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError, UnsupportedTableError
+from hudi_layout.table.fileio import atomic_write
 
 PROPERTIES_FILE = "hoodie.properties"
 BACKUP_FILE = "hoodie.properties.backup"
@@ -139,15 +140,6 @@ def compute_checksum(props: Mapping[str, str]) -> int:
     return zlib.crc32(f"{db}.{props['hoodie.table.name']}".encode()) & 0xFFFFFFFF
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def write_properties(path: str | os.PathLike[str], mapping: Mapping[str, str]) -> None:
     """Write ``hoodie.properties`` (``path`` = the file or its ``.hoodie`` dir) with a correct checksum.
 
@@ -162,8 +154,8 @@ def write_properties(path: str | os.PathLike[str], mapping: Mapping[str, str]) -
     props["hoodie.table.checksum"] = str(compute_checksum(props))
     backup = p.with_name(BACKUP_FILE)
     if p.exists():
-        _atomic_write(backup, p.read_bytes())
-    _atomic_write(p, format_properties(props, comments=("Updated by hudi_layout",)))
+        atomic_write(backup, p.read_bytes())
+    atomic_write(p, format_properties(props, comments=("Updated by hudi_layout",)))
     reread = read_properties_file(p)
     if reread.get("hoodie.table.checksum") != str(compute_checksum(reread)):
         raise CorruptFileError(f"{p}: checksum verification failed after write")
