@@ -88,6 +88,13 @@ class CurveParams:
     def key_is_long(self) -> bool:
         return len(self.columns) * self.bits <= 64
 
+    def keys(self, table: pa.Table | pa.RecordBatch) -> np.ndarray:
+        """Curve keys of the rows of ``table`` (which holds at least :attr:`columns`)."""
+        cols = [table.column(table.schema.get_field_index(c)) for c in self.columns]
+        return curve_key(cols, curve=self.curve, bits_per_column=self.bits,
+                         ranges=list(self.ranges) if self.ranges is not None else None,
+                         bounds=list(self.bounds) if self.bounds is not None else None, names=self.columns)
+
 
 def _range_params(df: DataFrame, columns: Sequence[str]) -> list[tuple[int, int] | None]:
     from pyspark.sql import functions as F
@@ -151,11 +158,7 @@ def key_mapper(params: CurveParams, key_column: str = KEY_COLUMN):
 
     def mapper(batches: Any) -> Any:
         for b in batches:
-            cols = [b.column(b.schema.get_field_index(c)) for c in params.columns]
-            key = curve_key(cols, curve=params.curve, bits_per_column=params.bits,
-                            ranges=list(params.ranges) if params.ranges is not None else None,
-                            bounds=list(params.bounds) if params.bounds is not None else None,
-                            names=params.columns)
+            key = params.keys(b)
             if key.dtype == np.uint64:
                 arr = pa.array(to_sortable_int64(key))
             else:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..curves import curve_key, to_sortable_int64
+from ..curves import to_sortable_int64
 from .curve_key import KEY_COLUMN, CurveParams, check_key_columns, curve_params, normalise_strategy
 
 if TYPE_CHECKING:
@@ -64,9 +64,7 @@ def key_bounds(df: DataFrame, params: CurveParams, n: int, *, row_count: int | N
     sample = df.select(*[f"`{c}`" for c in params.columns]).sample(False, fraction, seed=7).toArrow()
     if sample.num_rows == 0:
         return np.empty(0, dtype=np.uint64)
-    keys = curve_key([sample.column(c) for c in params.columns], curve=params.curve, bits_per_column=params.bits,
-                     ranges=list(params.ranges) if params.ranges is not None else None,
-                     bounds=list(params.bounds) if params.bounds is not None else None, names=params.columns)
+    keys = params.keys(sample)
     keys = np.sort(keys)
     idx = (np.arange(1, n) * keys.size) // n
     return keys[np.minimum(idx, keys.size - 1)]
@@ -75,11 +73,7 @@ def key_bounds(df: DataFrame, params: CurveParams, n: int, *, row_count: int | N
 def _mapper(params: CurveParams, bounds: np.ndarray, preimages: np.ndarray):
     def mapper(batches: Any) -> Any:
         for b in batches:
-            cols = [b.column(b.schema.get_field_index(c)) for c in params.columns]
-            key = curve_key(cols, curve=params.curve, bits_per_column=params.bits,
-                            ranges=list(params.ranges) if params.ranges is not None else None,
-                            bounds=list(params.bounds) if params.bounds is not None else None,
-                            names=params.columns)
+            key = params.keys(b)
             part = np.searchsorted(bounds, key, side="right") if bounds.size else np.zeros(key.size, np.int64)
             yield pa.RecordBatch.from_arrays(
                 [*b.columns, pa.array(to_sortable_int64(key)), pa.array(preimages[part])],
