@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..scan import ScanPlan, plan_scan, table_schema
+from ..scan import ScanPlan, plan_scan, table_schema, to_predicate
 from ..table.hudi_table import HudiTable
 from .base_file_writer import META_COLUMNS
 
@@ -34,25 +34,6 @@ def spark_schema(table: HudiTable, include_meta: bool):
     return from_arrow_schema(pa.schema([*fields, *schema]))
 
 
-def _tuples_to_sql(items: Sequence[Sequence[Any]]) -> str:
-    def lit(v: Any) -> str:
-        if isinstance(v, str):
-            return "'" + v.replace("'", "''") + "'"
-        if isinstance(v, (list, tuple, set)):
-            return "(" + ", ".join(lit(x) for x in v) + ")"
-        if v is None:
-            return "NULL"
-        return repr(v) if not isinstance(v, bool) else ("TRUE" if v else "FALSE")
-
-    if items and isinstance(items[0], str):
-        items = [items]  # type: ignore[list-item]
-    parts = []
-    for col, op, *rest in items:
-        value = rest[0] if rest else None
-        parts.append(f"`{col}` {op.upper()} {lit(value)}" if rest else f"`{col}` {op.upper()}")
-    return " AND ".join(parts)
-
-
 def _row_filter(where: Any):
     """The filter Spark applies to rows (same meaning as the one used for pruning)."""
     from pyspark.sql import functions as F
@@ -61,13 +42,11 @@ def _row_filter(where: Any):
         return None
     if isinstance(where, str):
         return F.expr(where)
-    if isinstance(where, (list, tuple)):
-        return F.expr(_tuples_to_sql(where))
     if type(where).__name__ == "Column":
         return where
     from ..skipping.to_sql import predicate_to_sql
 
-    return F.expr(predicate_to_sql(where))
+    return F.expr(predicate_to_sql(to_predicate(where)))  # tuples or a predicate tree
 
 
 def read(spark: SparkSession, path: str, where: Any = None, *, columns: Sequence[str] | None = None,
