@@ -25,6 +25,7 @@ from .skipping.pruning import prune
 from .skipping.visitors import referenced_columns
 from .table.fs_view import FileSlice
 from .table.hudi_table import HudiTable
+from .table.properties import constant_partition_columns
 from .table.schema_conversion import avro_to_arrow_schema
 
 log = logging.getLogger(__name__)
@@ -164,7 +165,6 @@ def _derived_partition_fields(props: Any) -> list[str]:
     """Partition fields whose path value is derived from the column (timestamp key generators format it,
     e.g. ``2024/01/15/10`` for ``ts_str = '2024-01-15T10:30:00.000Z'``): the path cannot be compared with
     predicates on the column."""
-    from .clustering.schedule import constant_partition_columns
 
     constant = set(constant_partition_columns(props))
     return [f for f in props.partition_fields if f not in constant]

@@ -30,7 +30,7 @@ from ..table.fileio import atomic_write
 from ..table.hudi_table import HudiTable
 from ..table.instant import State, instant_file_name, new_instant_time
 from ..table.locks import TableLock
-from ..table.properties import TableProperties
+from ..table.properties import TableProperties, constant_partition_columns
 from ..table.schema_conversion import avro_to_arrow_schema
 from .plan import (
     ClusteringOptions,
@@ -41,29 +41,9 @@ from .plan import (
 )
 
 SUPPORTED_VERSIONS = (6, 8, 9)
-#: key generators whose partition value is derived (a date bucket of a timestamp): the column still varies
-#: inside a partition, so sorting by it is meaningful
-_DERIVED_PARTITION_KEYGENS = ("TIMESTAMP", "TIMESTAMP_AVRO", "TimestampBasedKeyGenerator",
-                              "TimestampBasedAvroKeyGenerator")
-
-
 def clustering_action(props: TableProperties) -> str:
     """Timeline action of a pending clustering: ``clustering`` on layout 2, ``replacecommit`` on v6."""
     return inst.CLUSTERING if props.timeline_layout_version >= 2 else inst.REPLACE_COMMIT
-
-
-def constant_partition_columns(props: TableProperties) -> list[str]:
-    """Partition fields whose value is constant within a partition (all, except timestamp-keygen ones)."""
-    raw = [f.strip() for f in (props.get("hoodie.table.partition.fields") or "").split(",") if f.strip()]
-    keygen = props.keygenerator or ""
-    out = []
-    for spec in raw:
-        name, _, kind = spec.partition(":")
-        derived_keygen = keygen.rsplit(".", 1)[-1] in _DERIVED_PARTITION_KEYGENS
-        if kind.upper() == "TIMESTAMP" or (not kind and derived_keygen):
-            continue
-        out.append(name)
-    return out
 
 
 def _field_arrow_type(f: Mapping[str, Any]) -> pa.DataType | None:

@@ -301,6 +301,26 @@ class TableProperties(Mapping[str, str]):
         return self.checksum is not None and self.checksum == compute_checksum(self._props)
 
 
+#: key generators whose partition value is derived (a date bucket of a timestamp): the column still varies
+#: inside a partition, so sorting by it is meaningful
+_DERIVED_PARTITION_KEYGENS = ("TIMESTAMP", "TIMESTAMP_AVRO", "TimestampBasedKeyGenerator",
+                              "TimestampBasedAvroKeyGenerator")
+
+
+def constant_partition_columns(props: TableProperties) -> list[str]:
+    """Partition fields whose value is constant within a partition (all, except timestamp-keygen ones)."""
+    raw = [f.strip() for f in (props.get("hoodie.table.partition.fields") or "").split(",") if f.strip()]
+    keygen = props.keygenerator or ""
+    out = []
+    for spec in raw:
+        name, _, kind = spec.partition(":")
+        derived_keygen = keygen.rsplit(".", 1)[-1] in _DERIVED_PARTITION_KEYGENS
+        if kind.upper() == "TIMESTAMP" or (not kind and derived_keygen):
+            continue
+        out.append(name)
+    return out
+
+
 def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     """Load ``<hoodie_dir>/hoodie.properties`` (falling back to the backup, as Java does).
 
