@@ -335,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     for l in layouts:
         if l not in LAYOUTS or l == "random":
             p.error(f"unknown layout {l!r}")
-    name = "clustering_quick" if args.quick else "clustering"
+    name = args.name or ("clustering_quick" if args.quick else "clustering")
 
     if args.plot_only:
         root = layouts_dir(args.work_dir, rows, files)

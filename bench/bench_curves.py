@@ -95,7 +95,6 @@ def main(argv: list[str] | None = None) -> int:
                    "100 with --quick)")
     p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                    help=f"comma list of {', '.join(VARIANTS)}")
-    p.add_argument("--name", default=None, help="report file stem (default curves / curves_quick)")
     p.add_argument("--points", type=int, default=1000, help="random points for the overlap metric")
     args = p.parse_args(argv)
     rows = rows_of(args)

@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if prof_text:
         sections.append(("Profile of one warm index load (cProfile)", "```\n" + prof_text[:12000] + "\n```"))
-    name = "index_quick" if args.quick else "index"
+    name = args.name or ("index_quick" if args.quick else "index")
     plots = []
     try:
         import matplotlib

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                                     "column_stats MiB"], checks)),
     ]
     plots = []
-    name = "ingest_quick" if args.quick else "ingest"
+    name = args.name or ("ingest_quick" if args.quick else "ingest")
     try:
         import matplotlib
 

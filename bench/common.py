@@ -58,6 +58,7 @@ def bench_arg_parser(description: str, default_rows: int, quick_rows: int = 200_
     p.add_argument("--work-dir", default=str(WORK_DIR), help="scratch folder for generated data")
     p.add_argument("--keep", action="store_true", help="keep generated outputs (inputs are always cached)")
     p.add_argument("--master", default=None, help="Spark master (default local[*])")
+    p.add_argument("--name", default=None, help="report name under bench/results/ (default: the benchmark's own)")
     p.set_defaults(_default_rows=default_rows, _quick_rows=quick_rows)
     return p
 

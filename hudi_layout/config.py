@@ -105,6 +105,8 @@ PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.patter
 LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", "linear", _choice("linear", "z-order", "hilbert"))
 CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", "direct", _choice("direct", "sample"))
 CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, int)
+# hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
+SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, int)
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))

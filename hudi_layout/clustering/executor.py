@@ -19,11 +19,12 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import config as cfg
+from ..curves import default_bits_per_column
 from ..errors import CommitConflictError, CorruptFileError, HudiLayoutError, UnsupportedTableError
 from ..metadata.mdt_timeline import check_maintainable
 from ..spark.base_file_writer import (
@@ -33,6 +34,16 @@ from ..spark.base_file_writer import (
     RECORD_KEY_COLUMN,
     WriteSpec,
     WrittenFile,
+)
+from ..spark.curve_key import check_key_columns, normalise_strategy
+from ..spark.curve_sort import (
+    balanced_bins,
+    footer_rows,
+    params_from_sketch,
+    reduce_partitions,
+    sketch,
+    task_count,
+    write_curve_sorted,
 )
 from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
 from ..spark.metadata_sync import compact_metadata_if_due, mdt_exists, metadata_update_hook, stats_columns_for
@@ -107,13 +118,43 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
     return df.select(*[F.col(f"`{c}`") for c in data_columns], *[F.col(c) for c in PRESERVED_META])
 
 
-def _laid_out(df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec) -> DataFrame:
+def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
+                 spec: WriteSpec, opts: Mapping[str, str]) -> list[WrittenFile]:
+    """Lay the group out and write it as ``numOutputFileGroups`` files.
+
+    The rows are range-partitioned into a few partitions per core (not one per output file: per-task
+    overhead dominated that) and sorted within each; the writer cuts each sorted partition into files of
+    ``rows_per_file`` rows, so files are still contiguous ranges of the layout order. Curve layouts take
+    the Arrow path of :mod:`hudi_layout.spark.curve_sort`; linear (and no sort columns) use Spark's own
+    range partitioning and sort.
+    """
     n = max(1, group.num_output_file_groups)
+    paths = [s.base_file_path for s in group.slices]
+    file_rows = footer_rows(paths)
+    rows = sum(file_rows)
+    spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
+    parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
     cols = list(plan.sort_columns)
+    kind = normalise_strategy(plan.options.layout_strategy) if cols else "linear"
+    bits = default_bits_per_column(len(cols)) if cols else 64
+    if cols and kind != "linear" and len(cols) > 1 and len(cols) * bits <= 64:
+        check_key_columns(df, cols)
+        bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
+        method = plan.options.curve_build_method.strip().lower()
+        sample_rows = max(100_000, plan.options.curve_sample_size if method == "sample" else 0)
+        sk = sketch(spark, bins, cols, rows, sample_rows)
+        params = params_from_sketch(sk, cols, kind, method, bits)
+        return write_curve_sorted(spark, bins, df.schema, params, sk, parts, spec)
     if not cols:
-        return df.repartition(n) if n > 1 else df.coalesce(1)
-    return curve_layout(df, cols, n, strategy=plan.options.layout_strategy,
-                        method=plan.options.curve_build_method, sample_size=plan.options.curve_sample_size)
+        frame = df.repartition(parts) if parts > 1 else df.coalesce(1)
+    elif kind == "linear" or len(cols) == 1:
+        quoted = [f"`{c}`" for c in cols]
+        frame = df.repartitionByRange(parts, *quoted).sortWithinPartitions(*quoted)
+    else:  # a curve key wider than 64 bits: Spark range-partitions the byte keys
+        frame = curve_layout(df, cols, parts, strategy=plan.options.layout_strategy,
+                             method=plan.options.curve_build_method, sample_size=plan.options.curve_sample_size,
+                             row_count=rows)
+    return run_file_writer(frame, spec)
 
 
 def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
@@ -192,13 +233,13 @@ def _run_groups(spark: SparkSession, base: Path, props: Any, opts: Mapping[str, 
         t0 = time.time()
         df = _group_frame(spark, group, data_columns)
         schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
+        spark.sparkContext.setJobDescription(
+            f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")
         spec = WriteSpec(
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True)
-        spark.sparkContext.setJobDescription(
-            f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")
-        written = run_file_writer(_laid_out(df, group, plan), spec)
+        written = _write_group(spark, df, group, plan, spec, opts)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),
                             time.time() - t0), written

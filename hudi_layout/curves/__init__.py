@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from hudi_layout.curves.encoding import MAX_CODE, NAN_CODE, encode_column, encoded_range
 from hudi_layout.curves.hilbert import hilbert
-from hudi_layout.curves.key import curve_key, default_bits_per_column, parse_curve
+from hudi_layout.curves.key import curve_key, curve_key_from_codes, default_bits_per_column, parse_curve
 from hudi_layout.curves.reduce import bucketize, hudi_direct_bits, sample_bounds, scale_to_bits
 from hudi_layout.curves.zorder import keys_to_arrow, to_sortable_int64, zorder
 
@@ -26,6 +26,7 @@ __all__ = [
     "NAN_CODE",
     "bucketize",
     "curve_key",
+    "curve_key_from_codes",
     "default_bits_per_column",
     "encode_column",
     "encoded_range",

@@ -60,13 +60,33 @@ def curve_key(
     :func:`~hudi_layout.curves.zorder.to_sortable_int64` for a Spark ``long``), else big-endian ``S{n}``
     byte keys. ``names`` only improve error messages.
     """
-    kind = parse_curve(curve)
     cols = list(batch_columns)
-    ncols = len(cols)
+    if not cols:
+        raise InvalidArgumentError("curve_key needs at least one column")
+    if names is not None and len(names) != len(cols):
+        raise InvalidArgumentError(f"{len(names)} names given for {len(cols)} columns")
+    codes = [encode_column(array, nulls_first=nulls_first, name=names[j] if names is not None else None)
+             for j, array in enumerate(cols)]
+    return curve_key_from_codes(codes, curve=curve, bits_per_column=bits_per_column, ranges=ranges,
+                                bounds=bounds)
+
+
+def curve_key_from_codes(
+    codes: Sequence[np.ndarray],
+    *,
+    curve: str,
+    bits_per_column: int | None = None,
+    ranges: Sequence[tuple[int, int] | None] | None = None,
+    bounds: Sequence[np.ndarray] | None = None,
+) -> np.ndarray:
+    """:func:`curve_key` of columns already encoded with :func:`encode_column` (``uint64`` codes).
+
+    Used where codes travel instead of values (e.g. a sample of codes taken on the executors).
+    """
+    kind = parse_curve(curve)
+    ncols = len(codes)
     if ncols == 0:
         raise InvalidArgumentError("curve_key needs at least one column")
-    if names is not None and len(names) != ncols:
-        raise InvalidArgumentError(f"{len(names)} names given for {ncols} columns")
     bits = default_bits_per_column(ncols) if bits_per_column is None else bits_per_column
     if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 64:
         raise InvalidArgumentError(f"bits_per_column must be an integer in [1, 64], got {bits_per_column!r}")
@@ -76,19 +96,18 @@ def curve_key(
         if given is not None and len(given) != ncols:
             raise InvalidArgumentError(f"{len(given)} {what} given for {ncols} columns")
     reduced = []
-    for j, array in enumerate(cols):
-        name = names[j] if names is not None else None
-        codes = encode_column(array, nulls_first=nulls_first, name=name)
+    for j, column_codes in enumerate(codes):
+        c = np.asarray(column_codes, dtype=np.uint64)
         if ranges is not None:
             rng = ranges[j]
             if rng is None:  # all-null column: every row gets the same coordinate
-                reduced.append(np.zeros(codes.shape[0], dtype=np.uint64))
+                reduced.append(np.zeros(c.shape[0], dtype=np.uint64))
                 continue
-            reduced.append(scale_to_bits(codes, rng[0], rng[1], bits))
+            reduced.append(scale_to_bits(c, rng[0], rng[1], bits))
         elif bounds is not None:
-            reduced.append(bucketize(codes, bounds[j], bits))
+            reduced.append(bucketize(c, bounds[j], bits))
         else:
-            reduced.append(hudi_direct_bits(codes, bits))
+            reduced.append(hudi_direct_bits(c, bits))
     if kind == "zorder":
         return zorder(reduced, bits)
     return hilbert(reduced, bits)

@@ -74,6 +74,9 @@ class WriteSpec:
     stats_columns: tuple[str, ...] = ()
     preserve_commit_metadata: bool = False
     parquet_row_group_rows: int = _ROW_GROUP_ROWS
+    #: roll over to a new file after this many rows (0: only ``max_file_size`` decides). A task's last file
+    #: takes up to half as many more rows instead of leaving a small tail file.
+    max_rows_per_file: int = 0
 
 
 class WriterInputError(ValueError):
@@ -128,8 +131,29 @@ def _stats_supported(t: pa.DataType) -> bool:
     )
 
 
+def dictionary_columns(table: pa.Table, max_distinct_fraction: float = 0.5) -> list[str]:
+    """Columns worth dictionary encoding: few distinct values in ``table`` (a sample of what is written).
+
+    Parquet writers try a dictionary for every column and fall back only when it outgrows a page; small
+    files of unique values (ids, record keys, payloads) never fall back, so they pay for the dictionary
+    and get larger files. Measured on conn rows: writing took 2x longer and files were ~10% larger.
+    """
+    rows = table.num_rows
+    if rows == 0:
+        return list(table.column_names)
+    out = []
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_boolean(col.type):
+            continue
+        if pc.count_distinct(col, mode="all").as_py() <= max_distinct_fraction * rows:
+            out.append(name)
+    return out
+
+
 class _OpenFile:
-    def __init__(self, spec: WriteSpec, schema: pa.Schema, partition_path: str, file_id: str, token: str) -> None:
+    def __init__(self, spec: WriteSpec, schema: pa.Schema, partition_path: str, file_id: str, token: str,
+                 dictionary: list[str] | bool = True) -> None:
         self.partition_path = partition_path
         self.file_id = file_id
         self.file_name = f"{file_id}_{token}_{spec.instant_time}.parquet"
@@ -144,7 +168,8 @@ class _OpenFile:
             write_partition_metadata(part_dir, spec.instant_time, depth)
         self.path = os.path.join(part_dir, self.file_name)
         self.sink = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-        self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression, write_statistics=True)
+        self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression, write_statistics=True,
+                                       use_dictionary=dictionary)
         self.num_records = 0
         self.min_key: str | None = None
         self.max_key: str | None = None
@@ -175,7 +200,7 @@ class _OpenFile:
         self.sink.close()
         size = os.path.getsize(self.path)
         stats = {name: acc.result(self.num_records) for name, acc in self.stats.items()}
-        _add_chunk_sizes(self.path, stats)
+        _add_chunk_sizes(self.writer.writer.metadata, stats)
         return {
             "partition_path": self.partition_path,
             "file_id": self.file_id,
@@ -186,11 +211,11 @@ class _OpenFile:
         }
 
 
-def _add_chunk_sizes(path: str, stats: dict[str, dict[str, Any]]) -> None:
-    """Add parquet column-chunk sizes (``totalSize`` / ``totalUncompressedSize`` in Hudi's index)."""
+def _add_chunk_sizes(meta: pq.FileMetaData, stats: dict[str, dict[str, Any]]) -> None:
+    """Add parquet column-chunk sizes (``totalSize`` / ``totalUncompressedSize`` in Hudi's index), from the
+    footer the writer just wrote."""
     if not stats:
         return
-    meta = pq.ParquetFile(path).metadata
     totals: dict[str, list[int]] = {}
     for rg in range(meta.num_row_groups):
         group = meta.row_group(rg)
@@ -264,21 +289,34 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Itera
     pending_bytes: dict[str, int] = {}
     results: list[dict[str, Any]] = []
 
-    def flush(partition_path: str) -> None:
-        nonlocal schema, rows_seen
+    dictionary: list[str] | None = None
+    rows_cap = max(0, int(spec.max_rows_per_file))
+    holdback = rows_cap // 2  # rows kept pending until the end, so the last file can absorb a short tail
+
+    def flush(partition_path: str, final: bool = False) -> None:
+        nonlocal schema, rows_seen, dictionary
         tables = pending.pop(partition_path, [])
         pending_rows.pop(partition_path, None)
         pending_bytes.pop(partition_path, None)
         if not tables:
             return
         data = pa.concat_tables(tables)
+        if rows_cap and not final and data.num_rows > holdback:
+            kept = data.slice(data.num_rows - holdback)
+            data = data.slice(0, data.num_rows - holdback)
+            pending[partition_path] = [kept]
+            pending_rows[partition_path] = kept.num_rows
+            pending_bytes[partition_path] = kept.nbytes
         while data.num_rows:
             handle = open_files.get(partition_path)
             if handle is None:
                 file_id = f"{uuid.uuid4()}-0"
+                if dictionary is None:  # decided once per task, on its first rows
+                    dictionary = dictionary_columns(
+                        _with_meta_columns(spec, data.slice(0, 8192), "f", partition_id, 0))
                 table = _with_meta_columns(spec, data.slice(0, 0), "", partition_id, 0)
                 schema = table.schema
-                handle = _OpenFile(spec, schema, partition_path, file_id, token)
+                handle = _OpenFile(spec, schema, partition_path, file_id, token, dictionary)
                 open_files[partition_path] = handle
             # write only as many rows as (by estimate) still fit the file, so files stay near max size:
             # bytes per row from what this file already holds, else the (larger) in-memory size
@@ -288,11 +326,16 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Itera
                 per_row = max(data.nbytes / data.num_rows, 1.0)
             room = spec.max_file_size - handle.size()
             take = min(data.num_rows, max(1, int(room / per_row)))
+            if rows_cap:
+                room_rows = max(1, rows_cap - handle.num_records)
+                tail = data.num_rows - room_rows
+                if not (final and 0 < tail <= holdback):  # else: the whole short tail goes into this file
+                    take = min(take, room_rows)
             table = _with_meta_columns(spec, data.slice(0, take), handle.file_name, partition_id, rows_seen)
             data = data.slice(take)
             rows_seen += take
             handle.write(table)
-            if handle.size() >= spec.max_file_size * _FULL_FRACTION:
+            if handle.size() >= spec.max_file_size * _FULL_FRACTION or (rows_cap and handle.num_records >= rows_cap):
                 results.append(handle.close())
                 del open_files[partition_path]
 
@@ -319,7 +362,7 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Itera
                     or pending_bytes[partition_path] >= spec.max_file_size):
                 flush(partition_path)
     for partition_path in list(pending):
-        flush(partition_path)
+        flush(partition_path, final=True)
     for handle in list(open_files.values()):
         results.append(handle.close())
     if results:

@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from ..curves import (
     curve_key,
+    curve_key_from_codes,
     default_bits_per_column,
     encode_column,
     encoded_range,
@@ -94,6 +95,12 @@ class CurveParams:
         return curve_key(cols, curve=self.curve, bits_per_column=self.bits,
                          ranges=list(self.ranges) if self.ranges is not None else None,
                          bounds=list(self.bounds) if self.bounds is not None else None, names=self.columns)
+
+    def keys_from_codes(self, codes: Sequence[np.ndarray]) -> np.ndarray:
+        """Curve keys from per-column ``uint64`` codes (as :func:`~hudi_layout.curves.encode_column` makes)."""
+        return curve_key_from_codes(codes, curve=self.curve, bits_per_column=self.bits,
+                                    ranges=list(self.ranges) if self.ranges is not None else None,
+                                    bounds=list(self.bounds) if self.bounds is not None else None)
 
 
 def _range_params(df: DataFrame, columns: Sequence[str]) -> list[tuple[int, int] | None]:

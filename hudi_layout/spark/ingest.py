@@ -55,6 +55,7 @@ from .metadata_sync import (
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +78,16 @@ class WriteResult:
 
 
 def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
+    return spark_to_arrow_schema_of(df.schema)
+
+
+def spark_to_arrow_schema_of(schema: StructType) -> pa.Schema:
+    """The Arrow schema of Spark ``schema`` as ``mapInArrow`` exchanges it."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     try:
         # Spark's TimestampType is an instant: any zone name works for the schema (we store UTC micros)
-        return to_arrow_schema(df.schema, timezone="UTC")
+        return to_arrow_schema(schema, timezone="UTC")
     except TypeError as e:
         raise InvalidArgumentError(f"unsupported column type: {e}") from e
 
@@ -167,13 +173,18 @@ def _translate_spark_error(e: Exception) -> Exception:
 
 def run_file_writer(df: DataFrame, spec: WriteSpec) -> list[WrittenFile]:
     """Run the executor-side writer over ``df`` and collect the per-file metadata rows."""
+    return collect_written(df, make_mapper(spec))
+
+
+def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
+    """Run ``mapper`` (a writer yielding :data:`RESULT_SCHEMA` rows) over ``df``; collect the metadata rows."""
     from pyspark.sql.types import StructType
 
     out_schema = StructType.fromJson({"type": "struct", "fields": [
         {"name": f.name, "type": {"string": "string", "int64": "long", "binary": "binary"}[str(f.type)],
          "nullable": True, "metadata": {}} for f in RESULT_SCHEMA]})
     try:
-        rows = df.mapInArrow(make_mapper(spec), out_schema).collect()  # metadata rows only
+        rows = df.mapInArrow(mapper, out_schema).collect()  # metadata rows only
     except Exception as e:  # Spark wraps executor errors; surface ours as one clear line
         translated = _translate_spark_error(e)
         if translated is e:

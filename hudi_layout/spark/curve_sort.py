@@ -1,0 +1,302 @@
+"""Curve-sort a clustering group: executors read, key, shuffle and sort Arrow data; Spark moves the bytes.
+
+The obvious pipeline — ``spark.read.parquet`` → ``mapInArrow`` (curve key) → shuffle → sort → ``mapInArrow``
+(writer) — converts every row between JVM rows and Arrow four times (parquet → rows, rows → Arrow for the
+key, Arrow → rows after it, rows → Arrow for the writer), and runs one Spark task per output file. On
+2M conn rows (2 cores) each full-row JVM⇄Arrow conversion cost about as much CPU as reading the files, and
+200 shuffle partitions cost twice the wall time of 20 from per-task overhead alone.
+
+So for a curve layout the data never becomes JVM rows:
+
+1. :func:`sketch` (one Spark job over the curve columns only, read by pyarrow in the tasks): per-column
+   min/max (the ``direct`` method's ranges — exact, like Hudi's min/max aggregation) and a uniform
+   Bernoulli sample of codes (the ``sample`` method's quantile bounds, and the bounds of the range
+   partitions). Like Spark's own range-partitioner sketch, only samples, min/max and counts reach the
+   driver; row counts come from the parquet footers.
+2. :func:`write_curve_sorted` (one Spark job): each map task reads its bin of base files with pyarrow,
+   computes curve keys, splits its rows by range partition, sorts each piece by key and emits it as one
+   Arrow IPC blob in a ``(partition, blob)`` row. Spark shuffles those few large rows to the partition's
+   task (``repartition`` on a hash-preimage column, see :func:`~hudi_layout.spark.range_layout.hash_preimages`).
+   Each reduce task decodes its blobs, merges them by key (a stable sort of already-sorted runs) and hands
+   the rows to the base-file writer, which cuts them into files of ``rows_per_file`` rows.
+
+A reduce task holds its whole partition in memory, so the number of partitions is chosen to keep each under
+``hudi_layout.clustering.sort.task.max.bytes`` (estimated), and at least a few per core for balance.
+The layout only decides *where* rows go: any key function gives a correct table with every row once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ..curves import encode_column, sample_bounds, to_sortable_int64
+from ..curves.encoding import SIGN_BIT
+from ..errors import CorruptFileError
+from .base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
+from .curve_key import KEY_COLUMN, CurveParams
+from .range_layout import PARTITION_COLUMN, hash_preimages
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+_BATCH_ROWS = 65_536
+#: input a map task buffers before splitting it into per-partition blobs: small enough that the key-order
+#: gather stays in cache (64 MiB: 1.4 s, 4 MiB: 0.84 s per 500k conn rows), times the partitions so that
+#: blobs stay ~512 KiB on average
+_MAP_FLUSH_BYTES = 4 * 1024 * 1024
+_MIN_BLOB_BYTES = 512 * 1024
+#: in-memory (Arrow) bytes per byte of snappy parquet, to size reduce tasks (conn data measures ~2)
+ARROW_BYTES_PER_PARQUET_BYTE = 3.0
+_SAMPLE_ROW, _MIN_ROW, _MAX_ROW, _COUNT_ROW = 0, 1, 2, 3
+_BLOB = "blob"
+#: uncompressed: Spark's shuffle compresses the blobs anyway (IPC LZ4 on top measured slower)
+_IPC_OPTIONS = pa.ipc.IpcWriteOptions()
+
+
+# ----------------------------------------------------------------------------------------------- inputs
+
+def footer_rows(paths: Sequence[str]) -> list[int]:
+    """Rows of each base file, from its parquet footer (metadata only)."""
+
+    def rows(path: str) -> int:
+        try:
+            return pq.read_metadata(path).num_rows
+        except (OSError, pa.ArrowInvalid) as e:
+            raise CorruptFileError(f"cannot read the parquet footer of {path}: {e}") from e
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(rows, paths))
+
+
+def balanced_bins(files: Sequence[tuple[str, int]], n_bins: int) -> list[list[str]]:
+    """Split ``(path, weight)`` pairs into at most ``n_bins`` bins of similar total weight (largest first,
+    each to the lightest bin); paths keep their sorted order inside a bin."""
+    n_bins = max(1, min(int(n_bins), len(files)))
+    loads = [0] * n_bins
+    bins: list[list[str]] = [[] for _ in range(n_bins)]
+    for path, weight in sorted(files, key=lambda f: (-f[1], f[0])):
+        i = loads.index(min(loads))
+        bins[i].append(path)
+        loads[i] += max(1, weight)
+    return [sorted(b) for b in bins if b]
+
+
+def task_count(spark: SparkSession, per_core: int = 4) -> int:
+    """Tasks for a stage: a few per core (Spark's default parallelism) to balance uneven tasks."""
+    return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
+
+
+def _file_batches(paths: Sequence[str], columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    for path in paths:
+        try:
+            pf = pq.ParquetFile(path)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise WriterInputError(f"cannot read base file {path}: {e}") from e
+        present = set(pf.schema_arrow.names)
+        missing = [c for c in columns if c not in present]
+        if missing:
+            raise WriterInputError(f"base file {path} lacks columns {missing} (schema evolution is not supported)")
+        for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=list(columns)):
+            yield batch.select(list(columns))
+
+
+# ----------------------------------------------------------------------------------------------- sketch
+
+@dataclass(frozen=True)
+class Sketch:
+    """What the sketch job learned about the curve columns of a group."""
+
+    rows: int
+    #: per column ``(min, max)`` code over non-null values (``None``: all null)
+    ranges: tuple[tuple[int, int] | None, ...]
+    #: per column ``uint64`` codes of the same uniformly sampled rows
+    sample: tuple[np.ndarray, ...]
+
+
+def _signed(code: int | None) -> int | None:
+    if code is None:
+        return None
+    return int((np.array([code], dtype=np.uint64) ^ SIGN_BIT).view(np.int64)[0])
+
+
+def _unsigned(values: np.ndarray) -> np.ndarray:
+    return values.astype(np.int64).view(np.uint64) ^ SIGN_BIT
+
+
+def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: int) -> pa.RecordBatch:
+    k = len(columns)
+    rng = np.random.default_rng(seed)
+    rows = 0
+    lo: list[int | None] = [None] * k
+    hi: list[int | None] = [None] * k
+    picked: list[list[np.ndarray]] = [[] for _ in range(k)]
+    for batch in _file_batches(paths, columns):
+        for j in range(k):
+            mm = pc.min_max(batch.column(j))
+            if mm["min"].is_valid:  # encoding is monotone, so it commutes with min / max
+                mn, mx = encode_column(pa.array([mm["min"].as_py(), mm["max"].as_py()], batch.column(j).type))
+                lo[j] = int(mn) if lo[j] is None else min(lo[j], int(mn))
+                hi[j] = int(mx) if hi[j] is None else max(hi[j], int(mx))
+        chosen = batch.filter(pa.array(rng.random(batch.num_rows) < rate)) if rate < 1.0 else batch
+        if chosen.num_rows:
+            for j in range(k):
+                picked[j].append(encode_column(chosen.column(j), name=columns[j]))
+        rows += batch.num_rows
+    sample = [np.concatenate(p) if p else np.empty(0, np.uint64) for p in picked]
+    m = sample[0].size if k else 0
+    kinds = np.concatenate([np.full(m, _SAMPLE_ROW, np.int32), np.array([_MIN_ROW, _MAX_ROW, _COUNT_ROW], np.int32)])
+    arrays: list[pa.Array] = [pa.array(kinds), pa.array(np.concatenate([np.zeros(m, np.int64), [0, 0, rows]]))]
+    for j in range(k):
+        extremes = pa.array([_signed(lo[j]), _signed(hi[j]), None], pa.int64())
+        arrays.append(pa.concat_arrays([pa.array(to_sortable_int64(sample[j])), extremes]))
+    return pa.RecordBatch.from_arrays(arrays, names=["kind", "n", *[f"c{j}" for j in range(k)]])
+
+
+def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], rows: int, sample_rows: int,
+           seed: int = 17) -> Sketch:
+    """One Spark job over the curve columns of ``bins`` (``rows`` rows in all): min/max codes and a uniform
+    sample of about ``sample_rows`` rows' codes."""
+    cols = tuple(columns)
+    k = len(cols)
+    rate = 1.0 if rows <= sample_rows else 1.1 * sample_rows / rows
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for ids in batches:
+            for task in ids.column(0).to_pylist():
+                yield _sketch_task(bins[task], cols, rate, seed + task)
+
+    schema = ", ".join(["kind int", "n long", *[f"c{j} long" for j in range(k)]])
+    out = spark.range(0, len(bins), 1, len(bins)).mapInArrow(mapper, schema).toArrow()  # samples + extremes
+    kind = out.column("kind").to_numpy()
+    ranges: list[tuple[int, int] | None] = []
+    for j in range(k):
+        col = out.column(f"c{j}")
+        mn = pc.drop_null(col.filter(pa.array(kind == _MIN_ROW))).to_numpy()
+        mx = pc.drop_null(col.filter(pa.array(kind == _MAX_ROW))).to_numpy()
+        ranges.append((int(_unsigned(mn).min()), int(_unsigned(mx).max())) if mn.size else None)
+    is_sample = kind == _SAMPLE_ROW
+    # fill the nulls of the extreme rows first: a nullable int64 column would convert through float64
+    sample = tuple(_unsigned(pc.fill_null(out.column(f"c{j}"), 0).to_numpy()[is_sample]) for j in range(k))
+    counted = int(out.column("n").to_numpy()[kind == _COUNT_ROW].sum())
+    return Sketch(rows=counted, ranges=tuple(ranges), sample=sample)
+
+
+def params_from_sketch(sk: Sketch, columns: Sequence[str], curve: str, method: str, bits: int) -> CurveParams:
+    """The global reduction of the ``direct`` (min/max ranges) or ``sample`` (quantile bounds) method."""
+    if method == "direct":
+        return CurveParams(curve, tuple(columns), bits, ranges=sk.ranges)
+    return CurveParams(curve, tuple(columns), bits, bounds=tuple(sample_bounds(s, bits) for s in sk.sample))
+
+
+def partition_bounds(params: CurveParams, sk: Sketch, n: int) -> np.ndarray:
+    """``n - 1`` ascending curve-key bounds splitting the sampled rows into ``n`` equal-count ranges."""
+    if n <= 1 or not sk.sample or sk.sample[0].size == 0:
+        return np.empty(0, dtype=np.uint64)
+    keys = np.sort(params.keys_from_codes(list(sk.sample)))
+    idx = (np.arange(1, n) * keys.size) // n
+    return keys[np.minimum(idx, keys.size - 1)]
+
+
+# ------------------------------------------------------------------------------------------ map / reduce
+
+def _ipc_blob(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _split_sorted(buffered: list[pa.RecordBatch], params: CurveParams, bounds: np.ndarray,
+                  preimages: np.ndarray) -> pa.RecordBatch:
+    """One ``(partition preimage, blob)`` row per range partition present, each blob sorted by key."""
+    # one chunk per column: ``take`` over many small chunks is several times slower than one copy + take
+    table = pa.Table.from_batches(buffered).combine_chunks()
+    key = params.keys(table)
+    part = np.searchsorted(bounds, key, side="right") if bounds.size else np.zeros(key.size, np.int64)
+    order = np.argsort(key, kind="stable")  # partitions are key ranges: key order groups them too
+    table = table.append_column(KEY_COLUMN, pa.array(to_sortable_int64(key))).take(order)
+    counts = np.bincount(part, minlength=len(preimages))
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    ids, blobs = [], []
+    for p in np.flatnonzero(counts):
+        ids.append(int(preimages[p]))
+        blobs.append(_ipc_blob(table.slice(int(starts[p]), int(counts[p]))))
+    return pa.RecordBatch.from_arrays([pa.array(ids, pa.int32()), pa.array(blobs, pa.binary())],
+                                      names=[PARTITION_COLUMN, _BLOB])
+
+
+def _map_mapper(bins: list[list[str]], names: tuple[str, ...], arrow_schema: pa.Schema, params: CurveParams,
+                bounds: np.ndarray, preimages: np.ndarray):
+    targets = [arrow_schema.field(n).type for n in names]
+    flush_bytes = max(_MAP_FLUSH_BYTES, len(preimages) * _MIN_BLOB_BYTES)
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for ids in batches:
+            for task in ids.column(0).to_pylist():
+                buffered: list[pa.RecordBatch] = []
+                size = 0
+                for batch in _file_batches(bins[task], names):
+                    arrays = [a if a.type == t else a.cast(t) for a, t in zip(batch.columns, targets)]
+                    buffered.append(pa.RecordBatch.from_arrays(arrays, names=list(names)))
+                    size += batch.nbytes
+                    if size >= flush_bytes:
+                        yield _split_sorted(buffered, params, bounds, preimages)
+                        buffered, size = [], 0
+                if buffered:
+                    yield _split_sorted(buffered, params, bounds, preimages)
+
+    return mapper
+
+
+def _merged_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Decode a reduce task's blobs and yield its rows in key order (key column dropped)."""
+    tables = []
+    for b in batches:
+        for blob in b.column(1).chunks if isinstance(b.column(1), pa.ChunkedArray) else [b.column(1)]:
+            for i in range(len(blob)):
+                buf = blob[i].as_buffer()
+                with pa.ipc.open_stream(buf) as reader:
+                    tables.append(reader.read_all())
+    if not tables:
+        return
+    table = pa.concat_tables(tables).combine_chunks()
+    key = table.column(KEY_COLUMN).to_numpy()
+    order = np.argsort(key, kind="stable")  # merges the pre-sorted runs
+    table = table.drop_columns([KEY_COLUMN]).take(order)
+    yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+
+
+def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: StructType, params: CurveParams,
+                       sk: Sketch, n_partitions: int, spec: WriteSpec) -> list[WrittenFile]:
+    """Lay the rows of ``bins`` (the columns of ``schema``) out along the curve in ``n_partitions`` range
+    partitions and write them as base files of ``spec`` (``spec.max_rows_per_file`` rows each)."""
+    from .ingest import collect_written, spark_to_arrow_schema_of
+
+    n = max(1, int(n_partitions))
+    bounds = partition_bounds(params, sk, n)
+    preimages = hash_preimages(spark, n)
+    names = tuple(f.name for f in schema.fields)
+    blobs = spark.range(0, len(bins), 1, len(bins)).mapInArrow(
+        _map_mapper(bins, names, spark_to_arrow_schema_of(schema), params, bounds, preimages),
+        f"{PARTITION_COLUMN} int, {_BLOB} binary")
+
+    def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return write_partition(spec, _merged_rows(batches))
+
+    return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
+
+
+def reduce_partitions(n_files: int, group_bytes: int, spark: SparkSession, max_task_bytes: int) -> int:
+    """Range partitions for a group: a few per core, more when a partition would exceed the memory budget,
+    never more than the files to write."""
+    by_memory = -(-int(group_bytes * ARROW_BYTES_PER_PARQUET_BYTE) // max(1, int(max_task_bytes)))
+    return max(1, min(int(n_files), max(task_count(spark), by_memory)))
