@@ -14,8 +14,10 @@ b+655``: 1% of 0..65535 each, ~0.01% of rows) and IPs (string bounds from quanti
 so that each of src_ip / dst_ip covers ~1% of rows).
 
 Per query and layout: ``hudi_layout.explain`` (files total / after column stats / rows in candidate files),
-and the wall time of ``hudi_layout.read(spark, path, where, skipping=...).count()`` (planning included),
-skipping on and off, median of ``--repeat`` (3) repetitions, interleaved over layouts and modes. Counts with
+the scan planning time of the read path (``plan_scan(..., with_row_counts=False)``; cold = the first plan of a
+table in the process with an empty metadata cache, warm = the same query planned again), and the wall time
+of ``hudi_layout.read(spark, path, where, skipping=...).count()`` (planning included), skipping on and off,
+median of ``--repeat`` (3) repetitions, interleaved over layouts and modes. Counts with
 and without skipping must be equal (the run fails otherwise). "x vs random" = the random layout's time with
 skipping divided by this layout's time with skipping (the as-ingested table with its index is what a user
 has before clustering).
@@ -70,6 +72,29 @@ def queries(points: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
+def planning_times(paths: dict[str, str], layouts: list[str], qs: dict[str, dict[str, Any]]
+                   ) -> dict[str, dict[str, Any]]:
+    """Scan planning seconds of the read path per layout: cold (first plan of the table in this process, empty
+    metadata cache) and warm (each query planned a second time; median and max over queries)."""
+    from hudi_layout.scan import plan_scan
+    from hudi_layout.table import cache
+
+    plan_scan(paths[layouts[0]], next(iter(qs.values()))["where"])  # one-time imports are not "cold planning"
+    out: dict[str, dict[str, Any]] = {}
+    for layout in layouts:
+        cache.clear()
+        first = True
+        cold = 0.0
+        warm: list[float] = []
+        for q in qs.values():
+            s1 = plan_scan(paths[layout], q["where"], with_row_counts=False).seconds
+            if first:
+                cold, first = s1, False
+            warm.append(plan_scan(paths[layout], q["where"], with_row_counts=False).seconds)
+        out[layout] = {"cold_seconds": cold, "warm_seconds_median": median(warm), "warm_seconds_max": max(warm)}
+    return out
+
+
 def ensure_layouts(spark: Any, input_path: str, work_dir: str, rows: int, files: int, layouts: list[str],
                    rebuild: bool) -> dict[str, str]:
     root = layouts_dir(work_dir, rows, files)
@@ -109,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     for l in layouts:
         if l not in LAYOUTS:
             p.error(f"unknown layout {l!r}")
-    name = "skipping_quick" if args.quick else "skipping"
+    name = getattr(args, "name", None) or ("skipping_quick" if args.quick else "skipping")
 
     spark = spark_session("bench_skipping", master=args.master)
     input_path = conn_input(spark, rows, args.work_dir)
@@ -120,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         keep = [q.strip() for q in args.queries.split(",")]
         qs = {k: v for k, v in qs.items() if k in keep}
 
+    planning = planning_times(paths, layouts, qs)
     # plans (no data read) and matching rows
     plans: dict[str, dict[str, Any]] = {}
     for qn, q in qs.items():
@@ -183,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "verdict": verdict(rand_skip / s_skip, SPEED_TARGET, lower_is_better=False)})
 
     data = {"rows": rows, "files_target": files, "repeat": repeat, "layouts": layouts, "paths": paths,
-            "queries": {k: v["where"] for k, v in qs.items()}, "results": results, "targets": targets}
+            "queries": {k: v["where"] for k, v in qs.items()}, "results": results, "targets": targets,
+            "planning": planning}
     files_tbl = []
     for qn in qs:
         r = results[qn]
@@ -198,12 +225,23 @@ def main(argv: list[str] | None = None) -> int:
            f"interleaved in one run, after an untimed warm-up read per layout. Files read = "
            f"`explain(path, where).files_after_column_stats`; ideal = ceil(matching rows / rows per file). "
            f"Counts with and without skipping were checked equal on every layout. 'x vs random' = random "
-           f"layout's time (with its index) / this layout's time."),
+           f"layout's time (with its index) / this layout's time. Scan planning uses hudi_layout's in-process "
+           f"metadata cache (decoded commit metadata, latest file slices, schema, loaded column_stats arrays; "
+           f"`hudi_layout/table/cache.py`), validated on every query by cheap listings: the data and MDT "
+           f"timeline instant file names, both `hoodie.properties`, name + size + mtime of every file in the "
+           f"MDT `column_stats` and `files` partitions, and the mtime of every partition directory; a new commit "
+           f"or MDT deltacommit invalidates it. The timed reads run warm (the warm-up read fills the cache); "
+           f"cold planning (first query on a table in the process) is shown separately."),
         ("Queries", md_table(["query", "where"], [[k, f"`{v['where']}`"] for k, v in qs.items()], "ll")),
         ("Targets (1% boxes, z-order / Hilbert layouts)",
          md_table(["measure", "value", "target", "verdict"],
                   [[t["name"], t["value"], t["target"], t["verdict"]] for t in targets], "lrll")),
         ("Files read per layout", md_table(["query", "matching rows", "ideal files", *layouts], files_tbl)),
+        ("Scan planning time per layout (read path, no row counts)",
+         md_table(["layout", "cold ms (first query)", "warm ms (median over queries)", "warm ms (max)"],
+                  [[lay, round(planning[lay]["cold_seconds"] * 1000, 1),
+                    round(planning[lay]["warm_seconds_median"] * 1000, 1),
+                    round(planning[lay]["warm_seconds_max"] * 1000, 1)] for lay in layouts], "lrrr")),
         ("All results",
          md_table(["query", "layout", "rows", "files read", "of", "ideal", "skipped", "s skipping",
                    "s no skipping", "x vs no skipping", "x vs random"], table_rows, "llrrrrrrrrr")),

@@ -4,10 +4,16 @@
 columns, then prunes files with the ``column_stats`` index of the metadata table. Every step fails
 open: a column without stats, a file missing from the index, a predicate we cannot translate, or an
 index we cannot read keeps the file (and the reason is recorded in the report).
+
+Per-query cost: the file slices, the schema and the loaded column_stats arrays come from the in-process
+cache of :mod:`hudi_layout.table.cache`, re-validated by a few directory listings on every call (a new
+commit or MDT deltacommit is never missed). Row counts are informational and only computed when asked
+(``with_row_counts``, on for ``explain``, off for ``read``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -23,6 +29,7 @@ from .skipping.ir import AlwaysTrue, Predicate
 from .skipping.partitions import prune_partitions
 from .skipping.pruning import prune
 from .skipping.visitors import referenced_columns
+from .table import cache as table_cache
 from .table.fs_view import FileSlice
 from .table.hudi_table import HudiTable
 from .table.properties import constant_partition_columns
@@ -48,6 +55,8 @@ class ScanPlan:
     dropped_by_column_stats: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: Arrow schema of the table's data columns (None without a schema); reused to build the DataFrame
+    schema: pa.Schema | None = field(default=None, repr=False, compare=False)
 
     @property
     def files_skipped(self) -> int:
@@ -121,9 +130,13 @@ def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None)
 
 
 def table_schema(table: HudiTable) -> pa.Schema | None:
-    schema_json = table.schema()
-    if not schema_json:
-        return None
+    """Arrow schema of the table's latest Avro schema (cached per timeline state), None if unavailable."""
+    schema_json = table.cached_schema()
+    return _arrow_schema(schema_json) if schema_json else None
+
+
+@functools.lru_cache(maxsize=32)
+def _arrow_schema(schema_json: str) -> pa.Schema | None:
     try:
         return avro_to_arrow_schema(schema_json)
     except InvalidArgumentError:
@@ -150,7 +163,7 @@ def _row_counts(table: HudiTable, slices: Sequence[FileSlice]) -> dict[str, int]
             if instant.action not in ("commit", "replacecommit", "deltacommit") or (
                     instant.requested_time not in wanted):
                 continue
-            meta = table.timeline.read_commit_metadata(instant)
+            meta = table.timeline.read_commit_metadata_shared(instant)
             for stats in (meta.get("partitionToWriteStats") or {}).values():
                 for s in stats or []:
                     path = s.get("path") or ""
@@ -171,34 +184,29 @@ def _derived_partition_fields(props: Any) -> list[str]:
 
 
 def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
-              table: HudiTable | None = None) -> ScanPlan:
-    """Plan a filtered read of the table at ``path``; see the module docstring."""
+              table: HudiTable | None = None, with_row_counts: bool = True) -> ScanPlan:
+    """Plan a filtered read of the table at ``path``; see the module docstring.
+
+    ``with_row_counts`` fills ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats
+    (informational; :func:`hudi_layout.read` turns it off, they stay ``None``).
+    """
     started = time.perf_counter()
     table = table or HudiTable(str(path))
     schema = table_schema(table)
     pred = to_predicate(where, schema, spark)
     if schema is not None:
         pred = bind(pred, schema)
-    slices = table.file_slices()
+    slices = table.latest_file_slices()
     notes: list[str] = []
     props = table.properties
-    files_total = len(slices)
-
-    kept_slices = list(slices)
-    dropped_part: dict[str, str] = {}
     fields = props.partition_fields
     derived = _derived_partition_fields(props)
     if derived:
         notes.append(f"partition paths of {derived} are formatted by the key generator (not the column "
                      "values); partitions are not pruned, column_stats are used for those columns")
+    kept_slices, dropped_part = slices, {}
     if fields and not derived and not isinstance(pred, AlwaysTrue):
-        parts = sorted({s.partition_path for s in slices})
-        res = prune_partitions(pred, parts, fields, hive_style=props.hive_style_partitioning, schema=schema,
-                               url_decode=props.url_encode_partitioning)
-        kept_parts = {parts[i] for i in res.kept}
-        for i, why in res.dropped.items():
-            dropped_part[parts[i]] = why
-        kept_slices = [s for s in slices if s.partition_path in kept_parts]
+        kept_slices, dropped_part = _prune_partitions(pred, slices, props, schema)
     after_partitions = len(kept_slices)
 
     dropped_stats: dict[str, str] = {}
@@ -208,31 +216,62 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
             notes.append("the table has no column_stats index; every file in the kept partitions is read")
         else:
             try:
-                from .metadata.column_stats_index import ColumnStatsIndex
-
-                index = ColumnStatsIndex(str(table.base_path))
-                kept_partitions = sorted({s.partition_path for s in kept_slices}) if fields else None
-                stats = {c: index.load_column(c, kept_partitions) for c in wanted}
-                names = [s.base_file_name for s in kept_slices]
-                res = prune(pred, names, stats, schema)
-                for i, why in res.dropped.items():
-                    dropped_stats[kept_slices[i].relative_path] = why
-                kept_slices = [kept_slices[i] for i in res.kept]
+                kept_slices, dropped_stats = _prune_by_stats(table, pred, kept_slices, wanted, schema)
             except HudiLayoutError as e:
                 notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
-    counts = _row_counts(table, slices)
+    counts = _row_counts(table, slices) if with_row_counts else {}
     return ScanPlan(
         table_path=str(table.base_path),
         predicate=str(pred),
-        files_total=files_total,
+        files_total=len(slices),
         files_after_partition_pruning=after_partitions,
         files_after_column_stats=len(kept_slices),
         candidate_files=[s.base_file_path for s in kept_slices],
         candidate_slices=kept_slices,
-        rows_in_candidate_files=_rows_of(kept_slices, counts),
-        rows_total=_rows_of(slices, counts),
+        rows_in_candidate_files=_rows_of(kept_slices, counts) if with_row_counts else None,
+        rows_total=_rows_of(slices, counts) if with_row_counts else None,
         dropped_by_partition=dropped_part,
         dropped_by_column_stats=dropped_stats,
         notes=notes,
         seconds=time.perf_counter() - started,
+        schema=schema,
     )
+
+
+def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, schema: pa.Schema | None
+                      ) -> tuple[list[FileSlice], dict[str, str]]:
+    parts = sorted({s.partition_path for s in slices})
+    res = prune_partitions(pred, parts, props.partition_fields, hive_style=props.hive_style_partitioning,
+                           schema=schema, url_decode=props.url_encode_partitioning)
+    kept_parts = {parts[i] for i in res.kept}
+    dropped = {parts[i]: why for i, why in res.dropped.items()}
+    return [s for s in slices if s.partition_path in kept_parts], dropped
+
+
+def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], columns: list[str],
+                    schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str]]:
+    """Drop the files whose column_stats prove that no row matches ``pred``."""
+    stats = load_column_stats(table, columns, slices)
+    res = prune(pred, [s.base_file_name for s in slices], stats, schema)
+    dropped = {slices[i].relative_path: why for i, why in res.dropped.items()}
+    return [slices[i] for i in res.kept], dropped
+
+
+def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence[FileSlice]
+                      ) -> dict[str, pa.Table]:
+    """column_stats of ``columns`` for the partitions of ``slices``, through the validated cache (the key is
+    the MDT state listed now, see :mod:`hudi_layout.table.cache`)."""
+    from .metadata.column_stats_index import ColumnStatsIndex
+
+    partitions = tuple(sorted({s.partition_path for s in slices})) if table.properties.partition_fields else None
+    key = table_cache.mdt_key(table.base_path) if table_cache.enabled() else None
+    index: ColumnStatsIndex | None = None
+
+    def load(column: str) -> pa.Table:
+        nonlocal index
+        if index is None:  # opening the MDT reader lists its timeline: only on a miss
+            index = ColumnStatsIndex(str(table.base_path))
+        return index.load_column(column, list(partitions) if partitions is not None else None)
+
+    return {c: table_cache.column_stats(table.base_path, c, partitions, key, functools.partial(load, c))
+            for c in columns}

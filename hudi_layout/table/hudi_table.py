@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.errors import NotAHudiTableError
+from hudi_layout.table import cache as table_cache
 from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
 from hudi_layout.table.instant import REPLACE_COMMIT, WRITE_ACTIONS
 from hudi_layout.table.properties import TableProperties, load_properties
@@ -90,6 +91,22 @@ class HudiTable:
         """Latest committed, non-replaced file slices (sorted by partition, fileId)."""
         return self.fs_view.file_slices(as_of, partitions)
 
+    def timeline_key(self) -> tuple[Any, ...]:
+        """The state this snapshot's schema and file view derive from: the instant file names of the timeline
+        and the properties (see :mod:`hudi_layout.table.cache`)."""
+        return (str(self.timeline.timeline_dir), frozenset(f.file_name for f in self.timeline.files),
+                frozenset(self.properties.items()))
+
+    def latest_file_slices(self) -> list[FileSlice]:
+        """``file_slices()`` of the whole table through the validated in-process cache (the read path).
+
+        The key is :meth:`timeline_key` plus the mtime of every partition directory, listed now."""
+        parts = self.partitions()
+        key = (self.timeline_key(), table_cache.partition_dir_mtimes(self.base_path, parts))
+        slices = table_cache.table_value(self.base_path, "file_slices", key,
+                                         lambda: self.fs_view.file_slices(None, parts))
+        return list(slices)
+
     def pending_clustering_file_groups(self) -> set[tuple[str, str]]:
         """``{(partition, fileId)}`` that are inputs of a pending clustering plan."""
         return self.fs_view.pending_clustering_file_groups()
@@ -102,11 +119,15 @@ class HudiTable:
         for inst in reversed(self.timeline.completed().commits_and_replaces().instants):
             if inst.action not in WRITE_ACTIONS:
                 continue
-            md = self.timeline.read_commit_metadata(inst)
+            md = self.timeline.read_commit_metadata_shared(inst)
             schema = (md.get("extraMetadata") or {}).get("schema")
             if schema:
                 return schema
         return self.properties.create_schema
+
+    def cached_schema(self) -> str | None:
+        """:meth:`schema` through the validated in-process cache (keyed by :meth:`timeline_key`)."""
+        return table_cache.table_value(self.base_path, "schema", self.timeline_key(), self.schema)
 
     def schema_dict(self) -> dict[str, Any] | None:
         s = self.schema()

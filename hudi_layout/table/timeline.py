@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
+from hudi_layout.table import cache as table_cache
 from hudi_layout.table import commit_metadata as cm
 from hudi_layout.table.instant import (
     CLUSTERING,
@@ -171,6 +172,13 @@ class Timeline:
         """Commit/deltacommit/replacecommit metadata (JSON v6, Avro v8/9); ``{}`` for empty files."""
         return cm.decode_commit_metadata(self.read_bytes(instant), str(self.path_of(instant)))
 
+    def read_commit_metadata_shared(self, instant: Instant) -> dict[str, Any]:
+        """:meth:`read_commit_metadata` through the in-process cache for completed instants (their files are
+        immutable; see :mod:`hudi_layout.table.cache`). The dict may be shared: do not mutate it."""
+        if not instant.is_completed:
+            return self.read_commit_metadata(instant)
+        return table_cache.commit_metadata(self.path_of(instant), lambda: self.read_commit_metadata(instant))
+
     def _requested_file(self, requested_time: str) -> Instant | None:
         for f in self.files:
             if f.requested_time == requested_time and f.state is State.REQUESTED and \
@@ -202,7 +210,7 @@ class Timeline:
         if any(f.action == CLUSTERING for f in self.instant_files(instant.requested_time)):
             return True
         if instant.is_completed:
-            return self.read_commit_metadata(instant).get("operationType") == CLUSTER_OPERATION
+            return self.read_commit_metadata_shared(instant).get("operationType") == CLUSTER_OPERATION
         return self.read_requested_replace(instant).get("operationType") == CLUSTER_OPERATION
 
     def pending_clustering(self) -> list[tuple[Instant, dict[str, Any]]]:
@@ -229,7 +237,7 @@ class Timeline:
         for inst in self.completed().actions(REPLACE_COMMIT):
             if as_of is not None and inst.requested_time > as_of:
                 continue
-            out |= cm.replaced_file_ids(self.read_commit_metadata(inst))
+            out |= cm.replaced_file_ids(self.read_commit_metadata_shared(inst))
         return out
 
 
