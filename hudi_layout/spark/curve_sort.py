@@ -269,10 +269,11 @@ def _merged_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     if not tables:
         return
     table = pa.concat_tables(tables).combine_chunks()
-    key = table.column(KEY_COLUMN).to_numpy()
-    order = np.argsort(key, kind="stable")  # merges the pre-sorted runs
-    table = table.drop_columns([KEY_COLUMN]).take(order)
-    yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+    order = np.argsort(table.column(KEY_COLUMN).to_numpy(), kind="stable")  # merges the pre-sorted runs
+    table = table.drop_columns([KEY_COLUMN])
+    del tables
+    for start in range(0, len(order), _BATCH_ROWS):  # gathered slice by slice: no second full copy in memory
+        yield from table.take(order[start:start + _BATCH_ROWS]).to_batches()
 
 
 def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: StructType, params: CurveParams,
