@@ -97,6 +97,8 @@ class ClusteringMetrics:
 
 
 def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str]) -> DataFrame:
+    """The group's rows as Spark reads them (data columns + the meta columns clustering preserves). Spark
+    lists every input file (cheap, no job); the curve path uses only the schema of this frame."""
     from pyspark.sql import functions as F
 
     paths = []

@@ -208,13 +208,6 @@ def partition_bounds(params: CurveParams, sk: Sketch, n: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------ map / reduce
 
-def _ipc_blob(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
 def _split_sorted(buffered: list[pa.RecordBatch], params: CurveParams, bounds: np.ndarray,
                   preimages: np.ndarray) -> pa.RecordBatch:
     """One ``(partition preimage, blob)`` row per range partition present, each blob sorted by key."""
@@ -226,18 +219,24 @@ def _split_sorted(buffered: list[pa.RecordBatch], params: CurveParams, bounds: n
     table = table.append_column(KEY_COLUMN, pa.array(to_sortable_int64(key))).take(order)
     counts = np.bincount(part, minlength=len(preimages))
     starts = np.concatenate([[0], np.cumsum(counts)])
-    ids, blobs = [], []
-    for p in np.flatnonzero(counts):
-        ids.append(int(preimages[p]))
-        blobs.append(_ipc_blob(table.slice(int(starts[p]), int(counts[p]))))
-    return pa.RecordBatch.from_arrays([pa.array(ids, pa.int32()), pa.array(blobs, pa.binary())],
+    present = np.flatnonzero(counts)
+    # all blobs are written back to back into one buffer that becomes the binary column (no copies)
+    sink = pa.BufferOutputStream()
+    offsets = [0]
+    for p in present:
+        with pa.ipc.new_stream(sink, table.schema, options=_IPC_OPTIONS) as writer:
+            writer.write_table(table.slice(int(starts[p]), int(counts[p])))
+        offsets.append(sink.tell())
+    blobs = pa.BinaryArray.from_buffers(pa.binary(), len(present),
+                                        [None, pa.py_buffer(np.array(offsets, np.int32)), sink.getvalue()])
+    return pa.RecordBatch.from_arrays([pa.array(preimages[present], pa.int32()), blobs],
                                       names=[PARTITION_COLUMN, _BLOB])
 
 
 def _map_mapper(bins: list[list[str]], names: tuple[str, ...], arrow_schema: pa.Schema, params: CurveParams,
                 bounds: np.ndarray, preimages: np.ndarray):
     targets = [arrow_schema.field(n).type for n in names]
-    flush_bytes = max(_MAP_FLUSH_BYTES, len(preimages) * _MIN_BLOB_BYTES)
+    flush_bytes = max(_MAP_FLUSH_BYTES, min(len(preimages) * _MIN_BLOB_BYTES, 256 * 1024 * 1024))
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
