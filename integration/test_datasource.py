@@ -98,3 +98,30 @@ def test_explain_shows_skipping_on_sorted_column(spark, table):
     # the data source prunes the same way: one input partition per candidate file
     df = spark.read.format("hudi_layout").load(table).where("k BETWEEN 2000 AND 2999")
     assert df.rdd.getNumPartitions() == plan.files_after_column_stats
+
+
+def test_read_meta_columns_and_projection(spark, table):
+    """The read schema leaves the meta columns out unless they are asked for."""
+    with_meta = hudi_layout.read(spark, table, "k < 10", include_meta=True)
+    assert with_meta.columns[:5] == ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                                     "_hoodie_partition_path", "_hoodie_file_name"]
+    assert with_meta.count() == 10
+    plain = hudi_layout.read(spark, table, "k < 10")
+    assert not [c for c in plain.columns if c.startswith("_hoodie")] and plain.count() == 10
+    assert hudi_layout.read(spark, table, "k < 10", columns=["id", "k"]).columns == ["id", "k"]
+
+
+def test_read_sees_a_new_commit(spark, tmp_path):
+    """The scan cache is re-validated on every read: rows of a new commit are never skipped."""
+    path = str(tmp_path / "t")
+
+    def append(lo: int, hi: int) -> None:
+        (spark.range(lo, hi).selectExpr("id", "CAST(id AS INT) AS k", "'g0' AS grp")
+         .write.format("hudi_layout").options(**OPTS).mode("append").save(path))
+
+    append(0, 100)
+    assert hudi_layout.read(spark, path, "k >= 1000").count() == 0
+    assert hudi_layout.explain(path, "k >= 1000").files_after_column_stats == 0
+    append(1000, 1100)
+    assert hudi_layout.read(spark, path, "k >= 1000").count() == 100
+    assert hudi_layout.read(spark, path, "k < 1000").count() == 100

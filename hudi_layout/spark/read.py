@@ -10,8 +10,8 @@ stats, candidate files, rows in them, and why each dropped file was dropped).
 
 Per-query overhead is kept small: planning uses the validated in-process cache of
 :mod:`hudi_layout.table.cache` and skips the informational row counts; the DataFrame is built with few
-py4j round trips (the Spark schema is converted once per table schema, and the meta columns are left out
-of the read schema instead of being dropped afterwards unless the filter names one of them).
+py4j round trips (the Spark schema is converted once per table schema, the meta columns are left out
+of the read schema instead of being dropped afterwards, and the path list is sent to the JVM in one piece).
 """
 
 from __future__ import annotations
@@ -43,11 +43,6 @@ def _spark_schema(schema: pa.Schema, include_meta: bool):
 
     fields = [pa.field(c, pa.string()) for c in META_COLUMNS] if include_meta else []
     return from_arrow_schema(pa.schema([*fields, *schema]))
-
-
-def _mentions_meta_column(where: Any) -> bool:
-    """Conservative: could the row filter reference a ``_hoodie_*`` meta column?"""
-    return where is not None and "_hoodie_" in str(where)
 
 
 def _read_parquet(spark: SparkSession, schema: Any, paths: Sequence[str]) -> DataFrame:
@@ -123,9 +118,9 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
                        columns: Sequence[str] | None = None, include_meta: bool = False) -> DataFrame:
     """Spark's parquet reader over the plan's candidate files, with the row filter applied by Spark."""
     arrow = plan.schema if plan.schema is not None else table_schema(table)
-    # the read schema carries the meta columns only when they are wanted or the filter may use them
-    read_meta = include_meta or _mentions_meta_column(where)
-    schema = _spark_schema(arrow, read_meta) if arrow is not None else None
+    # the read schema carries the meta columns only when they are wanted (filters are bound to the data
+    # columns by plan_scan, so they never name one)
+    schema = _spark_schema(arrow, include_meta) if arrow is not None else None
     if not plan.candidate_files or schema is None:
         df = spark.createDataFrame([], schema) if schema is not None else spark.createDataFrame([], "dummy int")
     else:
@@ -133,8 +128,6 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
     row_filter = _row_filter(where)
     if row_filter is not None:
         df = df.where(row_filter)
-    if read_meta and not include_meta:
-        df = df.drop(*META_COLUMNS)
     if columns:
         df = df.select(*[f"`{c}`" for c in columns])
     return df
