@@ -61,7 +61,7 @@ class HudiLayoutReader(DataSourceReader):
         from ..skipping.datasource import from_datasource_filters
 
         predicate = from_datasource_filters(self.filters) if self.filters else None
-        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats)
+        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False)
         files = plan.candidate_files
         if not files:
             return [_FilePartition([])]
