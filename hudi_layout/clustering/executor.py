@@ -38,9 +38,10 @@ from ..spark.base_file_writer import (
 from ..spark.curve_key import check_key_columns, normalise_strategy
 from ..spark.curve_sort import (
     balanced_bins,
-    footer_rows,
+    footer_summary,
     params_from_sketch,
     reduce_partitions,
+    sample_files,
     sketch,
     task_count,
     write_curve_sorted,
@@ -132,20 +133,34 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     """
     n = max(1, group.num_output_file_groups)
     paths = [s.base_file_path for s in group.slices]
-    file_rows = footer_rows(paths)
-    rows = sum(file_rows)
-    spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
-    parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
     cols = list(plan.sort_columns)
     kind = normalise_strategy(plan.options.layout_strategy) if cols else "linear"
     bits = default_bits_per_column(len(cols)) if cols else 64
-    if cols and kind != "linear" and len(cols) > 1 and len(cols) * bits <= 64:
+    curve = bool(cols) and kind != "linear" and len(cols) > 1 and len(cols) * bits <= 64
+    if curve:
         check_key_columns(df, cols)
-        bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
+    footers = footer_summary(paths, cols if curve else ())
+    file_rows = list(footers.rows)
+    rows = sum(file_rows)
+    spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
+    parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
+    if curve:
         method = plan.options.curve_build_method.strip().lower()
-        sample_rows = max(100_000, plan.options.curve_sample_size if method == "sample" else 0)
-        sk = sketch(spark, bins, cols, rows, sample_rows)
+        if method == "direct":
+            # min/max from the footers of every file; the sample only places the range-partition bounds
+            # (load balance, not layout), so a random tenth-or-so of the files is enough
+            sample_rows = 100_000
+            sk_paths, sk_rows = sample_files(paths, file_rows, 10 * sample_rows)
+        else:  # Hudi's sample method: a uniform row sample of the whole group
+            sample_rows = max(100_000, plan.options.curve_sample_size)
+            sk_paths, sk_rows = paths, file_rows
+        sk = sketch(spark, balanced_bins(list(zip(sk_paths, sk_rows)), task_count(spark)), cols, sum(sk_rows),
+                    sample_rows)
+        if method == "direct":
+            sk = replace(sk, rows=rows, ranges=tuple(f if f is not None else s
+                                                     for f, s in zip(footers.ranges, sk.ranges)))
         params = params_from_sketch(sk, cols, kind, method, bits)
+        bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
         return write_curve_sorted(spark, bins, df.schema, params, sk, parts, spec)
     if not cols:
         frame = df.repartition(parts) if parts > 1 else df.coalesce(1)

@@ -64,17 +64,80 @@ _IPC_OPTIONS = pa.ipc.IpcWriteOptions()
 
 # ----------------------------------------------------------------------------------------------- inputs
 
-def footer_rows(paths: Sequence[str]) -> list[int]:
-    """Rows of each base file, from its parquet footer (metadata only)."""
+@dataclass(frozen=True)
+class FooterSummary:
+    """Per-file row counts and, per curve column, the ``(min, max)`` code over every file's footer statistics
+    (``None`` where some row group has no usable statistics)."""
 
-    def rows(path: str) -> int:
-        try:
-            return pq.read_metadata(path).num_rows
-        except (OSError, pa.ArrowInvalid) as e:
-            raise CorruptFileError(f"cannot read the parquet footer of {path}: {e}") from e
+    rows: tuple[int, ...]
+    ranges: tuple[tuple[int, int] | None, ...]
 
+
+def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int] | None | bool]]:
+    try:
+        md = pq.read_metadata(path)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise CorruptFileError(f"cannot read the parquet footer of {path}: {e}") from e
+    out: list[tuple[int, int] | None | bool] = []
+    try:
+        arrow = md.schema.to_arrow_schema()
+        index = {md.schema.column(j).path: j for j in range(md.num_columns)}
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        return md.num_rows, [False] * len(columns)
+    for c in columns:
+        j = index.get(c)
+        lo = hi = None
+        known = j is not None and c in arrow.names
+        for rg in range(md.num_row_groups if known else 0):
+            group = md.row_group(rg)
+            st = group.column(j).statistics
+            if st is not None and st.has_min_max:
+                try:
+                    mn, mx = encode_column(pa.array([st.min, st.max], arrow.field(c).type))
+                except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+                    known = False
+                    break
+                lo = int(mn) if lo is None else min(lo, int(mn))
+                hi = int(mx) if hi is None else max(hi, int(mx))
+            elif st is None or st.null_count != group.num_rows:  # values present but no min/max recorded
+                known = False
+                break
+        out.append((lo, hi) if known and lo is not None else (None if known else False))
+    return md.num_rows, out
+
+
+def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterSummary:
+    """Rows of each base file and the curve columns' code ranges from the parquet footers (metadata only).
+
+    Encoding is monotone, so the code of a footer's min/max is the min/max code; a writer that truncated a
+    string statistic only widens the range (footer max rounds up). Ranges decide layout quality, never
+    correctness.
+    """
     with ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(rows, paths))
+        per_file = list(pool.map(lambda p: _footer(p, columns), paths))
+    ranges: list[tuple[int, int] | None] = []
+    for j in range(len(columns)):
+        values = [f[1][j] for f in per_file]
+        if any(v is False for v in values):
+            ranges.append(None)
+            continue
+        present = [v for v in values if v is not None]
+        ranges.append((min(v[0] for v in present), max(v[1] for v in present)) if present else None)
+    return FooterSummary(rows=tuple(f[0] for f in per_file), ranges=tuple(ranges))
+
+
+def sample_files(paths: Sequence[str], rows: Sequence[int], want_rows: int, seed: int = 17
+                 ) -> tuple[list[str], list[int]]:
+    """A seeded random subset of the files holding at least ``want_rows`` rows (all files if fewer)."""
+    order = np.random.default_rng(seed).permutation(len(paths))
+    chosen, total = [], 0
+    for i in order:
+        if total >= want_rows:
+            break
+        chosen.append(int(i))
+        total += rows[i]
+    chosen.sort()
+    return [paths[i] for i in chosen], [rows[i] for i in chosen]
 
 
 def balanced_bins(files: Sequence[tuple[str, int]], n_bins: int) -> list[list[str]]:

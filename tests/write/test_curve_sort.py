@@ -155,3 +155,29 @@ def test_dictionary_only_for_repetitive_columns() -> None:
     t = pa.table({"unique": pa.array([f"u{i}" for i in range(100)]), "few": pa.array(["x", "y"] * 50),
                   "flag": pa.array([True, False] * 50)})
     assert dictionary_columns(t) == ["few"]
+
+
+def test_footer_summary_gives_rows_and_exact_code_ranges(tmp_path: Path) -> None:
+    paths = _files(tmp_path)
+    summary = cs.footer_summary(paths, COLS)
+    full = pa.concat_tables([pq.read_table(p) for p in paths])
+    assert sum(summary.rows) == full.num_rows
+    for j, c in enumerate(COLS):
+        codes = encode_column(full.column(c).drop_null())
+        assert summary.ranges[j] == (int(codes.min()), int(codes.max()))
+
+
+def test_footer_summary_without_statistics_is_unknown(tmp_path: Path) -> None:
+    p = tmp_path / "nostats.parquet"
+    pq.write_table(pa.table({"a": [1, 2, 3], "s": ["x", "y", "z"]}), p, write_statistics=False)
+    assert cs.footer_summary([str(p)], COLS).ranges == (None, None)
+    assert cs.footer_summary([str(p)], ("missing",)).ranges == (None,)
+
+
+def test_sample_files_is_seeded_and_holds_enough_rows() -> None:
+    paths = [f"p{i}" for i in range(100)]
+    rows = [10] * 100
+    chosen, chosen_rows = cs.sample_files(paths, rows, 95)
+    assert sum(chosen_rows) >= 95 and len(chosen) == 10 and chosen == sorted(chosen)
+    assert cs.sample_files(paths, rows, 95) == (chosen, chosen_rows)
+    assert cs.sample_files(paths, rows, 10_000)[0] == paths
