@@ -8,6 +8,7 @@ Why each default matters:
 * Arrow is enabled because every Python-side step (curve keys, file writes) exchanges Arrow batches.
 * ``spark.sql.python.filterPushdown.enabled`` must be on for Spark to hand filters to our Python data
   source at all.
+* Local mode only: shuffle files are not compressed (see ``LOCAL_CONF``).
 * Local mode ``local[*]`` unless the caller (or ``SPARK_MASTER`` / ``--master``) names a cluster.
 """
 
