@@ -57,8 +57,11 @@ def run_variant(spark: Any, input_path: str, variant: str, out: str) -> tuple[fl
 
 
 def verify_hudi_rs(path: str, rows: int, read: bool) -> dict[str, Any]:
+    import os
+
     import hudi
 
+    path = os.path.abspath(path)  # hudi-rs needs an absolute base URI
     s, table = timed(lambda: hudi.HudiTableBuilder.from_base_uri(path).build())
     slices = table.get_file_slices()
     out: dict[str, Any] = {"file_slices": len(slices), "build_seconds": s}
