@@ -22,8 +22,20 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .common import read_parquet, warmup_input, bench_arg_parser, dir_size, fresh_dir, log, median, parquet_files, remove, rows_of, \
-    spark_session, timed
+from .common import (
+    bench_arg_parser,
+    dir_size,
+    fresh_dir,
+    log,
+    median,
+    parquet_files,
+    read_parquet,
+    remove,
+    rows_of,
+    spark_session,
+    timed,
+    warmup_input,
+)
 from .conn_data import conn_input
 from .report import md_table, verdict, write_report
 

@@ -11,10 +11,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from cluster_helpers import completed_replacecommits, hudi_rs_arrow, hudi_rs_slice_names, our_slice_names
 
 import hudi_layout
-
-from cluster_helpers import completed_replacecommits, hudi_rs_arrow, hudi_rs_slice_names, our_slice_names
 
 pytestmark = pytest.mark.integration
 
