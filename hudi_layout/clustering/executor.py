@@ -146,21 +146,20 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
     if curve:
         method = plan.options.curve_build_method.strip().lower()
+        bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
         if method == "direct":
             # min/max from the footers of every file; the sample only places the range-partition bounds
             # (load balance, not layout), so a random tenth-or-so of the files is enough
             sample_rows = 100_000
             sk_paths, sk_rows = sample_files(paths, file_rows, 10 * sample_rows)
+            sk_bins = balanced_bins(list(zip(sk_paths, sk_rows)), task_count(spark))
         else:  # Hudi's sample method: a uniform row sample of the whole group
             sample_rows = max(100_000, plan.options.curve_sample_size)
-            sk_paths, sk_rows = paths, file_rows
-        sk = sketch(spark, balanced_bins(list(zip(sk_paths, sk_rows)), task_count(spark)), cols, sum(sk_rows),
-                    sample_rows)
+            sk_bins, sk_rows = bins, file_rows
+        sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows)
         if method == "direct":
-            sk = replace(sk, rows=rows, ranges=tuple(f if f is not None else s
-                                                     for f, s in zip(footers.ranges, sk.ranges)))
+            sk = replace(sk, ranges=tuple(f if f is not None else s for f, s in zip(footers.ranges, sk.ranges)))
         params = params_from_sketch(sk, cols, kind, method, bits)
-        bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
         return write_curve_sorted(spark, bins, df.schema, params, sk, parts, spec)
     if not cols:
         frame = df.repartition(parts) if parts > 1 else df.coalesce(1)

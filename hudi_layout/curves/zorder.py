@@ -155,3 +155,8 @@ def to_sortable_int64(u: np.ndarray) -> np.ndarray:
     if u.dtype != np.uint64:
         raise InvalidArgumentError(f"to_sortable_int64 expects uint64, got dtype {u.dtype}")
     return (u ^ np.uint64(1 << 63)).view(np.int64)
+
+
+def from_sortable_int64(s: np.ndarray) -> np.ndarray:
+    """Inverse of :func:`to_sortable_int64`: ``int64`` values back to the ``uint64`` codes they order like."""
+    return np.asarray(s).astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63)

@@ -29,6 +29,7 @@ from ..curves import (
     default_bits_per_column,
     encode_column,
     encoded_range,
+    from_sortable_int64,
     parse_curve,
     sample_bounds,
     to_sortable_int64,
@@ -137,8 +138,7 @@ def _sample_params(df: DataFrame, columns: Sequence[str], sample_size: int, bits
     out = []
     for i in range(len(names)):
         signed = codes.column(i).to_numpy() if codes.num_rows else np.empty(0, np.int64)
-        unsigned = (signed.astype(np.int64).view(np.uint64) ^ np.uint64(1 << 63))
-        out.append(sample_bounds(unsigned, bits))
+        out.append(sample_bounds(from_sortable_int64(signed), bits))
     return out
 
 

@@ -37,8 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..curves import encode_column, sample_bounds, to_sortable_int64
-from ..curves.encoding import SIGN_BIT
+from ..curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from ..errors import CorruptFileError
 from .base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
 from .curve_key import KEY_COLUMN, CurveParams
@@ -185,14 +184,9 @@ class Sketch:
     sample: tuple[np.ndarray, ...]
 
 
-def _signed(code: int | None) -> int | None:
-    if code is None:
-        return None
-    return int((np.array([code], dtype=np.uint64) ^ SIGN_BIT).view(np.int64)[0])
-
-
-def _unsigned(values: np.ndarray) -> np.ndarray:
-    return values.astype(np.int64).view(np.uint64) ^ SIGN_BIT
+def _sortable(code: int | None) -> int | None:
+    """One code as the ``long`` Spark carries it (:func:`to_sortable_int64`)."""
+    return None if code is None else int(to_sortable_int64(np.array([code], np.uint64))[0])
 
 
 def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: int) -> pa.RecordBatch:
@@ -219,7 +213,7 @@ def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: 
     kinds = np.concatenate([np.full(m, _SAMPLE_ROW, np.int32), np.array([_MIN_ROW, _MAX_ROW, _COUNT_ROW], np.int32)])
     arrays: list[pa.Array] = [pa.array(kinds), pa.array(np.concatenate([np.zeros(m, np.int64), [0, 0, rows]]))]
     for j in range(k):
-        extremes = pa.array([_signed(lo[j]), _signed(hi[j]), None], pa.int64())
+        extremes = pa.array([_sortable(lo[j]), _sortable(hi[j]), None], pa.int64())
         arrays.append(pa.concat_arrays([pa.array(to_sortable_int64(sample[j])), extremes]))
     return pa.RecordBatch.from_arrays(arrays, names=["kind", "n", *[f"c{j}" for j in range(k)]])
 
@@ -245,10 +239,10 @@ def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], r
         col = out.column(f"c{j}")
         mn = pc.drop_null(col.filter(pa.array(kind == _MIN_ROW))).to_numpy()
         mx = pc.drop_null(col.filter(pa.array(kind == _MAX_ROW))).to_numpy()
-        ranges.append((int(_unsigned(mn).min()), int(_unsigned(mx).max())) if mn.size else None)
+        ranges.append((int(from_sortable_int64(mn).min()), int(from_sortable_int64(mx).max())) if mn.size else None)
     is_sample = kind == _SAMPLE_ROW
     # fill the nulls of the extreme rows first: a nullable int64 column would convert through float64
-    sample = tuple(_unsigned(pc.fill_null(out.column(f"c{j}"), 0).to_numpy()[is_sample]) for j in range(k))
+    sample = tuple(from_sortable_int64(pc.fill_null(out.column(f"c{j}"), 0).to_numpy()[is_sample]) for j in range(k))
     counted = int(out.column("n").to_numpy()[kind == _COUNT_ROW].sum())
     return Sketch(rows=counted, ranges=tuple(ranges), sample=sample)
 
@@ -323,18 +317,17 @@ def _merged_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Decode a reduce task's blobs and yield its rows in key order (key column dropped)."""
     tables = []
     for b in batches:
-        for blob in b.column(1).chunks if isinstance(b.column(1), pa.ChunkedArray) else [b.column(1)]:
-            for i in range(len(blob)):
-                buf = blob[i].as_buffer()
-                with pa.ipc.open_stream(buf) as reader:
-                    tables.append(reader.read_all())
+        blobs = b.column(1)
+        for i in range(len(blobs)):
+            with pa.ipc.open_stream(blobs[i].as_buffer()) as reader:  # zero-copy views of the blob
+                tables.append(reader.read_all())
     if not tables:
         return
     table = pa.concat_tables(tables).combine_chunks()
     order = np.argsort(table.column(KEY_COLUMN).to_numpy(), kind="stable")  # merges the pre-sorted runs
     table = table.drop_columns([KEY_COLUMN])
     del tables
-    for start in range(0, len(order), _BATCH_ROWS):  # gathered slice by slice: no second full copy in memory
+    for start in range(0, len(order), _BATCH_ROWS):  # gathered slice by slice: no full sorted copy
         yield from table.take(order[start:start + _BATCH_ROWS]).to_batches()
 
 

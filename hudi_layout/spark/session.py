@@ -65,13 +65,14 @@ def get_spark(
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.appName(app_name).master(master or os.environ.get("SPARK_MASTER", "local[*]"))
+    master = master or os.environ.get("SPARK_MASTER", "local[*]")
+    builder = SparkSession.builder.appName(app_name).master(master)
     conf = dict(DEFAULT_CONF)
     conf["spark.pyspark.python"] = sys.executable
     conf["spark.pyspark.driver.python"] = sys.executable
     conf["spark.ui.enabled"] = "true" if ui else "false"
     conf["spark.ui.showConsoleProgress"] = "true" if sys.stderr.isatty() else "false"
-    if (master or os.environ.get("SPARK_MASTER", "local[*]")).startswith("local"):
+    if master.startswith("local"):
         conf.update(LOCAL_CONF)
     if extra_conf:
         conf.update(extra_conf)

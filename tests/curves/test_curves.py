@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hudi_layout.curves import hilbert, keys_to_arrow, to_sortable_int64, zorder
+from hudi_layout.curves import from_sortable_int64, hilbert, keys_to_arrow, to_sortable_int64, zorder
 from hudi_layout.errors import InvalidArgumentError
 
 SETTINGS = settings(max_examples=120, deadline=None)
@@ -191,3 +191,5 @@ def test_to_sortable_int64_preserves_order(values: list[int]) -> None:
     assert np.array_equal(np.argsort(s, kind="stable"), np.argsort(u, kind="stable"))
     arrow = keys_to_arrow(u)
     assert arrow.type == pa.int64() and arrow.to_pylist() == s.tolist()
+    back = from_sortable_int64(s)
+    assert back.dtype == np.uint64 and np.array_equal(back, u)

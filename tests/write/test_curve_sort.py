@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_layout.curves import encode_column
+from hudi_layout.curves import encode_column, from_sortable_int64
 from hudi_layout.spark import curve_sort as cs
 from hudi_layout.spark.base_file_writer import (
     WriterInputError,
@@ -52,8 +52,8 @@ def _sketch_locally(paths: list[str], rate: float) -> cs.Sketch:
     for j in range(len(COLS)):
         col = pa.compute.fill_null(out.column(f"c{j}"), 0).to_numpy()
         lo, hi = col[kind == 1][0], col[kind == 2][0]
-        ranges.append((int(cs._unsigned(np.array([lo]))[0]), int(cs._unsigned(np.array([hi]))[0])))
-    sample = tuple(cs._unsigned(pa.compute.fill_null(out.column(f"c{j}"), 0).to_numpy()[kind == 0])
+        ranges.append((int(from_sortable_int64(np.array([lo]))[0]), int(from_sortable_int64(np.array([hi]))[0])))
+    sample = tuple(from_sortable_int64(pa.compute.fill_null(out.column(f"c{j}"), 0).to_numpy()[kind == 0])
                    for j in range(len(COLS)))
     return cs.Sketch(int(out.column("n").to_numpy()[kind == 3].sum()), tuple(ranges), sample)
 
