@@ -7,8 +7,10 @@ skipped with a clear reason when the folder is missing.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,16 @@ def _require_shared() -> Path:
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     return _require_shared()
+
+
+@pytest.fixture(scope="session")
+def shared_rows_digest(shared_dir: Path) -> Callable[[Any], str | None]:
+    """``rows_digest`` of ``../shared/tools/rows_digest.py``: the digest EXPECTED.json was made with."""
+    spec = importlib.util.spec_from_file_location("shared_rows_digest", shared_dir / "tools" / "rows_digest.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.rows_digest
 
 
 @pytest.fixture(scope="session")

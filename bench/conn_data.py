@@ -23,36 +23,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-CURVE_COLUMNS = ("src_ip", "dst_ip", "src_port", "dst_port")
+from hudi_layout.sample_data import CONN_CURVE_COLUMNS, conn_df
+
+# the generator is the package's own built-in sample (``hudi_layout.sample_data``), so the demo and the
+# benchmarks use the same rows
+CURVE_COLUMNS = CONN_CURVE_COLUMNS
 COLUMNS = ("id", "src_ip", "dst_ip", "src_port", "dst_port", "payload")
 ROWS_PER_FILE = 10_000
-
-
-def _u(id_col: Any, seed: int, salt: int) -> Any:
-    """A uniform non-negative long from (id, seed, salt)."""
-    from pyspark.sql import functions as F
-
-    return F.abs(F.xxhash64(id_col, F.lit(seed), F.lit(salt)) % F.lit(1 << 62))
-
-
-def conn_df(spark: Any, rows: int, seed: int = 42, partitions: int | None = None) -> Any:
-    """Lazy DataFrame of ``rows`` conn rows (``partitions`` defaults to Spark's default parallelism)."""
-    from pyspark.sql import functions as F
-
-    parts = partitions or spark.sparkContext.defaultParallelism
-    i = F.col("id")
-
-    def ip(salt: int) -> Any:
-        return F.concat_ws(".", *[(_u(i, seed, salt + k) % 256).cast("string") for k in range(4)])
-
-    return spark.range(0, rows, 1, parts).select(
-        i.cast("long").alias("id"),
-        ip(10).alias("src_ip"),
-        ip(20).alias("dst_ip"),
-        (_u(i, seed, 30) % 65536).cast("int").alias("src_port"),
-        (_u(i, seed, 31) % 65536).cast("int").alias("dst_port"),
-        F.substring(F.sha2(F.concat_ws(":", F.lit(str(seed)), i.cast("string")), 256), 1, 50).alias("payload"),
-    )
 
 
 def write_conn_parquet(spark: Any, rows: int, path: str | os.PathLike[str], files: int | None = None,

@@ -13,8 +13,6 @@ differently), before vs after a change.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -26,20 +24,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from helpers import hudi_rs_read, hudi_rs_slices, our_slices, rows_digest, timeline_files
+
+# the names the clustering / skipping tests use for the shared readers of helpers.py
+hudi_rs_arrow = hudi_rs_read
+hudi_rs_slice_names = hudi_rs_slices
+our_slice_names = our_slices
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-
-
-# ------------------------------------------------------------------------------------------------ digests
-
-def rows_digest(table: pa.Table) -> str | None:
-    """Drop ``_hoodie*``, ``str(v.as_py())`` per cell, sorted JSON rows, sha256 (first 16 hex digits)."""
-    if table.num_rows == 0:
-        return None
-    names = [n for n in table.column_names if not n.startswith("_hoodie")]
-    values = {n: table.column(n).to_pylist() for n in names}
-    lines = sorted(json.dumps([str(values[n][i]) for n in names]) for i in range(table.num_rows))
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
 
 def sorted_by(table: pa.Table, names: list[str]) -> pa.Table:
@@ -47,29 +39,6 @@ def sorted_by(table: pa.Table, names: list[str]) -> pa.Table:
 
 
 # ------------------------------------------------------------------------------------------------ readers
-
-def hudi_rs_arrow(path: str | os.PathLike[str]) -> pa.Table:
-    import hudi
-
-    batches = hudi.HudiTableBuilder.from_base_uri(str(path)).build().read()
-    return pa.Table.from_batches(batches) if batches else pa.table({})
-
-
-def hudi_rs_slice_names(path: str | os.PathLike[str]) -> set[str]:
-    import hudi
-
-    out = set()
-    for fs in hudi.HudiTableBuilder.from_base_uri(str(path)).build().get_file_slices():
-        part = fs.partition_path or ""
-        out.add(f"{part}/{fs.base_file_name}" if part else fs.base_file_name)
-    return out
-
-
-def our_slice_names(path: str | os.PathLike[str]) -> set[str]:
-    from hudi_layout import HudiTable
-
-    return {s.relative_path for s in HudiTable(str(path)).file_slices()}
-
 
 def slices_arrow(path: str | os.PathLike[str]) -> pa.Table:
     """Every latest base file read with pyarrow (meta columns kept), one table."""
@@ -102,10 +71,6 @@ def digests(spark: Any, path: str | os.PathLike[str]) -> dict[str, tuple[int, st
 def timeline_dir(path: str | os.PathLike[str]) -> Path:
     hoodie = Path(path) / ".hoodie"
     return hoodie / "timeline" if (hoodie / "timeline").is_dir() else hoodie
-
-
-def timeline_files(path: str | os.PathLike[str]) -> list[str]:
-    return sorted(e.name for e in timeline_dir(path).iterdir() if e.is_file() and e.name[:1].isdigit())
 
 
 def completed_replacecommits(path: str | os.PathLike[str]) -> list[str]:
@@ -193,8 +158,9 @@ def write_options(name: str, key: str = "id", partition: str | None = None, **ex
 def write_arrow(spark: Any, table: pa.Table, path: str | os.PathLike[str], options: dict[str, str], *,
                 files: int = 8, mode: str = "append") -> None:
     """Write ``table`` through ``hudi_layout.write`` as about ``files`` randomly filled files."""
-    import hudi_layout
     from pyspark.sql import functions as F
+
+    import hudi_layout
 
     df = spark.createDataFrame(table).repartition(files, F.rand(seed=11))
     hudi_layout.write(df, str(path), options, mode=mode)

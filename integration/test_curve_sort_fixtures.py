@@ -7,23 +7,12 @@ with exactly the same rows. hudi-rs then reads the clustered table and must see 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 from cluster_helpers import completed_replacecommits, hudi_rs_arrow, hudi_rs_slice_names, our_slice_names
 
 import hudi_layout
 
 pytestmark = pytest.mark.integration
-
-
-def _digest_tool(shared_dir: Path):
-    spec = importlib.util.spec_from_file_location("shared_rows_digest", shared_dir / "tools" / "rows_digest.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod.rows_digest
 
 
 @pytest.mark.parametrize("zip_name, columns, strategy, method, options", [
@@ -33,7 +22,7 @@ def _digest_tool(shared_dir: Path):
      {"hoodie.metadata.enable": "false"}),
 ])
 def test_curve_clustering_of_java_written_files_keeps_every_row(spark, fixture_table, expected_tables,
-                                                                shared_dir, zip_name, columns, strategy,
+                                                                shared_rows_digest, zip_name, columns, strategy,
                                                                 method, options):
     path = fixture_table(zip_name)
     expected = expected_tables[zip_name]
@@ -43,7 +32,7 @@ def test_curve_clustering_of_java_written_files_keeps_every_row(spark, fixture_t
     assert m.instant_time in completed_replacecommits(path)
     rows = hudi_rs_arrow(path)
     assert rows.num_rows == expected["snapshot_rows"]
-    assert _digest_tool(shared_dir)(rows) == expected["rows_digest_sha256_16"]
+    assert shared_rows_digest(rows) == expected["rows_digest_sha256_16"]
     assert our_slice_names(path) == hudi_rs_slice_names(path)
     ours = hudi_layout.read(spark, str(path)).toArrow()
     assert sorted(ours.column("txn_id").to_pylist()) == sorted(rows.column("txn_id").to_pylist())

@@ -9,18 +9,10 @@ dropped (as Hudi does) and the plan executes. hudi-rs must then read exactly the
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-import hudi_layout
-from hudi_layout import HudiTable
-from hudi_layout.clustering import executor
-from hudi_layout.clustering.schedule import load_pending_plans
-from hudi_layout.errors import UnsupportedTableError
-
 from cluster_helpers import (
     completed_replacecommits,
     hudi_rs_arrow,
@@ -31,17 +23,15 @@ from cluster_helpers import (
     timeline_files,
 )
 
+import hudi_layout
+from hudi_layout import HudiTable
+from hudi_layout.clustering import executor
+from hudi_layout.clustering.schedule import load_pending_plans
+from hudi_layout.errors import UnsupportedTableError
+
 pytestmark = pytest.mark.integration
 
 ZIP = "cow_v9_txns_simple_meta.zip"
-
-
-def _digest_tool(shared_dir: Path):
-    spec = importlib.util.spec_from_file_location("shared_rows_digest", shared_dir / "tools" / "rows_digest.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod.rows_digest
 
 
 def _undo_last_clustering(path: Path) -> tuple[str, list[str]]:
@@ -70,10 +60,10 @@ def pending_real_plan(fixture_table, expected_tables):
     return path, t, removed, expected_tables[ZIP]
 
 
-def test_undone_table_still_reads_expected_rows(pending_real_plan, shared_dir):
+def test_undone_table_still_reads_expected_rows(pending_real_plan, shared_rows_digest):
     """Sanity of the setup: with the clustering undone, its input file groups are live again."""
     path, t, removed, expected = pending_real_plan
-    rows_digest = _digest_tool(shared_dir)
+    rows_digest = shared_rows_digest
     rows = hudi_rs_arrow(path)
     assert rows.num_rows == expected["snapshot_rows"]
     assert rows_digest(rows) == expected["rows_digest_sha256_16"]
@@ -106,9 +96,9 @@ def test_refuses_mdt_partitions_it_cannot_maintain(spark, pending_real_plan, mon
     assert not (path / ".hoodie" / ".temp" / t).exists()
 
 
-def test_executes_real_plan_with_metadata_disabled(spark, pending_real_plan, shared_dir):
+def test_executes_real_plan_with_metadata_disabled(spark, pending_real_plan, shared_rows_digest):
     path, t, removed, expected = pending_real_plan
-    rows_digest = _digest_tool(shared_dir)
+    rows_digest = shared_rows_digest
     plan_groups = {(s.partition_path, s.file_id)
                    for _t, plan in load_pending_plans(path)
                    for g in plan.groups for s in g.slices}

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -17,17 +16,9 @@ from hudi_layout.table.partition_metadata import (
 )
 
 
-def _rows_digest(shared_dir: Path):
-    spec = importlib.util.spec_from_file_location("rows_digest", shared_dir / "tools" / "rows_digest.py")
-    mod = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(mod)
-    return mod.rows_digest
-
-
-def test_file_slices_match_expected(fixture_table, expected_tables, shared_dir) -> None:
+def test_file_slices_match_expected(fixture_table, expected_tables, shared_rows_digest) -> None:
     """The acceptance check: every fixture's latest slices (and COW row digest) match EXPECTED.json."""
-    rows_digest = _rows_digest(shared_dir)
+    rows_digest = shared_rows_digest
     for zip_name, exp in expected_tables.items():
         table = HudiTable(fixture_table(zip_name))
         slices = table.file_slices()
