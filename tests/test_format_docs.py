@@ -1,7 +1,8 @@
 """The format documents under docs/ keep their section numbers, and every "§x.y" the code cites exists.
 
 Code cites ``docs/hudi-format.md`` by section ("format notes §4.7", "hudi-format.md §6.3") and
-``docs/hudi-format-live-tables.md`` likewise (a line naming "live-tables", "live tables" or "R2" points there).
+``docs/hudi-format-live-tables.md`` likewise; a line naming "live-tables", "live tables", "R2" or "round 2"
+points at the latter.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ LIVE_SECTIONS = {
 
 _HEADING = re.compile(r"^(#{2,3}) (\d+(?:\.\d+)?)\.? (.*)$")
 _CITATION = re.compile(r"§\s?(\d+(?:\.\d+)?)")
-_LIVE_HINT = re.compile(r"live[- ]tables|\bR2\b|round ?2", re.IGNORECASE)
+_LIVE_HINT = re.compile(r"live[- ]tables|\bR2\b|round[- ]?2", re.IGNORECASE)
 _LINK = re.compile(r"\]\(([^)#\s]*)#([^)\s]+)\)")
 
 
