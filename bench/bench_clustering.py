@@ -44,8 +44,20 @@ from typing import Any
 
 import numpy as np
 
-from .common import (bench_arg_parser, box_overlap, dir_size, log, overlap_counts, parquet_files, read_parquet,
-                     remove, rows_of, spark_session, timed, warmup_input)
+from .common import (
+    bench_arg_parser,
+    box_overlap,
+    dir_size,
+    log,
+    overlap_counts,
+    parquet_files,
+    read_parquet,
+    remove,
+    rows_of,
+    spark_session,
+    timed,
+    warmup_input,
+)
 from .conn_data import CURVE_COLUMNS, conn_input
 from .report import md_table, verdict, write_report
 
@@ -423,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             secs = float("nan")
         ratio = secs / delta_s if not math.isnan(secs) and delta_runs else float("nan")
-        rows_tbl.append([k, LABELS[k], round(secs, 1) if not math.isnan(secs) else "", 
+        rows_tbl.append([k, LABELS[k], round(secs, 1) if not math.isnan(secs) else "",
                          round(ratio, 2) if not math.isnan(ratio) else "", q["files"],
                          *[round(q["per_column"][c], 1) for c in CURVE_COLUMNS], round(q["port_pair"], 1)])
 

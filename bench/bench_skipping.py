@@ -34,8 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from .bench_clustering import (LABELS, LAYOUTS, ensure_random, is_built, layouts_dir, mark_built, run_cluster,
-                               sample_points, unmark)
+from .bench_clustering import (
+    LABELS,
+    LAYOUTS,
+    ensure_random,
+    is_built,
+    layouts_dir,
+    mark_built,
+    run_cluster,
+    sample_points,
+    unmark,
+)
 from .common import bench_arg_parser, log, median, rows_of, spark_session, timed
 from .conn_data import conn_input
 from .report import md_table, verdict, write_report
@@ -76,7 +85,7 @@ def planning_times(paths: dict[str, str], layouts: list[str], qs: dict[str, dict
                    ) -> dict[str, dict[str, Any]]:
     """Scan planning seconds of the read path per layout: cold (first plan of the table in this process, empty
     metadata cache) and warm (each query planned a second time; median and max over queries)."""
-    from hudi_layout.scan import plan_scan
+    from hudi_layout.scan.plan import plan_scan
     from hudi_layout.table import cache
 
     plan_scan(paths[layouts[0]], next(iter(qs.values()))["where"])  # one-time imports are not "cold planning"

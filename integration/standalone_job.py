@@ -12,7 +12,7 @@ import sys
 def main() -> None:
     master, work, rows = sys.argv[1], sys.argv[2], int(sys.argv[3])
     import hudi_layout as hl
-    from hudi_layout.sample_data import conn_df
+    from hudi_layout.tools.sample_data import conn_df
 
     spark = hl.get_spark("hudi_layout-standalone-test", master=master,
                          extra_conf={"spark.sql.shuffle.partitions": "4", "spark.executor.memory": "1g",

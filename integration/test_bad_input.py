@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from helpers import data_only, diff_snapshots, hudi_rs_read, our_slices, rows_digest, timeline_files, tree_snapshot
 
 import hudi_layout
 from hudi_layout import errors
-from helpers import data_only, diff_snapshots, hudi_rs_read, our_slices, rows_digest, timeline_files, tree_snapshot
 
 pytestmark = pytest.mark.integration
 

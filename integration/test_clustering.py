@@ -9,11 +9,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-import hudi_layout
-from hudi_layout import HudiTable
-from hudi_layout.errors import InvalidArgumentError
-
 from cluster_helpers import (
     column_spans,
     completed_replacecommits,
@@ -28,6 +23,10 @@ from cluster_helpers import (
     write_arrow,
     write_options,
 )
+
+import hudi_layout
+from hudi_layout import HudiTable
+from hudi_layout.errors import InvalidArgumentError
 
 pytestmark = pytest.mark.integration
 

@@ -14,10 +14,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
-import hudi_layout
-from hudi_layout import HudiTable
-
 from cluster_helpers import (
     completed_replacecommits,
     grid_table,
@@ -25,13 +21,16 @@ from cluster_helpers import (
     pending_clusterings,
     rows_digest,
     start_python,
-    tail,
     table_bytes,
+    tail,
     timeline_files,
     wait_for,
     write_arrow,
     write_options,
 )
+
+import hudi_layout
+from hudi_layout import HudiTable
 
 pytestmark = pytest.mark.integration
 

@@ -15,10 +15,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
-
-import hudi_layout
-from hudi_layout.clustering.triggers import commits_since_last_clustering
-
 from cluster_helpers import (
     completed_replacecommits,
     hudi_rs_arrow,
@@ -29,6 +25,9 @@ from cluster_helpers import (
     wait_for,
     write_options,
 )
+
+import hudi_layout
+from hudi_layout.services.clustering_service import commits_since_last_clustering
 
 pytestmark = pytest.mark.integration
 

@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-
-import hudi_layout
 from helpers import (
     base_files_on_disk,
     data_only,
@@ -30,6 +28,8 @@ from helpers import (
     rows_digest,
     timeline_files,
 )
+
+import hudi_layout
 
 pytestmark = pytest.mark.integration
 
@@ -57,9 +57,9 @@ DOOMED = textwrap.dedent("""
 DOOMED_NO_SPARK = textwrap.dedent("""
     import sys
     import pyarrow as pa
-    from hudi_layout.spark.base_file_writer import write_partition
+    from hudi_layout.writer.base_file_writer import write_partition
     from hudi_layout.spark.datasource import _key_and_partition
-    from hudi_layout.spark.ingest import WriteSession
+    from hudi_layout.writer.transaction import WriteSession
     path, n, max_size = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     data = pa.table({"id": pa.array(range(100000, 100000 + n), pa.int32()),
                      "name": [f"n{i}" for i in range(n)], "v": [i / 3 for i in range(n)],
@@ -203,6 +203,7 @@ def test_killed_during_file_writes(spark, crashed):
 
 def test_killed_after_files_before_mdt(spark, crashed):
     """Also: the dead writer does not block a later writer, and a LIVE concurrent writer is not rolled back."""
+    from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
     from hudi_layout.table.commit_protocol import abort_write, begin_write
     from hudi_layout.table.locks import writer_is_alive
 
@@ -210,7 +211,7 @@ def test_killed_after_files_before_mdt(spark, crashed):
     path = tables["before_mdt"]
     t = failed_instant(path)
     check_intact(spark, path, before["before_mdt"])
-    live = begin_write(path, "commit", rollback_failed=False)  # a concurrent writer still at work
+    live = begin_write(path, "commit", rollback_failed=False, hooks=COMMIT_HOOKS)  # a concurrent writer still at work
     try:
         assert writer_is_alive(path, live.instant_time) and not writer_is_alive(path, t)
         recover_and_check(spark, path, before["before_mdt"], t, files_expected=True)

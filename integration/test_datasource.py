@@ -5,9 +5,9 @@ sorted column."""
 from __future__ import annotations
 
 import pytest
+from helpers import hudi_rs_read, hudi_rs_slices, our_slices
 
 import hudi_layout
-from helpers import hudi_rs_read, hudi_rs_slices, our_slices
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from helpers import base_files_on_disk, hudi_rs_read, hudi_rs_slices, our_slices, rows_digest, timeline_files
 
 import hudi_layout
-from helpers import base_files_on_disk, hudi_rs_read, hudi_rs_slices, our_slices, rows_digest, timeline_files
 
 pytestmark = pytest.mark.integration
 

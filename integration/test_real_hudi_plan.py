@@ -25,9 +25,9 @@ from cluster_helpers import (
 
 import hudi_layout
 from hudi_layout import HudiTable
-from hudi_layout.clustering import executor
 from hudi_layout.clustering.schedule import load_pending_plans
 from hudi_layout.errors import UnsupportedTableError
+from hudi_layout.services import clustering as executor
 
 pytestmark = pytest.mark.integration
 
@@ -79,7 +79,7 @@ def test_refuses_mdt_partitions_it_cannot_maintain(spark, pending_real_plan, mon
     def no_writes(*_a, **_k):
         raise AssertionError("clustering files were written before the MDT was refused")
 
-    monkeypatch.setattr(executor, "_run_groups", no_writes)
+    monkeypatch.setattr(executor, "run_groups", no_writes)
     with pytest.raises(UnsupportedTableError) as ei:
         hudi_layout.execute_pending(spark, str(path))
     msg = str(ei.value)

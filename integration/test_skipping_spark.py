@@ -19,11 +19,10 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pytest
+from cluster_helpers import rows_digest, table_bytes, typed_table, write_arrow, write_options
 
 import hudi_layout
 from hudi_layout import HudiTable
-
-from cluster_helpers import rows_digest, table_bytes, typed_table, write_arrow, write_options
 
 pytestmark = pytest.mark.integration
 

@@ -37,11 +37,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
-from ..errors import CorruptFileError
-from .base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
-from .curve_key import KEY_COLUMN, CurveParams
-from .range_layout import PARTITION_COLUMN, hash_preimages
+from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
+from hudi_layout.errors import CorruptFileError
+from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
+from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
+from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, write_task
+from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -335,8 +336,6 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: Struc
                        sk: Sketch, n_partitions: int, spec: WriteSpec) -> list[WrittenFile]:
     """Lay the rows of ``bins`` (the columns of ``schema``) out along the curve in ``n_partitions`` range
     partitions and write them as base files of ``spec`` (``spec.max_rows_per_file`` rows each)."""
-    from .ingest import collect_written, spark_to_arrow_schema_of
-
     n = max(1, int(n_partitions))
     bounds = partition_bounds(params, sk, n)
     preimages = hash_preimages(spark, n)
@@ -346,7 +345,7 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: Struc
         f"{PARTITION_COLUMN} int, {_BLOB} binary")
 
     def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return write_partition(spec, _merged_rows(batches))
+        return write_task(spec, _merged_rows(batches))
 
     return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
 

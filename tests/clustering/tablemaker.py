@@ -21,14 +21,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_layout.table.commit_metadata import WriteStat, commit_metadata_bytes
+from hudi_layout.format.commit_metadata import WriteStat, commit_metadata_bytes
+from hudi_layout.format.file_naming import make_base_file_name, new_file_id, partition_depth
+from hudi_layout.format.instant import State, instant_file_name, new_instant_time
+from hudi_layout.format.properties import load_properties, write_properties
+from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
 from hudi_layout.table.commit_protocol import latest_time_on_timeline, list_instants, timeline_dir
 from hudi_layout.table.create import create_table_layout, table_properties_for
-from hudi_layout.table.file_naming import make_base_file_name, new_file_id, partition_depth
-from hudi_layout.table.instant import State, instant_file_name, new_instant_time
 from hudi_layout.table.partition_metadata import write_partition_metadata
-from hudi_layout.table.properties import load_properties, write_properties
-from hudi_layout.table.schema_conversion import arrow_to_avro_schema_json
 
 DEFAULT_SCHEMA = pa.schema([
     pa.field("id", pa.string()),

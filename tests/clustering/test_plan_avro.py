@@ -13,7 +13,7 @@ from hudi_layout.clustering.plan import (
     plan_clustering,
 )
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.table.commit_metadata import (
+from hudi_layout.format.commit_metadata import (
     clustering_plan_metadata,
     decode_requested_replace,
     requested_replace_bytes,

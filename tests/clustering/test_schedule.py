@@ -10,7 +10,7 @@ import pytest
 from hudi_layout.clustering.plan import ClusteringPlanSpec
 from hudi_layout.clustering.schedule import load_pending_plans, load_plan, schedule_clustering
 from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
-from hudi_layout.table.commit_metadata import decode_requested_replace
+from hudi_layout.format.commit_metadata import decode_requested_replace
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.timeline import Timeline
 from tests.clustering.tablemaker import add_commit, make_table, schema_with_field
@@ -88,18 +88,16 @@ def test_concurrent_schedulers_never_share_a_file_group(tmp_path: Path) -> None:
     assert len(load_pending_plans(t.base)) == 1
 
 
-def test_schedule_v6_writes_replacecommit_requested(tmp_path: Path) -> None:
+def test_schedule_v6_is_refused_like_execution(tmp_path: Path) -> None:
+    """Scheduling follows the executor's rule (format.capabilities): a v6 plan could never run here."""
     t = make_table(tmp_path / "t6", version=6)
     add_commit(t, {"region=us": [50, 60]})
-    res = schedule_clustering(t.base, SMALL, columns="x")
-    assert res is not None
-    instant, plan = res
-    req = t.base / ".hoodie" / f"{instant}.replacecommit.requested"
-    assert req.is_file()
-    assert decode_requested_replace(req.read_bytes())["operationType"] == "CLUSTER"
-    tl = Timeline.load(t.base)
-    assert [i.requested_time for i, _ in tl.pending_clustering()] == [instant]
-    assert load_pending_plans(t.base)[0][1].file_groups == plan.file_groups
+    before = sorted(p.name for p in (t.base / ".hoodie").iterdir())
+    with pytest.raises(UnsupportedTableError, match="executes clustering on versions 8 and 9 only") as ei:
+        schedule_clustering(t.base, SMALL, columns="x")
+    assert ei.value.hint == "upgrade the table with Hudi first"
+    assert sorted(p.name for p in (t.base / ".hoodie").iterdir()) == before
+    assert Timeline.load(t.base).pending_clustering() == []
 
 
 def test_nonpartitioned_and_nothing_to_do(tmp_path: Path) -> None:
@@ -168,7 +166,7 @@ def test_real_table_excludes_its_pending_plan(fixture_table) -> None:  # type: i
 
 def test_constant_partition_columns() -> None:
     from hudi_layout.clustering.schedule import constant_partition_columns
-    from hudi_layout.table.properties import TableProperties
+    from hudi_layout.format.properties import TableProperties
 
     def cols(props: dict[str, str]) -> list[str]:
         return constant_partition_columns(TableProperties(props))

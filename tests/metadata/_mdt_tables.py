@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
-from hudi_layout.table.commit_metadata import WriteStat, commit_metadata_bytes
+from hudi_layout.format.commit_metadata import WriteStat, commit_metadata_bytes
+from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, FileColumnStats, MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import begin_write, complete_write
 from hudi_layout.table.create import create_table_layout, table_properties_for
 from hudi_layout.table.partition_metadata import write_partition_metadata
@@ -36,7 +36,7 @@ def write_batch(base: Path, rows_by_partition: dict[str, list[tuple[Any, ...]]],
                 replace: dict[str, list[str]] | None = None, as_tables: bool = False) -> str:
     """One commit: a new parquet file per partition with rows ``(id, v, d, amt, x)``; MDT updated before the
     data instant completes. ``fail_before_complete`` stops after the MDT deltacommit (a crashed writer)."""
-    pending = begin_write(base, "commit")
+    pending = begin_write(base, "commit", hooks=COMMIT_HOOKS)
     t = pending.instant_time
     files_added: dict[str, dict[str, int]] = {}
     stats: list[FileColumnStats] = []

@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from _mdt_tables import create_table
 
+from hudi_layout.format.instant import State, instant_file_name, new_instant_time
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import records as R
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex, _normalise
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter
 from hudi_layout.metadata.stats_values import TypeInfo
-from hudi_layout.table.instant import State, instant_file_name, new_instant_time
-
-from _mdt_tables import create_table
 
 ZIPS = ["cow_v9_txns_simple_meta.zip", "cow_v9_txns_nonpart_meta.zip", "mor_avro_v9_txns_simple_meta.zip"]
 
@@ -134,7 +133,7 @@ def test_delete_block_removes_keys(tmp_path: Path) -> None:
 
     import fastavro
 
-    from hudi_layout.metadata import log_format as L
+    from hudi_layout.format import log_format as L
     from hudi_layout.metadata.mdt_timeline import commit_bytes, write_instant
     from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
 

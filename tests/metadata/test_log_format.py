@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_layout.metadata import log_format as L
+from hudi_layout.format import log_format as L
 from hudi_layout.metadata.hfile.reader import HFileReader
 from hudi_layout.metadata.hfile.writer import write_hfile
 

@@ -9,9 +9,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_layout.format.instant import Instant, State
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.metadata.mdt_reader import MetadataTableReader, compute_sync_state
-from hudi_layout.table.instant import Instant, State
 
 META_ZIPS = ["cow_v9_txns_simple_meta.zip", "cow_v9_txns_nonpart_meta.zip", "cow_v9_timebasedkeygen_nonhivestyle.zip",
              "cow_v9_txns_simple_overwrite.zip", "mor_avro_v9_txns_simple_meta.zip"]

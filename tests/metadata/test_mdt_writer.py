@@ -10,14 +10,13 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from _mdt_tables import INDEXED, create_table, write_batch
 
 from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.metadata.mdt_reader import MetadataTableReader
 from hudi_layout.metadata.mdt_writer import MetadataWriter, check_maintainable
-from hudi_layout.table.properties import TableProperties, load_properties
-
-from _mdt_tables import INDEXED, create_table, write_batch
 
 INDEX_COLUMNS = INDEXED
 
@@ -180,10 +179,10 @@ def test_index_definition_written(tmp_path: Path) -> None:
 
 
 def test_v8_table_round_trip(tmp_path: Path) -> None:
+    from _mdt_tables import SCHEMA
+
     from hudi_layout.metadata.schema import metadata_record_schema_str
     from hudi_layout.table.create import create_table_layout, table_properties_for
-
-    from _mdt_tables import SCHEMA
 
     base = tmp_path / "t8"
     create_table_layout(base, table_properties_for(table_name="t8", schema=SCHEMA, record_key_fields=["id"],
@@ -201,9 +200,9 @@ def test_v8_table_round_trip(tmp_path: Path) -> None:
 
 
 def test_initialize_rebuilds_unpublished_mdt(tmp_path: Path) -> None:
-    from hudi_layout.table.create import create_table_layout, table_properties_for
-
     from _mdt_tables import SCHEMA
+
+    from hudi_layout.table.create import create_table_layout, table_properties_for
 
     base = tmp_path / "t"
     create_table_layout(base, table_properties_for(table_name="t", schema=SCHEMA, record_key_fields=["id"],

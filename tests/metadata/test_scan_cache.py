@@ -8,13 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
+from _mdt_tables import create_table, write_batch
 
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
-from hudi_layout.scan import ScanPlan, plan_scan
+from hudi_layout.scan.plan import ScanPlan, plan_scan
 from hudi_layout.table import cache
 from hudi_layout.table.hudi_table import HudiTable
-
-from _mdt_tables import create_table, write_batch
 
 D = dt.date(2024, 1, 1)
 

@@ -10,7 +10,6 @@ the oracle matches lives in a dropped file — i.e. filter(all files) == filter(
 from __future__ import annotations
 
 import datetime as dt
-from decimal import Decimal
 from typing import Any
 
 import numpy as np

@@ -11,6 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# a sibling test module (tests/skipping is on sys.path under pytest's default import mode)
+from test_skipping_differential import TYPES, draw_predicate  # noqa: I001
+
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.skipping.ir import (
     And,
@@ -28,9 +31,6 @@ from hudi_layout.skipping.oracle import evaluate_rows
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.to_sql import literal_sql, predicate_to_sql
 from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
-
-# a sibling test module (tests/skipping is on sys.path under pytest's default import mode)
-from test_skipping_differential import TYPES, draw_predicate  # noqa: I001
 
 
 @pytest.mark.parametrize(("value", "sql"), [

@@ -8,8 +8,8 @@ import fastavro
 import pytest
 
 from hudi_layout.errors import CorruptFileError
-from hudi_layout.table.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS
-from hudi_layout.table.commit_metadata import (
+from hudi_layout.format.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS
+from hudi_layout.format.commit_metadata import (
     WriteStat,
     clustering_plan_metadata,
     commit_metadata_bytes,

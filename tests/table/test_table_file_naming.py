@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.table.file_naming import (
+from hudi_layout.format.file_naming import (
     DEFAULT_PARTITION_PATH,
     build_partition_path,
     make_base_file_name,

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_layout.errors import NotAHudiTableError
-from hudi_layout.table.commit_metadata import clustering_plan_metadata, requested_replace_bytes
+from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.partition_metadata import (
     read_partition_metadata,

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.table.instant import (
+from hudi_layout.format.instant import (
     ACTIONS,
     COMPLETED_ACTION,
     State,
@@ -71,7 +71,7 @@ def test_with_state() -> None:
 
 
 def test_new_instant_time_monotonic(monkeypatch: pytest.MonkeyPatch) -> None:
-    import hudi_layout.table.instant as instant_module
+    import hudi_layout.format.instant as instant_module
 
     # the process-wide floor is pushed to the year 3000 below: restore it afterwards, or every later
     # test in this process would write instants in the year 3000

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from hudi_layout.errors import NotAHudiTableError, UnsupportedTableError
-from hudi_layout.table.properties import (
+from hudi_layout.format.properties import (
     compute_checksum,
     format_properties,
     load_properties,

@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 
 from hudi_layout.errors import NotAHudiTableError
-from hudi_layout.table.commit_metadata import (
+from hudi_layout.format.commit_metadata import (
     clustering_plan_metadata,
     commit_metadata_bytes,
     replace_commit_metadata_bytes,
     requested_replace_bytes,
 )
-from hudi_layout.table.instant import State
+from hudi_layout.format.instant import State
 from hudi_layout.table.timeline import Timeline
 
 PLAN = {"inputGroups": [{"slices": [{"dataFilePath": "p/a.parquet", "deltaFilePaths": [], "fileId": "a-0",

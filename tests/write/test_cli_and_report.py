@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hudi_layout.cli import main
-from hudi_layout.layout_report import overlap
+from hudi_layout.tools.cli import main
+from hudi_layout.tools.layout_report import overlap
 
 
 def test_explain_json_on_a_fixture_with_column_stats(fixture_table, capsys) -> None:

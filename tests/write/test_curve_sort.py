@@ -12,15 +12,15 @@ import pytest
 
 from hudi_layout.curves import encode_column, from_sortable_int64
 from hudi_layout.spark import curve_sort as cs
-from hudi_layout.spark.base_file_writer import (
+from hudi_layout.spark.curve_key import KEY_COLUMN
+from hudi_layout.spark.range_layout import PARTITION_COLUMN
+from hudi_layout.writer.base_file_writer import (
     WriterInputError,
     WriteSpec,
     decode_results,
     dictionary_columns,
     write_partition,
 )
-from hudi_layout.spark.curve_key import KEY_COLUMN
-from hudi_layout.spark.range_layout import PARTITION_COLUMN
 
 T = "20260101000000000"
 COLS = ("a", "s")

@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_layout.spark.base_file_writer import (
+from hudi_layout.format.file_naming import parse_base_file_name
+from hudi_layout.writer.base_file_writer import (
     ERROR_MARKER,
     META_COLUMNS,
     WriterInputError,
@@ -19,7 +20,6 @@ from hudi_layout.spark.base_file_writer import (
     decode_results,
     write_partition,
 )
-from hudi_layout.table.file_naming import parse_base_file_name
 
 T = "20260101000000000"
 

@@ -8,12 +8,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_layout.format.commit_metadata import commit_metadata_bytes, decode_rollback_metadata
+from hudi_layout.format.properties import load_properties
 from hudi_layout.table import commit_protocol as cp
-from hudi_layout.table.commit_metadata import commit_metadata_bytes, decode_rollback_metadata
 from hudi_layout.table.create import create_table_layout, table_properties_for
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
-from hudi_layout.table.properties import load_properties
 
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 
@@ -92,7 +92,7 @@ def test_live_writer_is_not_rolled_back(tmp_path: Path) -> None:
 
 def test_interrupted_clustering_goes_back_to_requested(tmp_path: Path) -> None:
     base = _table(tmp_path)
-    from hudi_layout.table.commit_metadata import clustering_plan_metadata, requested_replace_bytes
+    from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
 
     plan = {"inputGroups": [], "strategy": {"strategyClassName": "x", "strategyParams": {}, "version": 1},
             "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True, "missingSchedulePartitions": []}

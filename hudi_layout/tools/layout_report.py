@@ -26,9 +26,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .curves import encode_column
-from .errors import InvalidArgumentError
-from .table.hudi_table import HudiTable
+from hudi_layout.curves import encode_column
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.table.hudi_table import HudiTable
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,6 @@ def file_ranges(table: HudiTable, column: str) -> tuple[np.ndarray, np.ndarray, 
     kept: list[str] = []
     stats_tbl = None
     if "column_stats" in table.properties.metadata_partitions:
-        from .metadata.column_stats_index import ColumnStatsIndex
-
         stats_tbl = ColumnStatsIndex(str(table.base_path)).load_column(column)
     if stats_tbl is not None and stats_tbl.num_rows:
         by_name = {n: i for i, n in enumerate(stats_tbl.column("file_name").to_pylist())}

@@ -23,17 +23,21 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import HudiLayoutError, InvalidArgumentError
-from .skipping.bind import bind
-from .skipping.ir import AlwaysTrue, Predicate
-from .skipping.partitions import prune_partitions
-from .skipping.pruning import prune
-from .skipping.visitors import referenced_columns
-from .table import cache as table_cache
-from .table.fs_view import FileSlice
-from .table.hudi_table import HudiTable
-from .table.properties import constant_partition_columns
-from .table.schema_conversion import avro_to_arrow_schema
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.format.properties import constant_partition_columns
+from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.skipping.bind import bind
+from hudi_layout.skipping.ir import AlwaysTrue, Predicate
+from hudi_layout.skipping.partitions import prune_partitions
+from hudi_layout.skipping.pruning import prune
+from hudi_layout.skipping.spark_column import from_spark_column
+from hudi_layout.skipping.sql import from_sql
+from hudi_layout.skipping.tuples import from_tuples
+from hudi_layout.skipping.visitors import referenced_columns
+from hudi_layout.table import cache as table_cache
+from hudi_layout.table.fs_view import FileSlice
+from hudi_layout.table.hudi_table import HudiTable
 
 log = logging.getLogger(__name__)
 
@@ -114,17 +118,11 @@ def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None)
     if isinstance(where, Predicate):
         return where
     if isinstance(where, str):
-        from .skipping.sql import from_sql
-
         return from_sql(where, schema)
     if isinstance(where, (list, tuple)):
-        from .skipping.tuples import from_tuples
-
         items = [where] if where and isinstance(where[0], str) else where
         return from_tuples(items, schema)
     if type(where).__name__ == "Column":
-        from .skipping.spark_column import from_spark_column
-
         return from_spark_column(where, spark)
     raise InvalidArgumentError(f"unsupported filter {where!r}: give SQL text, a Column, tuples or a predicate")
 
@@ -261,8 +259,6 @@ def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence
                       ) -> dict[str, pa.Table]:
     """column_stats of ``columns`` for the partitions of ``slices``, through the validated cache (the key is
     the MDT state listed now, see :mod:`hudi_layout.table.cache`)."""
-    from .metadata.column_stats_index import ColumnStatsIndex
-
     partitions = tuple(sorted({s.partition_path for s in slices})) if table.properties.partition_fields else None
     key = table_cache.mdt_key(table.base_path) if table_cache.enabled() else None
     index: ColumnStatsIndex | None = None

@@ -10,7 +10,8 @@ rows; table data never reaches it.
 Before a data file is created, its DIRECT marker (``.hoodie/.temp/<instant>/<partition>/<file>.marker.CREATE``)
 is written, so a rollback can find and delete files of a failed write even if no metadata row came back.
 
-The module imports pyspark only for ``TaskContext`` (lazily), so the writer itself tests without Spark.
+The module does not import pyspark: the Spark layer passes the task identity in (:class:`TaskIdentity`), so
+the writer tests without Spark.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..table.partition_metadata import has_partition_metadata, write_partition_metadata
+from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
 
 META_COLUMNS: tuple[str, ...] = (
     "_hoodie_commit_time",
@@ -230,16 +231,18 @@ def _add_chunk_sizes(meta: pq.FileMetaData, stats: dict[str, dict[str, Any]]) ->
         entry["total_uncompressed_size"] = uncompressed
 
 
-def _task_identity() -> tuple[int, int, int]:
-    """(partition id, stage id, task attempt id) of the running Spark task; zeros outside Spark."""
-    try:
-        from pyspark import TaskContext
-    except ImportError:  # pragma: no cover - pyspark is a dependency
-        return 0, 0, 0
-    ctx = TaskContext.get()
-    if ctx is None:
-        return 0, 0, 0
-    return ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId()
+@dataclass(frozen=True)
+class TaskIdentity:
+    """Which Spark task attempt writes (the Spark layer looks it up; zeros outside Spark). It makes the
+    write token ``<partition>-<stage>-<attempt>`` of Hudi file names and the commit sequence numbers."""
+
+    partition_id: int = 0
+    stage_id: int = 0
+    attempt_id: int = 0
+
+    @property
+    def write_token(self) -> str:
+        return f"{self.partition_id}-{self.stage_id}-{self.attempt_id}"
 
 
 def constant_strings(value: str, n: int) -> pa.Array:
@@ -272,73 +275,127 @@ def _with_meta_columns(
     return pa.Table.from_arrays(columns, names=names)
 
 
-def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+class _TaskFiles:
+    """What every output partition of one task shares: the spec, the task identity, the running row
+    number (commit sequence numbers), the dictionary-column choice and the metadata rows of closed files."""
+
+    def __init__(self, spec: WriteSpec, task: TaskIdentity) -> None:
+        self.spec = spec
+        self.task = task
+        self.rows_seen = 0
+        self.dictionary: list[str] | None = None
+        self.results: list[dict[str, Any]] = []
+        self.rows_cap = max(0, int(spec.max_rows_per_file))
+        #: rows kept pending until the end, so the last file can absorb a short tail
+        self.holdback = self.rows_cap // 2
+        # partitions with buffered rows / with an open file, in the order they got them (the final flush and
+        # close go in these orders, which fixes the commit sequence numbers and the order of the result rows)
+        self.pending_order: dict[str, _PartitionOutput] = {}
+        self.open_order: dict[str, _PartitionOutput] = {}
+
+    def meta_table(self, data: pa.Table, file_name: str, first_row: int) -> pa.Table:
+        return _with_meta_columns(self.spec, data, file_name, self.task.partition_id, first_row)
+
+    def open_file(self, partition_path: str, data: pa.Table) -> _OpenFile:
+        if self.dictionary is None:  # decided once per task, on its first rows
+            self.dictionary = dictionary_columns(self.meta_table(data.slice(0, 8192), "f", 0))
+        schema = self.meta_table(data.slice(0, 0), "", 0).schema
+        return _OpenFile(self.spec, schema, partition_path, f"{uuid.uuid4()}-0", self.task.write_token,
+                         self.dictionary)
+
+
+class _PartitionOutput:
+    """Rows of one output partition (Hudi partition path) of one task: buffered until a row group's worth
+    arrives, then written to the open file, which rolls over by size or by ``max_rows_per_file``."""
+
+    def __init__(self, task: _TaskFiles, partition_path: str) -> None:
+        self.task = task
+        self.partition_path = partition_path
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
+        self.pending_bytes = 0
+        self.open: _OpenFile | None = None
+
+    def add(self, piece: pa.Table) -> None:
+        if not self.pending:
+            self.task.pending_order[self.partition_path] = self
+        self.pending.append(piece)
+        self.pending_rows += piece.num_rows
+        self.pending_bytes += piece.nbytes
+        spec = self.task.spec
+        if self.pending_rows >= spec.parquet_row_group_rows or self.pending_bytes >= spec.max_file_size:
+            self.flush()
+
+    def _take_pending(self, final: bool) -> pa.Table | None:
+        tables, self.pending, self.pending_rows, self.pending_bytes = self.pending, [], 0, 0
+        self.task.pending_order.pop(self.partition_path, None)
+        if not tables:
+            return None
+        data = pa.concat_tables(tables)
+        holdback = self.task.holdback
+        if self.task.rows_cap and not final and data.num_rows > holdback:
+            kept = data.slice(data.num_rows - holdback)
+            data = data.slice(0, data.num_rows - holdback)
+            self.pending, self.pending_rows, self.pending_bytes = [kept], kept.num_rows, kept.nbytes
+            self.task.pending_order[self.partition_path] = self
+        return data
+
+    def _rows_for(self, handle: _OpenFile, data: pa.Table, final: bool) -> int:
+        """How many of ``data``'s rows go into ``handle`` now: as many as (by estimate) still fit the file, so
+        files stay near max size (bytes per row from what the file already holds, else the larger in-memory
+        size), capped by ``max_rows_per_file`` unless this is the final short tail."""
+        spec = self.task.spec
+        if handle.num_records and handle.size() > 4:
+            per_row = handle.size() / handle.num_records
+        else:
+            per_row = max(data.nbytes / data.num_rows, 1.0)
+        room = spec.max_file_size - handle.size()
+        take = min(data.num_rows, max(1, int(room / per_row)))
+        rows_cap = self.task.rows_cap
+        if rows_cap:
+            room_rows = max(1, rows_cap - handle.num_records)
+            tail = data.num_rows - room_rows
+            if not (final and 0 < tail <= self.task.holdback):  # else: the whole short tail goes into this file
+                take = min(take, room_rows)
+        return take
+
+    def flush(self, final: bool = False) -> None:
+        data = self._take_pending(final)
+        if data is None:
+            return
+        task = self.task
+        while data.num_rows:
+            handle = self.open
+            if handle is None:
+                handle = self.open = task.open_file(self.partition_path, data)
+                task.open_order[self.partition_path] = self
+            take = self._rows_for(handle, data, final)
+            table = task.meta_table(data.slice(0, take), handle.file_name, task.rows_seen)
+            data = data.slice(take)
+            task.rows_seen += take
+            handle.write(table)
+            if handle.size() >= task.spec.max_file_size * _FULL_FRACTION or (
+                    task.rows_cap and handle.num_records >= task.rows_cap):
+                self.close()
+
+    def close(self) -> None:
+        if self.open is not None:
+            self.task.results.append(self.open.close())
+            self.open = None
+            self.task.open_order.pop(self.partition_path, None)
+
+
+def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
+                    task: TaskIdentity | None = None) -> Iterator[pa.RecordBatch]:
     """Write one Spark task's rows as Hudi base files; yield one metadata row per file written.
 
     Input batches carry the data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``
     (and, when ``preserve_commit_metadata``, the original ``_hoodie_commit_time`` / ``_hoodie_commit_seqno``).
     Rows are written in arrival order, so a sort done by Spark before this step is kept inside each file.
+    ``task`` names the Spark task attempt (the Spark layer passes it; zeros when run outside Spark).
     """
-    partition_id, stage_id, attempt_id = _task_identity()
-    token = f"{partition_id}-{stage_id}-{attempt_id}"
-    open_files: dict[str, _OpenFile] = {}
-    rows_seen = 0
-    schema: pa.Schema | None = None
-    pending: dict[str, list[pa.Table]] = {}
-    pending_rows: dict[str, int] = {}
-    pending_bytes: dict[str, int] = {}
-    results: list[dict[str, Any]] = []
-
-    dictionary: list[str] | None = None
-    rows_cap = max(0, int(spec.max_rows_per_file))
-    holdback = rows_cap // 2  # rows kept pending until the end, so the last file can absorb a short tail
-
-    def flush(partition_path: str, final: bool = False) -> None:
-        nonlocal schema, rows_seen, dictionary
-        tables = pending.pop(partition_path, [])
-        pending_rows.pop(partition_path, None)
-        pending_bytes.pop(partition_path, None)
-        if not tables:
-            return
-        data = pa.concat_tables(tables)
-        if rows_cap and not final and data.num_rows > holdback:
-            kept = data.slice(data.num_rows - holdback)
-            data = data.slice(0, data.num_rows - holdback)
-            pending[partition_path] = [kept]
-            pending_rows[partition_path] = kept.num_rows
-            pending_bytes[partition_path] = kept.nbytes
-        while data.num_rows:
-            handle = open_files.get(partition_path)
-            if handle is None:
-                file_id = f"{uuid.uuid4()}-0"
-                if dictionary is None:  # decided once per task, on its first rows
-                    dictionary = dictionary_columns(
-                        _with_meta_columns(spec, data.slice(0, 8192), "f", partition_id, 0))
-                table = _with_meta_columns(spec, data.slice(0, 0), "", partition_id, 0)
-                schema = table.schema
-                handle = _OpenFile(spec, schema, partition_path, file_id, token, dictionary)
-                open_files[partition_path] = handle
-            # write only as many rows as (by estimate) still fit the file, so files stay near max size:
-            # bytes per row from what this file already holds, else the (larger) in-memory size
-            if handle.num_records and handle.size() > 4:
-                per_row = handle.size() / handle.num_records
-            else:
-                per_row = max(data.nbytes / data.num_rows, 1.0)
-            room = spec.max_file_size - handle.size()
-            take = min(data.num_rows, max(1, int(room / per_row)))
-            if rows_cap:
-                room_rows = max(1, rows_cap - handle.num_records)
-                tail = data.num_rows - room_rows
-                if not (final and 0 < tail <= holdback):  # else: the whole short tail goes into this file
-                    take = min(take, room_rows)
-            table = _with_meta_columns(spec, data.slice(0, take), handle.file_name, partition_id, rows_seen)
-            data = data.slice(take)
-            rows_seen += take
-            handle.write(table)
-            if handle.size() >= spec.max_file_size * _FULL_FRACTION or (rows_cap and handle.num_records >= rows_cap):
-                results.append(handle.close())
-                del open_files[partition_path]
-
+    files = _TaskFiles(spec, task or TaskIdentity())
+    outputs: dict[str, _PartitionOutput] = {}
     for batch in batches:
         if batch.num_rows == 0:
             continue
@@ -351,31 +408,17 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Itera
         parts = table.column(PARTITION_PATH_COLUMN)
         distinct = pc.unique(parts).to_pylist()
         for partition_path in distinct:
-            if len(distinct) == 1:
-                piece = table
-            else:
-                piece = table.filter(pc.equal(parts, partition_path))
-            pending.setdefault(partition_path, []).append(piece)
-            pending_rows[partition_path] = pending_rows.get(partition_path, 0) + piece.num_rows
-            pending_bytes[partition_path] = pending_bytes.get(partition_path, 0) + piece.nbytes
-            if (pending_rows[partition_path] >= spec.parquet_row_group_rows
-                    or pending_bytes[partition_path] >= spec.max_file_size):
-                flush(partition_path)
-    for partition_path in list(pending):
-        flush(partition_path, final=True)
-    for handle in list(open_files.values()):
-        results.append(handle.close())
-    if results:
-        yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)
-
-
-def make_mapper(spec: WriteSpec):
-    """The function handed to ``DataFrame.mapInArrow`` (a closure over a picklable spec)."""
-
-    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return write_partition(spec, batches)
-
-    return mapper
+            piece = table if len(distinct) == 1 else table.filter(pc.equal(parts, partition_path))
+            output = outputs.get(partition_path)
+            if output is None:
+                output = outputs[partition_path] = _PartitionOutput(files, partition_path)
+            output.add(piece)
+    for output in list(files.pending_order.values()):
+        output.flush(final=True)
+    for output in list(files.open_order.values()):
+        output.close()
+    if files.results:
+        yield pa.RecordBatch.from_pylist(files.results, schema=RESULT_SCHEMA)
 
 
 @dataclass(frozen=True)

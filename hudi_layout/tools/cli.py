@@ -14,7 +14,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.tools.inspect import inspect_table, render
+from hudi_layout.tools.layout_report import write_report
 
 EXIT_USAGE = 2
 
@@ -34,8 +37,6 @@ def _columns(text: str | None) -> list[str]:
 
 
 def _spark(args: argparse.Namespace) -> Any:
-    from .spark.session import get_spark
-
     return get_spark("hudi-layout", master=getattr(args, "master", None))
 
 
@@ -46,8 +47,6 @@ def _print_json(data: Any) -> None:
 # ----------------------------------------------------------------------------------------- commands
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from .spark.ingest import write
-
     spark = _spark(args)
     opts = _options(args.option)
     if args.record_key:
@@ -66,11 +65,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
-    from .clustering.api import cluster
-
     spark = _spark(args)
-    metrics = cluster(spark, args.path, _columns(args.columns), args.strategy, args.method, _options(args.option),
-                      include_all_files=not args.small_files_only)
+    metrics = cluster(args.path, _columns(args.columns), spark=spark, strategy=args.strategy, method=args.method,
+                      options=_options(args.option), include_all_files=not args.small_files_only)
     if metrics is None:
         print("nothing to cluster (no file group qualified)")
         return 0
@@ -79,8 +76,6 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 
 def cmd_clustering_service(args: argparse.Namespace) -> int:
-    from .clustering.triggers import ClusteringService
-
     opts = _options(args.option)
     if args.columns:
         opts["hoodie.clustering.plan.strategy.sort.columns"] = ",".join(_columns(args.columns))
@@ -98,8 +93,6 @@ def cmd_clustering_service(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from .indexing import build_column_stats_index
-
     result = build_column_stats_index(args.path, _options(args.option), columns=_columns(args.columns) or None,
                                       rebuild=args.rebuild)
     _print_json(result)
@@ -107,8 +100,6 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from .table.hudi_table import HudiTable
-
     spark = _spark(args)
     table = HudiTable(args.path)
     df = spark.read.format("hudi_layout").load(str(table.base_path))
@@ -120,8 +111,6 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .scan import plan_scan
-
     where = args.where.strip()
     if where.lower().startswith("where "):
         where = where[6:]
@@ -137,21 +126,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from .inspect import inspect_table
-
     info = inspect_table(args.path)
     if args.json:
         _print_json(info)
     else:
-        from .inspect import render
-
-        print(render(info))
+            print(render(info))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .layout_report import write_report
-
     data = write_report(args.path, _columns(args.columns), args.out, compare=args.compare,
                         labels=(args.label, args.compare_label))
     print(f"wrote {args.out}/layout_report.md" + (" and layout_boxes.png" if "png" in data else ""))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError
 
 
 def _avro_type(field: pa.Field, record_name: str) -> Any:

@@ -21,9 +21,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import config as cfg
-from ..table.properties import TableProperties, load_properties
-from .base_file_writer import WrittenFile, _stats_supported
+from hudi_layout import options as cfg
+from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from hudi_layout.format.capabilities import require_metadata_maintainable
+from hudi_layout.format.instant import new_instant_time
+from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
+from hudi_layout.table.commit_protocol import latest_time_with_metadata
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.locks import TableLock
+from hudi_layout.writer.base_file_writer import WrittenFile, _stats_supported
 
 INDEXED_META_FIELDS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
 
@@ -50,41 +57,37 @@ def indexed_columns(opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ..
     return (*INDEXED_META_FIELDS, *data)
 
 
-def _writer(base: Path, props: TableProperties, opts: Mapping[str, str]):
-    from ..metadata.mdt_writer import MetadataWriter
-
+def _writer(base: Path, props: TableProperties, opts: Mapping[str, str]) -> MetadataWriter:
     listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
     return MetadataWriter(base, props, columns_to_index=listed or None,
                           file_group_count=cfg.COLUMN_STATS_FILE_GROUPS.get(opts),
                           max_delta_commits=cfg.MDT_COMPACT_MAX_DELTA_COMMITS.get(opts))
 
 
-def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str, str]) -> None:
-    """Refuse MDTs we cannot maintain; create the MDT on first use (indexing existing files)."""
-    from ..metadata.mdt_timeline import check_maintainable
-    from ..metadata.mdt_writer import update_data_table_properties
-    from ..table.locks import TableLock
+def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str, str]) -> TableProperties:
+    """Refuse MDTs we cannot maintain; create the MDT on first use (indexing existing files).
 
-    check_maintainable(props)
+    Returns the table properties as they now are (re-read when the MDT was created, which changes them).
+    """
+    require_metadata_maintainable(props)
     if mdt_exists(base):
         if "column_stats" not in props.metadata_partitions or "files" not in props.metadata_partitions:
-            from ..errors import UnsupportedTableError
-
             raise UnsupportedTableError(
                 f"{base}: the metadata table exists but hoodie.table.metadata.partitions lists "
                 f"{props.metadata_partitions or 'nothing'}; hudi_layout maintains exactly files + column_stats",
                 hint="rebuild the index with 'hudi-layout index PATH'")
-        return
+        return props
     if not cfg.METADATA_ENABLE.get(opts):
-        return
+        return props
     with TableLock(base):
         props = load_properties(base / ".hoodie")
         if mdt_exists(base):
-            return
+            return props
         existing_files, existing_stats = existing_file_stats(base, props, opts)
         writer = _writer(base, props, opts)
         updates = writer.initialize(existing_files, existing_stats)
         update_data_table_properties(base, updates)
+    return load_properties(base / ".hoodie")
 
 
 def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, str]
@@ -94,9 +97,6 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
     Reads parquet footers only (no data); a column whose footer has no statistics gets no stats record,
     so data skipping keeps that file.
     """
-    from ..metadata.mdt_writer import FileColumnStats
-    from ..table.hudi_table import HudiTable
-
     files: dict[str, dict[str, int]] = {}
     stats: list[Any] = []
     try:
@@ -148,8 +148,6 @@ def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, s
 
 
 def _column_stats(written: Sequence[WrittenFile], schema_types: Mapping[str, pa.DataType]) -> list[Any]:
-    from ..metadata.mdt_writer import FileColumnStats
-
     out = []
     for w in written:
         for column, st in w.stats.items():
@@ -194,14 +192,8 @@ def _types_of(base: Path, written: Sequence[WrittenFile], schema: pa.Schema | No
 
 def compact_metadata_if_due(base: Path, opts: Mapping[str, str]) -> None:
     """After a commit: compact the MDT once enough deltacommits piled up (under the table lock)."""
-    from ..table.locks import TableLock
-
     if not mdt_exists(base):
         return
-    from ..errors import CommitConflictError
-    from ..table.commit_protocol import latest_time_with_metadata
-    from ..table.instant import new_instant_time
-
     with TableLock(base):
         props = load_properties(base / ".hoodie")
         writer = _writer(base, props, opts)

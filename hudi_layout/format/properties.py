@@ -14,12 +14,12 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from hudi_layout.errors import CorruptFileError, NotAHudiTableError, UnsupportedTableError
-from hudi_layout.table.fileio import atomic_write
+from hudi_layout.errors import CorruptFileError, NotAHudiTableError
+from hudi_layout.format.capabilities import version_refusal
+from hudi_layout.format.fileio import atomic_write
 
 PROPERTIES_FILE = "hoodie.properties"
 BACKUP_FILE = "hoodie.properties.backup"
-SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
@@ -353,7 +353,7 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     except ValueError as exc:
         bad = props["hoodie.table.version"]
         raise CorruptFileError(f"{source}: bad hoodie.table.version {bad!r}") from exc
-    if version not in SUPPORTED_TABLE_VERSIONS:
-        raise UnsupportedTableError(
-            f"{d.parent}: table version {version} is not supported (supported: {SUPPORTED_TABLE_VERSIONS})")
+    unsupported = version_refusal(version, str(d.parent))
+    if unsupported is not None:
+        raise unsupported.error()
     return TableProperties(props, source=str(source))

@@ -1,42 +1,33 @@
-"""Execute a clustering plan with Spark: plan → execute → metrics (the delta-rs optimize shape).
+"""The Spark half of executing a clustering plan: read each group, lay it out, write new base files.
 
 For each group of the plan (one Spark job per group, groups run concurrently from driver threads):
 read exactly the group's base files, add the curve key (or use the columns themselves for ``linear``),
 range-partition into the group's ``numOutputFileGroups``, sort within each partition, and write new base
 files (new file ids) through the executor-side writer, which keeps each row's ``_hoodie_commit_time``,
 ``_hoodie_commit_seqno``, ``_hoodie_record_key`` and ``_hoodie_partition_path`` and rewrites
-``_hoodie_file_name`` (Hudi's ``preserveHoodieMetadata``). The driver then completes one replacecommit
-listing the new files and every replaced file id, after the metadata table's deltacommit for the same
-instant. Plans scheduled by real Hudi execute the same way.
-
-A failure (or a kill) leaves the clustering inflight; the next run rolls its files back and executes the
-same plan again.
+``_hoodie_file_name`` (Hudi's ``preserveHoodieMetadata``). The transaction around it (resume, conflict
+check, replacecommit, metrics) is :func:`hudi_layout.services.clustering.execute_plan`.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .. import config as cfg
-from ..curves import default_bits_per_column
-from ..errors import CommitConflictError, CorruptFileError, HudiLayoutError, UnsupportedTableError
-from ..metadata.mdt_timeline import check_maintainable
-from ..spark.base_file_writer import (
-    COMMIT_SEQNO_COLUMN,
-    COMMIT_TIME_COLUMN,
-    PARTITION_PATH_COLUMN,
-    RECORD_KEY_COLUMN,
-    WriteSpec,
-    WrittenFile,
-)
-from ..spark.curve_key import check_key_columns, normalise_strategy
-from ..spark.curve_sort import (
+import pyarrow as pa
+
+from hudi_layout import options as cfg
+from hudi_layout.clustering.metrics import GroupMetrics
+from hudi_layout.clustering.plan import ClusteringGroup, ClusteringPlanSpec
+from hudi_layout.curves import default_bits_per_column
+from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.format.properties import TableProperties
+from hudi_layout.spark.curve_key import check_key_columns, normalise_strategy
+from hudi_layout.spark.curve_sort import (
     balanced_bins,
     footer_summary,
     params_from_sketch,
@@ -46,55 +37,23 @@ from ..spark.curve_sort import (
     task_count,
     write_curve_sorted,
 )
-from ..spark.ingest import commit_metadata_for, run_file_writer, spark_to_arrow_schema
-from ..spark.metadata_sync import compact_metadata_if_due, mdt_exists, metadata_update_hook, stats_columns_for
-from ..spark.range_layout import curve_layout
-from ..table.commit_metadata import replace_commit_metadata_bytes
-from ..table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
-from ..table.hudi_table import HudiTable
-from ..table.locks import TableLock
-from ..table.properties import load_properties
-from ..table.schema_conversion import arrow_to_avro_schema_json
-from .plan import ClusteringGroup, ClusteringPlanSpec
+from hudi_layout.spark.range_layout import curve_layout
+from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema
+from hudi_layout.table.commit_protocol import PendingWrite
+from hudi_layout.writer.base_file_writer import (
+    COMMIT_SEQNO_COLUMN,
+    COMMIT_TIME_COLUMN,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    WriteSpec,
+    WrittenFile,
+)
+from hudi_layout.writer.metadata_sync import stats_columns_for
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-log = logging.getLogger(__name__)
-
 PRESERVED_META = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
-
-
-@dataclass(frozen=True)
-class GroupMetrics:
-    partition_path: str
-    files_in: int
-    files_out: int
-    bytes_in: int
-    bytes_out: int
-    records: int
-    seconds: float
-
-
-@dataclass(frozen=True)
-class ClusteringMetrics:
-    """What one clustering did."""
-
-    instant_time: str
-    strategy: str
-    method: str
-    columns: tuple[str, ...]
-    groups: int
-    files_in: int
-    files_out: int
-    bytes_in: int
-    bytes_out: int
-    records: int
-    seconds: float
-    group_metrics: tuple[GroupMetrics, ...] = field(default_factory=tuple)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "group_metrics"}
 
 
 def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str]) -> DataFrame:
@@ -173,76 +132,7 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     return run_file_writer(frame, spec)
 
 
-def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
-    """Conflict check (under the table lock): every input file group must still be live and unchanged."""
-    table = HudiTable(str(base))
-    live = {s.file_group: s.base_file_name for s in table.file_slices()}
-    for group in plan.groups:
-        for s in group.slices:
-            current = live.get((s.partition_path, s.file_id))
-            if current is None:
-                raise CommitConflictError(
-                    f"file group {s.partition_path}/{s.file_id} was replaced by another commit while clustering")
-            if current != s.base_file_name:
-                raise CommitConflictError(
-                    f"file group {s.partition_path}/{s.file_id} got a new base file {current} while clustering")
-
-
-def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: ClusteringPlanSpec,
-                 options: Mapping[str, Any] | None = None, *, lock: TableLock | None = None) -> ClusteringMetrics:
-    """Execute the pending clustering ``instant_time`` (scheduled by us or by Hudi)."""
-    started = time.time()
-    opts = cfg.resolve_options(options)
-    base = Path(base_path).absolute()
-    props = load_properties(base / ".hoodie")
-    if props.version not in (8, 9):
-        raise UnsupportedTableError(
-            f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
-            hint="upgrade the table with Hudi first")
-    if props.is_mor:
-        raise UnsupportedTableError("clustering MERGE_ON_READ tables is not supported by hudi_layout")
-    if mdt_exists(base):
-        check_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
-    table = HudiTable(str(base))
-    data_columns = table.data_columns()
-    pending = resume_clustering(base, instant_time, lock=lock)
-    try:
-        metrics, written = _run_groups(spark, base, props, opts, pending, plan, data_columns)
-        replaced: dict[str, list[str]] = {}
-        for g in plan.groups:
-            for s in g.slices:
-                replaced.setdefault(s.partition_path, []).append(s.file_id)
-        schema = spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
-            *[f"`{c}`" for c in data_columns]))
-        meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
-                                   replaced)
-        payload = replace_commit_metadata_bytes(meta, props.version)
-        mdt_hook = metadata_update_hook(props, opts, written, replaced)
-
-        def before_complete(p: PendingWrite) -> None:
-            _check_inputs_current(base, plan)
-            mdt_hook(p)
-
-        complete_write(pending, payload, committed_files=[w.relative_path for w in written],
-                       before_complete=before_complete)
-        compact_metadata_if_due(base, opts)
-    except BaseException:
-        pending.heartbeat.stop(delete=True)
-        # Back to "requested": delete this attempt's files, keep the plan for the next run.
-        try:
-            rollback_failed_writes(base, lock=pending.lock)
-        except HudiLayoutError:  # pragma: no cover - the next run retries
-            log.exception("could not roll back clustering %s", instant_time)
-        raise
-    return ClusteringMetrics(
-        instant_time=instant_time, strategy=plan.options.layout_strategy,
-        method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),
-        files_in=sum(m.files_in for m in metrics), files_out=sum(m.files_out for m in metrics),
-        bytes_in=sum(m.bytes_in for m in metrics), bytes_out=sum(m.bytes_out for m in metrics),
-        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics))
-
-
-def _run_groups(spark: SparkSession, base: Path, props: Any, opts: Mapping[str, str], pending: PendingWrite,
+def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Mapping[str, str], pending: PendingWrite,
                 plan: ClusteringPlanSpec, data_columns: Sequence[str]
                 ) -> tuple[list[GroupMetrics], list[WrittenFile]]:
     def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile]]:
@@ -264,3 +154,9 @@ def _run_groups(spark: SparkSession, base: Path, props: Any, opts: Mapping[str, 
     with ThreadPoolExecutor(max_workers=parallelism) as pool:
         results = list(pool.map(run, plan.groups))
     return [r[0] for r in results], [w for r in results for w in r[1]]
+
+
+def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Sequence[str]) -> pa.Schema:
+    """Arrow schema of the data columns as Spark reads the plan's first input file (the commit's schema)."""
+    return spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
+        *[f"`{c}`" for c in data_columns]))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .table.hudi_table import HudiTable
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.table.hudi_table import HudiTable
 
 
 def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
@@ -21,8 +22,6 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
     mdt: dict[str, Any] = {"exists": table.has_metadata_table, "partitions": props.metadata_partitions}
     if table.has_metadata_table and "column_stats" in props.metadata_partitions:
         try:
-            from .metadata.column_stats_index import ColumnStatsIndex
-
             mdt["indexed_columns"] = ColumnStatsIndex(str(table.base_path)).indexed_columns()
         except Exception as e:  # informational
             mdt["indexed_columns_error"] = str(e)

@@ -20,7 +20,8 @@ from typing import Any
 import fastavro
 
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError
-from hudi_layout.table.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS, parsed_schema
+from hudi_layout.format.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS, parsed_schema
+from hudi_layout.format.capabilities import READ_VERSIONS
 
 AVRO_MAGIC = b"Obj\x01"
 
@@ -227,7 +228,7 @@ def _full_write_stat(stat: Mapping[str, Any] | WriteStat) -> dict[str, Any]:
 
 
 def _is_json_version(table_version: int) -> bool:
-    if table_version not in (6, 8, 9):
+    if table_version not in READ_VERSIONS:
         raise InvalidArgumentError(f"unsupported table version {table_version} (want 6, 8 or 9)")
     return table_version < 8
 

@@ -12,11 +12,15 @@ then searches for the next magic, like Hudi's ``HoodieLogFileReader``.
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import IntEnum
+
+from hudi_layout.format.file_naming import LOG_FILE_RE as LOG_FILE_RE
+from hudi_layout.format.file_naming import LogFileName as LogFileName
+from hudi_layout.format.file_naming import log_sort_key as log_sort_key
+from hudi_layout.format.file_naming import make_log_file_name, try_parse_log_file_name
 
 MAGIC = b"#HUDI#"
 LOG_BLOCK_VERSION = 1
@@ -201,35 +205,8 @@ def delete_block_payload(block: LogBlock) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------- naming
+# Log-file names have one grammar, in :mod:`hudi_layout.format.file_naming`; these names keep this module's API
+# (``parse_log_file_name`` here returns ``None`` for a name that is not a log file).
 
-LOG_FILE_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
-
-
-@dataclass(frozen=True)
-class LogFileName:
-    file_id: str
-    instant_time: str  # v8/v9: deltacommit that wrote it; v6: base instant of the slice
-    version: int
-    write_token: str | None
-    ext: str = "log"
-
-    @property
-    def name(self) -> str:
-        tok = f"_{self.write_token}" if self.write_token else ""
-        return f".{self.file_id}_{self.instant_time}.{self.ext}.{self.version}{tok}"
-
-
-def parse_log_file_name(name: str) -> LogFileName | None:
-    m = LOG_FILE_RE.match(name)
-    if not m:
-        return None
-    return LogFileName(m.group(1), m.group(2), int(m.group(4)), m.group(6), m.group(3))
-
-
-def log_file_name(file_id: str, instant_time: str, version: int = 1, write_token: str = "0-0-0") -> str:
-    return LogFileName(file_id, instant_time, version, write_token).name
-
-
-def log_sort_key(n: LogFileName) -> tuple[str, int, str]:
-    """Order of log files within a file group (instant, version, token) — as HoodieLogFile's comparator."""
-    return (n.instant_time, n.version, n.write_token or "")
+parse_log_file_name = try_parse_log_file_name
+log_file_name = make_log_file_name

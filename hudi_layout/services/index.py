@@ -16,28 +16,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import config as cfg
-from .errors import UnsupportedTableError
-from .table.locks import TableLock
-from .table.properties import load_properties
+from hudi_layout import options as cfg
+from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.properties import load_properties
+from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
+from hudi_layout.table.locks import TableLock
+from hudi_layout.writer.metadata_sync import existing_file_stats, mdt_exists
 
 
 def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None, *,
                              columns: Sequence[str] | None = None, rebuild: bool = False) -> dict[str, Any]:
-    from .metadata.mdt_writer import MetadataWriter, update_data_table_properties
-    from .spark.metadata_sync import existing_file_stats, mdt_exists
-
     started = time.time()
     opts = dict(cfg.resolve_options(options))
     if columns:
         opts[cfg.COLUMN_STATS_COLUMNS.key] = ",".join(columns)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
-    if props.is_mor:
-        raise UnsupportedTableError("indexing MERGE_ON_READ tables is not supported (log files are not indexed)")
-    if props.version not in (8, 9):
-        raise UnsupportedTableError(f"table version {props.version}: hudi_layout indexes versions 8 and 9 only",
-                                    hint="upgrade the table with Hudi first")
+    require(props, Action.INDEX)
     with TableLock(base):
         if mdt_exists(base):
             if not rebuild:

@@ -21,17 +21,20 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from hudi_layout.api import cluster, get_spark, plan_scan, read, write
+from hudi_layout.tools.layout_report import write_report
+from hudi_layout.tools.sample_data import CONN_CURVE_COLUMNS, conn_df
+
 QUERY = "src_port BETWEEN 1000 AND 1999 AND dst_port BETWEEN 20000 AND 20999"
 
 
 def _timed_count(spark: Any, path: str, where: str, skipping: bool) -> tuple[int, float]:
-    from .spark.read import read
 
     best = float("inf")
-    count = read(spark, path, where, skipping=skipping).count()  # warm-up (JVM, caches), not timed
+    count = read(path, where, spark=spark, skipping=skipping).count()  # warm-up (JVM, caches), not timed
     for _ in range(3):
         t0 = time.perf_counter()
-        count = read(spark, path, where, skipping=skipping).count()
+        count = read(path, where, spark=spark, skipping=skipping).count()
         best = min(best, time.perf_counter() - t0)
     return count, best
 
@@ -50,11 +53,6 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
 
-    from .clustering.api import cluster
-    from .sample_data import CONN_CURVE_COLUMNS, conn_df
-    from .scan import plan_scan
-    from .spark.ingest import write
-    from .spark.session import get_spark
 
     started = time.time()
     with console.status("starting Spark"):
@@ -77,9 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     console.rule(f"3. cluster with {args.strategy} on {', '.join(CONN_CURVE_COLUMNS)}")
     t0 = time.time()
     target = max(1, res.bytes_written // max(1, res.files_written))
-    m = cluster(spark, str(table), list(CONN_CURVE_COLUMNS), args.strategy, "sample" if args.strategy != "linear"
-                else "direct", {"hoodie.clustering.plan.strategy.target.file.max.bytes": str(target),
-                                "hoodie.clustering.plan.strategy.max.bytes.per.group": str(10 * 1024**3)})
+    m = cluster(str(table), list(CONN_CURVE_COLUMNS), spark=spark, strategy=args.strategy,
+                method="sample" if args.strategy != "linear" else "direct",
+                options={"hoodie.clustering.plan.strategy.target.file.max.bytes": str(target),
+                         "hoodie.clustering.plan.strategy.max.bytes.per.group": str(10 * 1024**3)})
     if m is None:
         console.print("nothing to cluster")
         return 1
@@ -107,7 +106,6 @@ def main(argv: list[str] | None = None) -> int:
     console.print(summary)
 
     console.rule("5. layout report")
-    from .layout_report import write_report
 
     data = write_report(str(table), ["src_port", "dst_port", "src_ip", "dst_ip"], str(work / "report"),
                         compare=str(raw_copy), labels=(f"{args.strategy}", "as ingested"))

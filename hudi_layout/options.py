@@ -9,6 +9,7 @@ configs) and reported once with a warning.
 
 from __future__ import annotations
 
+import enum
 import os
 import warnings
 from collections.abc import Callable, Mapping
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError
 
 T = TypeVar("T")
 
@@ -55,16 +56,79 @@ def _str(v: str) -> str:
     return v
 
 
-def _choice(*allowed: str) -> Callable[[str], str]:
-    def parse(v: str) -> str:
-        norm = v.strip().lower().replace("_", "-")
-        if norm == "zorder":
-            norm = "z-order"
-        if norm not in allowed:
-            raise ValueError(f"expected one of {', '.join(allowed)}")
-        return norm
+class _NamedChoice(str, enum.Enum):
+    """A str-valued enum whose values are Hudi's spellings; :meth:`parse` is the one place a name is read."""
 
-    return parse
+    def __str__(self) -> str:
+        return str(self.value)
+
+    @classmethod
+    def _aliases(cls) -> dict[str, str]:
+        return {}
+
+    @classmethod
+    def parse(cls, value: str | _NamedChoice) -> Any:
+        """The member named ``value`` (case-insensitive, ``_`` for ``-``, and the aliases); raises
+        :class:`InvalidArgumentError` (a ``ValueError``) naming the allowed values otherwise."""
+        if isinstance(value, cls):
+            return value
+        norm = str(value).strip().lower().replace("_", "-")
+        norm = cls._aliases().get(norm, norm)
+        for member in cls:
+            if member.value.replace("_", "-") == norm:
+                return member
+        raise InvalidArgumentError(f"expected one of {', '.join(m.value for m in cls)}")
+
+
+class LayoutStrategy(_NamedChoice):
+    """``hoodie.layout.optimize.strategy``: how clustering orders rows (``zorder`` / ``z_order`` accepted)."""
+
+    LINEAR = "linear"
+    Z_ORDER = "z-order"
+    HILBERT = "hilbert"
+
+    @classmethod
+    def _aliases(cls) -> dict[str, str]:
+        return {"zorder": "z-order"}
+
+    @property
+    def is_curve(self) -> bool:
+        return self is not LayoutStrategy.LINEAR
+
+
+def parse_layout_strategy(value: str | LayoutStrategy, *, what: str = "layout strategy") -> LayoutStrategy:
+    """:meth:`LayoutStrategy.parse` for an argument (not an option key): the error names the argument."""
+    try:
+        return LayoutStrategy.parse(value)
+    except InvalidArgumentError:
+        raise InvalidArgumentError(f"unknown {what} {value!r}: expected linear, z-order or hilbert") from None
+
+
+class CurveBuildMethod(_NamedChoice):
+    """``hoodie.layout.optimize.curve.build.method``: per-column reduction from min/max or from a sample."""
+
+    DIRECT = "direct"
+    SAMPLE = "sample"
+
+
+class WriteOperation(_NamedChoice):
+    """``hoodie.datasource.write.operation`` (Hudi's names; which ones are written: format.capabilities)."""
+
+    BULK_INSERT = "bulk_insert"
+    INSERT = "insert"
+    UPSERT = "upsert"
+    DELETE = "delete"
+    DELETE_PARTITION = "delete_partition"
+    INSERT_OVERWRITE = "insert_overwrite"
+    UPSERT_PREPPED = "upsert_prepped"
+
+
+def _operation(value: str) -> WriteOperation | str:
+    """A known operation, else the lower-cased text (refused with its own message by the capability check)."""
+    try:
+        return WriteOperation.parse(value)
+    except InvalidArgumentError:
+        return value.strip().lower()
 
 
 # --- table / write -------------------------------------------------------------------------------
@@ -74,7 +138,8 @@ RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
                               aliases=("hoodie.table.partition.fields",))
 HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool)
-OPERATION = Option("hoodie.datasource.write.operation", "bulk_insert", lambda v: v.strip().lower())
+OPERATION: Option[WriteOperation | str] = Option("hoodie.datasource.write.operation", WriteOperation.BULK_INSERT,
+                                                 _operation)
 MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, int)
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", lambda v: v.strip().lower())
 TABLE_VERSION = Option("hoodie.table.version", 9, int)
@@ -102,8 +167,9 @@ SINGLE_GROUP_CLUSTERING = Option("hoodie.clustering.plan.strategy.single.group.c
                                  _parse_bool)
 PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str)
 PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.pattern", "", _str)
-LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", "linear", _choice("linear", "z-order", "hilbert"))
-CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", "direct", _choice("direct", "sample"))
+LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse)
+CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBuildMethod.DIRECT,
+                            CurveBuildMethod.parse)
 CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, int)
 # hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
 SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, int)

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import config as cfg
-from ..errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
-from ..table.hudi_table import HudiTable
-from .api import execute_pending
-from .executor import ClusteringMetrics, execute_plan
-from .schedule import schedule_clustering
+from hudi_layout import options as cfg
+from hudi_layout.clustering.metrics import ClusteringMetrics
+from hudi_layout.errors import CommitConflictError, HudiLayoutError
+from hudi_layout.services.clustering import execute_pending, schedule_and_execute
+from hudi_layout.table.hudi_table import HudiTable
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -48,24 +47,12 @@ def commits_since_last_clustering(path: str) -> int:
                and i.requested_time > last_clustering)
 
 
-def _schedule_and_run(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
-    columns = cfg.split_fields(cfg.SORT_COLUMNS.get(opts))
-    if not columns:
-        raise InvalidArgumentError(
-            f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by for inline/async clustering")
-    scheduled = schedule_clustering(path, opts, resolve=False)
-    if scheduled is None:
-        return None
-    instant_time, plan = scheduled
-    return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
-
-
 def maybe_cluster_inline(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
     """Called by the writer after each completed commit when ``hoodie.clustering.inline`` is on."""
     if commits_since_last_clustering(path) < cfg.CLUSTERING_INLINE_MAX_COMMITS.get(opts):
         return None
     log.info("inline clustering of %s", path)
-    return _schedule_and_run(spark, path, opts)
+    return schedule_and_execute(spark, path, opts)
 
 
 @dataclass
@@ -108,7 +95,7 @@ class ClusteringService:
             if self._stop.is_set():
                 return
         if commits_since_last_clustering(self.path) >= cfg.CLUSTERING_ASYNC_MAX_COMMITS.get(self.opts):
-            m = _schedule_and_run(self.spark, self.path, self.opts)
+            m = schedule_and_execute(self.spark, self.path, self.opts)
             if m is not None:
                 self.stats.scheduled += 1
                 self.stats.executed += 1

@@ -22,7 +22,8 @@ PARTITION_METAFILE = ".hoodie_partition_metadata"
 
 _BASE_RE = re.compile(
     r"^(?P<file_id>[^/]+?)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{14,20})(?P<ext>\.[A-Za-z0-9]+)$")
-LOG_FILE_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(.cdc)?)?$")
+#: ``.<fileId>_<instant>.<log|archive>.<version>[_<token>[.cdc]]`` (the one log-file grammar: data table and MDT)
+LOG_FILE_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,10 @@ class BaseFileName:
 class LogFileName:
     file_id: str
     instant_time: str  # base commit time (v6) or writing deltacommit (v8+)
-    extension: str  # "log" or "archive" (no dot)
     version: int
-    write_token: str | None
-    is_cdc: bool
+    write_token: str | None = None
+    extension: str = "log"  # "log" or "archive" (no dot)
+    is_cdc: bool = False
 
     @property
     def name(self) -> str:
@@ -87,16 +88,33 @@ def try_parse_base_file_name(name: str) -> BaseFileName | None:
         return None
 
 
-def parse_log_file_name(name: str) -> LogFileName:
+def try_parse_log_file_name(name: str) -> LogFileName | None:
+    """The parts of a log file name (basename), ``None`` when ``name`` is not one."""
     m = LOG_FILE_RE.match(name)
     if not m:
-        raise InvalidArgumentError(f"not a Hudi log file name: {name!r}")
+        return None
     return LogFileName(file_id=m.group(1), instant_time=m.group(2), extension=m.group(3),
                        version=int(m.group(4)), write_token=m.group(6), is_cdc=m.group(10) is not None)
 
 
+def parse_log_file_name(name: str) -> LogFileName:
+    parsed = try_parse_log_file_name(name)
+    if parsed is None:
+        raise InvalidArgumentError(f"not a Hudi log file name: {name!r}")
+    return parsed
+
+
 def is_log_file_name(name: str) -> bool:
     return bool(LOG_FILE_RE.match(name))
+
+
+def make_log_file_name(file_id: str, instant_time: str, version: int = 1, write_token: str = "0-0-0") -> str:
+    return LogFileName(file_id, instant_time, version, write_token).name
+
+
+def log_sort_key(n: LogFileName) -> tuple[str, int, str]:
+    """Order of log files within a file group (instant, version, token) — as HoodieLogFile's comparator."""
+    return (n.instant_time, n.version, n.write_token or "")
 
 
 # ------------------------------------------------------------------------------------ partition paths
