@@ -219,7 +219,9 @@ class ColumnStatsIndex:
         pid = buf[ranges.row_pos[:, None] + K.COLUMN_ID_LEN + np.arange(K.PARTITION_ID_LEN)]
         pid = np.ascontiguousarray(pid)
         part = self._partition_ids(pid.view(f"S{K.PARTITION_ID_LEN}").reshape(-1))
-        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, forms.pop())
+        form = forms.pop()
+        assert form is not None  # checked above: one known form
+        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, form)
         return self._build(d, part)
 
     def _partition_ids(self, pid: np.ndarray) -> pa.Array:

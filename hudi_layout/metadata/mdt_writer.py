@@ -241,8 +241,8 @@ class MetadataWriter:
                             T.commit_bytes({}, "BULK_INSERT_PREPPED", self.version))
             if part == K.FILES:
                 files = dict(existing_files or {})
-                recs = [all_partitions_record(list(files))]
-                recs += [files_partition_record(p, f) for p, f in files.items()]
+                recs: list[Any] = [all_partitions_record(list(files))]
+                recs += [files_partition_record(p, dict(f)) for p, f in files.items()]
             else:
                 recs = list(existing_stats)
             stats = self._init_bases(part, init, recs)

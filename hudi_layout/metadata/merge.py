@@ -42,7 +42,7 @@ def merge_column_stats(older: ColumnStat | None, newer: ColumnStat) -> ColumnSta
     """``mergeColumnStatsRecords``: a tombstone on either side → newer wins; else widen the range."""
     if older is None or older.is_deleted or newer.is_deleted:
         return newer
-    def pick(a, b, fn):  # type: ignore[no-untyped-def]
+    def pick(a: Any, b: Any, fn: Any) -> Any:
         if a is None:
             return b
         if b is None:
@@ -95,7 +95,7 @@ def delete_block_keys(block: L.LogBlock) -> list[str]:
     # decode record keys with ours and fall back to a manual read of the first two fields
     try:
         schema = fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
-        rec = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
+        rec: Any = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
         return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
     except Exception as e:  # noqa: BLE001
         raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "

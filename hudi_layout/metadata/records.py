@@ -401,4 +401,6 @@ def decode_record(key: str, data: bytes, schema_text: str) -> MetadataRecord:
                                        return_record_name=True, return_record_name_override=True)
     except Exception as e:  # noqa: BLE001 - fastavro raises many types on garbage
         raise CorruptFileError(f"cannot decode metadata record for key {key!r}: {e}") from e
+    if not isinstance(d, dict):
+        raise CorruptFileError(f"metadata record for key {key!r} is not an Avro record")
     return _from_fastavro(key, d)

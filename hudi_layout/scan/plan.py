@@ -202,7 +202,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     if derived:
         notes.append(f"partition paths of {derived} are formatted by the key generator (not the column "
                      "values); partitions are not pruned, column_stats are used for those columns")
-    kept_slices, dropped_part = slices, {}
+    kept_slices: list[FileSlice] = slices
+    dropped_part: dict[str, str] = {}
     if fields and not derived and not isinstance(pred, AlwaysTrue):
         kept_slices, dropped_part = _prune_partitions(pred, slices, props, schema)
     after_partitions = len(kept_slices)

@@ -95,13 +95,13 @@ class ClusteringService:
             if self._stop.is_set():
                 return
         if commits_since_last_clustering(self.path) >= cfg.CLUSTERING_ASYNC_MAX_COMMITS.get(self.opts):
-            m = schedule_and_execute(self.spark, self.path, self.opts)
-            if m is not None:
+            new = schedule_and_execute(self.spark, self.path, self.opts)
+            if new is not None:
                 self.stats.scheduled += 1
                 self.stats.executed += 1
-                self.stats.runs.append(m)
-                log.info("clustered %s: %d files -> %d files in %.1fs", m.instant_time, m.files_in, m.files_out,
-                         m.seconds)
+                self.stats.runs.append(new)
+                log.info("clustered %s: %d files -> %d files in %.1fs", new.instant_time, new.files_in,
+                         new.files_out, new.seconds)
 
     def run(self) -> ServiceStats:
         iterations = 0

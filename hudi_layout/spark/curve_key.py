@@ -101,7 +101,7 @@ class CurveParams:
 def _range_params(df: DataFrame, columns: Sequence[str]) -> list[tuple[int, int] | None]:
     from pyspark.sql import functions as F
 
-    aggs = []
+    aggs: list[Any] = []
     for c in columns:
         aggs += [F.min(F.col(f"`{c}`")).alias(f"mn{len(aggs)}"), F.max(F.col(f"`{c}`")).alias(f"mx{len(aggs)}")]
     row = df.agg(*aggs).toArrow()  # one row: the per-column min and max

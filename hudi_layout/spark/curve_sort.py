@@ -102,7 +102,7 @@ def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int
             elif st is None or st.null_count != group.num_rows:  # values present but no min/max recorded
                 known = False
                 break
-        out.append((lo, hi) if known and lo is not None else (None if known else False))
+        out.append((lo, hi) if known and lo is not None and hi is not None else (None if known else False))
     return md.num_rows, out
 
 
@@ -121,7 +121,7 @@ def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterS
         if any(v is False for v in values):
             ranges.append(None)
             continue
-        present = [v for v in values if v is not None]
+        present = [v for v in values if isinstance(v, tuple)]
         ranges.append((min(v[0] for v in present), max(v[1] for v in present)) if present else None)
     return FooterSummary(rows=tuple(f[0] for f in per_file), ranges=tuple(ranges))
 
@@ -202,8 +202,9 @@ def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: 
             mm = pc.min_max(batch.column(j))
             if mm["min"].is_valid:  # encoding is monotone, so it commutes with min / max
                 mn, mx = encode_column(pa.array([mm["min"].as_py(), mm["max"].as_py()], batch.column(j).type))
-                lo[j] = int(mn) if lo[j] is None else min(lo[j], int(mn))
-                hi[j] = int(mx) if hi[j] is None else max(hi[j], int(mx))
+                low, high = lo[j], hi[j]
+                lo[j] = int(mn) if low is None else min(low, int(mn))
+                hi[j] = int(mx) if high is None else max(high, int(mx))
         chosen = batch.filter(pa.array(rng.random(batch.num_rows) < rate)) if rate < 1.0 else batch
         if chosen.num_rows:
             for j in range(k):

@@ -83,10 +83,11 @@ def record_key_expr(fields: list[str]) -> Column:
                                           F.lit("__null__")))
         for f in fields
     ]
-    all_null = None
+    all_null: Column | None = None
     for f in fields:
         cond = F.col(f"`{f}`").isNull()
         all_null = cond if all_null is None else (all_null & cond)
+    assert all_null is not None  # two fields or more
     return F.when(all_null, F.lit(None).cast("string")).otherwise(F.concat_ws(",", *parts))
 
 

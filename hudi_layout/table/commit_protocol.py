@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format import instant as inst
@@ -105,6 +106,12 @@ def latest_time_with_metadata(base: Path, props: TableProperties) -> str | None:
     return latest
 
 
+class HeartbeatHandle(Protocol):
+    """What a pending write needs of its heartbeat (a :class:`Heartbeat`, or a stand-in in another process)."""
+
+    def stop(self, *, delete: bool = True) -> None: ...
+
+
 @dataclass
 class PendingWrite:
     """A started, not yet completed instant owned by this process."""
@@ -113,7 +120,7 @@ class PendingWrite:
     props: TableProperties
     instant_time: str
     action: str
-    heartbeat: Heartbeat
+    heartbeat: HeartbeatHandle
     lock: TableLock
     completed: bool = False
     extra_cleanup: list[Path] = field(default_factory=list)
@@ -248,7 +255,7 @@ def _check_still_pending(pending: PendingWrite) -> None:
 
 
 def _marker_files(marker_dir: Path) -> list[str]:
-    out = []
+    out: list[str] = []
     if not marker_dir.is_dir():
         return out
     for root, _dirs, files in os.walk(marker_dir):
@@ -407,14 +414,14 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     shutil.rmtree(base / ".hoodie" / ".temp" / t, ignore_errors=True)
     (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
     if record and rollback_time is not None:
-        by_partition_meta: dict[str, dict[str, object]] = {}
+        by_partition_meta: dict[str, dict[str, Any]] = {}
         for p in files:
             rel = p.relative_to(base)
             part = "" if len(rel.parts) == 1 else str(rel.parent)
             entry = by_partition_meta.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
                                                         "failedDeleteFiles": [], "rollbackLogFiles": None,
                                                         "writtenLogFiles": None})
-            entry["successDeleteFiles"].append(str(p))  # type: ignore[union-attr]
+            entry["successDeleteFiles"].append(str(p))
         instants = list_instants(base, props)
         completion = new_instant_time(latest_time_on_timeline(instants), use_utc=props.timeline_timezone == "UTC")
         meta = {

@@ -16,7 +16,7 @@ Files are listed from storage (not from the metadata table's ``files`` partition
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,7 +76,7 @@ class FileSystemView:
         self.timeline = timeline
         self.base_file_extension = base_file_extension
 
-    def _is_committed_fn(self, as_of: str | None):  # type: ignore[no-untyped-def]
+    def _is_committed_fn(self, as_of: str | None) -> Callable[[str], bool]:
         tl = self.timeline
         commits = tl.commits_and_replaces()
         completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS}

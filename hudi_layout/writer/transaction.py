@@ -97,9 +97,10 @@ def _check_append_schema(props: TableProperties, table_schema: pa.Schema, df_sch
             hint="schema evolution is not supported; select/cast the columns to the table schema")
 
 
-def table_arrow_schema(base: Path, props: TableProperties) -> pa.Schema:
+def table_arrow_schema(base: Path, props: TableProperties) -> pa.Schema | None:
+    """The table's current schema; ``None`` for a table that has neither a commit schema nor a create schema."""
     schema_json = HudiTable(str(base)).schema()
-    return avro_to_arrow_schema(schema_json)
+    return avro_to_arrow_schema(schema_json) if schema_json is not None else None
 
 
 def _is_table(base: Path) -> bool:
@@ -223,7 +224,9 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema) -> _KeyLayout:
     layout = _KeyLayout(props, props.record_key_fields, props.partition_fields, props.hive_style_partitioning)
     _check_columns(df_schema, layout.record_keys, "record key")
     _check_columns(df_schema, layout.partition_fields, "partition path")
-    _check_append_schema(props, table_arrow_schema(base, props), df_schema)
+    table_schema = table_arrow_schema(base, props)
+    if table_schema is not None:  # a table without any schema yet takes the data's
+        _check_append_schema(props, table_schema, df_schema)
     return layout
 
 
