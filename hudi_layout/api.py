@@ -21,7 +21,7 @@ from hudi_layout.services.index import build_column_stats_index
 from hudi_layout.services.write import write
 from hudi_layout.spark.curve_key import with_curve_key
 from hudi_layout.spark.read import dataframe_for_plan
-from hudi_layout.spark.session import get_spark, session_or_default
+from hudi_layout.spark.session import get_spark, is_spark_session, session_or_default
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.transaction import WriteResult
 
@@ -31,11 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan", "WriteResult",
            "build_column_stats_index", "cluster", "execute_pending", "explain", "get_spark", "plan_scan", "read",
            "with_curve_key", "write"]
-
-
-def _is_spark_session(value: Any) -> bool:
-    """True for a SparkSession (classic or Connect) without importing pyspark here."""
-    return any(c.__name__ == "SparkSession" for c in type(value).__mro__)
 
 
 def _legacy(name: str, new_form: str) -> None:
@@ -58,7 +53,7 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         include_meta: keep the five ``_hoodie_*`` meta columns.
     """
     rest = list(positional)
-    if _is_spark_session(path):  # deprecated: read(spark, path, where)
+    if is_spark_session(path):  # deprecated: read(spark, path, where)
         _legacy("read", "read(path, where, spark=spark)")
         if not rest:
             raise TypeError("read(spark, path): path is missing")
@@ -90,7 +85,7 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
     """
-    if _is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
+    if is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
         _legacy("cluster", "cluster(path, columns, spark=spark, ...)")
         if not legacy:
             raise TypeError("cluster(spark, path, columns): columns are missing")
@@ -115,7 +110,7 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
 def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
                     options: Mapping[str, Any] | None = None, only: str | None = None) -> list[ClusteringMetrics]:
     """Execute every pending clustering plan of ``path`` whose executor is not alive (oldest first)."""
-    if _is_spark_session(path):  # execute_pending(spark, path, options)
+    if is_spark_session(path):  # execute_pending(spark, path, options)
         _legacy("execute_pending", "execute_pending(path, spark=spark)")
         if not legacy:
             raise TypeError("execute_pending(spark, path): path is missing")

@@ -19,6 +19,7 @@ import logging
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.errors import CommitConflictError, HudiLayoutError
 from hudi_layout.services.clustering import execute_pending, schedule_and_execute
+from hudi_layout.spark.session import is_spark_session, session_or_default
 from hudi_layout.table.hudi_table import HudiTable
 
 if TYPE_CHECKING:
@@ -65,11 +67,25 @@ class ServiceStats:
 
 
 class ClusteringService:
-    """The async clustering loop. ``run()`` blocks until :meth:`stop` (or SIGTERM / SIGINT)."""
+    """The async clustering loop on the table at ``path``. ``run()`` blocks until :meth:`stop` (or SIGTERM /
+    SIGINT). ``spark`` defaults to the active session, else a new one; the previous spelling
+    ``ClusteringService(spark, path, options)`` still works with a :class:`DeprecationWarning`."""
 
-    def __init__(self, spark: SparkSession, path: str, options: Mapping[str, Any] | None = None, *,
-                 poll_seconds: float = 10.0, max_iterations: int | None = None) -> None:
-        self.spark = spark
+    def __init__(self, path: str, *positional: Any, spark: SparkSession | None = None,
+                 options: Mapping[str, Any] | None = None, poll_seconds: float = 10.0,
+                 max_iterations: int | None = None) -> None:
+        rest = list(positional)
+        if is_spark_session(path):  # deprecated: ClusteringService(spark, path, options)
+            warnings.warn("ClusteringService(spark, path, ...) is deprecated; call ClusteringService(path, "
+                          "options, spark=spark)", DeprecationWarning, stacklevel=2)
+            if not rest:
+                raise TypeError("ClusteringService(spark, path): path is missing")
+            spark, path = path, rest.pop(0)  # type: ignore[assignment]
+        if rest:
+            if len(rest) > 1 or options is not None:
+                raise TypeError("ClusteringService() takes the table path and the options")
+            options = rest[0]
+        self.spark = session_or_default(spark)
         self.path = str(Path(path).absolute())
         self.opts = cfg.resolve_options(options)
         self.poll_seconds = poll_seconds

@@ -86,6 +86,11 @@ def get_spark(
     return session
 
 
+def is_spark_session(value: object) -> bool:
+    """True for a SparkSession (classic or Connect), checked by class name so that pyspark is not imported."""
+    return any(c.__name__ == "SparkSession" for c in type(value).__mro__)
+
+
 def session_or_default(spark: SparkSession | None = None) -> SparkSession:
     """``spark`` if given, else the active SparkSession, else a new one from :func:`get_spark`."""
     if spark is not None:

@@ -84,7 +84,7 @@ def cmd_clustering_service(args: argparse.Namespace) -> int:
     if args.method:
         opts["hoodie.layout.optimize.curve.build.method"] = args.method
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    service = ClusteringService(_spark(args), args.path, opts, poll_seconds=args.poll_seconds,
+    service = ClusteringService(args.path, opts, spark=_spark(args), poll_seconds=args.poll_seconds,
                                 max_iterations=args.max_iterations)
     service.install_signal_handlers()
     stats = service.run()

@@ -200,9 +200,9 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 def start_python(code: str, *args: str, log: Path, **env: str) -> subprocess.Popen[bytes]:
     """Start ``python -c code args...`` in its own session (so ``os.killpg`` takes its JVM too)."""
-    fh = open(log, "wb")  # noqa: SIM115 - closed by the child process' end
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=fh, stderr=subprocess.STDOUT,
-                            cwd=str(PROJECT_ROOT), env=subprocess_env(**env), start_new_session=True)
+    with open(log, "wb") as fh:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen([sys.executable, "-c", code, *args], stdout=fh, stderr=subprocess.STDOUT,
+                                cwd=str(PROJECT_ROOT), env=subprocess_env(**env), start_new_session=True)
 
 
 def wait_for(cond: Any, timeout: float, interval: float = 0.05, proc: subprocess.Popen[bytes] | None = None) -> bool:

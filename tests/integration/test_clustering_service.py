@@ -77,7 +77,7 @@ from hudi_layout.spark.session import get_spark
 from tests.integration.test_clustering_service import OPTIONS
 spark = get_spark(app_name="svc-clustering", master="local[1]", ui=False,
                   extra_conf={"spark.sql.shuffle.partitions": "2"})
-svc = hudi_layout.ClusteringService(spark, sys.argv[1], OPTIONS, poll_seconds=2)
+svc = hudi_layout.ClusteringService(sys.argv[1], OPTIONS, spark=spark, poll_seconds=2)
 svc.install_signal_handlers()
 print("SERVICE_READY", flush=True)
 stats = svc.run()

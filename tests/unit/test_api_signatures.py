@@ -79,3 +79,12 @@ def test_execute_pending_old_and_new_spelling(calls: list[Any]) -> None:
         api.execute_pending(s, "/t", {"k": "v"}, only="123")  # type: ignore[arg-type]
     new, old = calls
     assert new == old == ("execute_pending", (s, "/t", {"k": "v"}), {"only": "123"})
+
+
+def test_clustering_service_old_and_new_spelling() -> None:
+    s = SparkSession()
+    new = api.ClusteringService("/t", {"k": "v"}, spark=s, poll_seconds=1)
+    with pytest.warns(DeprecationWarning, match=r"ClusteringService\(path, options, spark=spark\)"):
+        old = api.ClusteringService(s, "/t", {"k": "v"}, poll_seconds=1)  # type: ignore[arg-type]
+    for svc in (new, old):
+        assert svc.spark is s and svc.path.endswith("/t") and svc.opts["k"] == "v" and svc.poll_seconds == 1
