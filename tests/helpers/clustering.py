@@ -32,7 +32,7 @@ hudi_rs_arrow = hudi_rs_read
 hudi_rs_slice_names = hudi_rs_slices
 our_slice_names = our_slices
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def sorted_by(table: pa.Table, names: list[str]) -> pa.Table:

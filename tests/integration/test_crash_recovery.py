@@ -33,7 +33,7 @@ from tests.helpers.integration import (
 
 pytestmark = pytest.mark.integration
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 OPTS = {"hoodie.table.name": "crash", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p"}
 

@@ -26,7 +26,7 @@ from tests.helpers.clustering import rows_digest, table_bytes, typed_table, writ
 
 pytestmark = pytest.mark.integration
 
-FIXTURES_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "hudi-tables"
+FIXTURES_DIR = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "hudi-tables"
 
 
 def _stats_fixtures() -> list[str]:
