@@ -11,7 +11,7 @@ setup:
 	@bash scripts/bootstrap.sh
 
 demo: setup
-	$(PY) -m hudi_layout.demo --rows $(ROWS)
+	$(PY) -m hudi_layout.tools.demo --rows $(ROWS)
 
 test: setup
 	@bash scripts/run_tests.sh

@@ -1,4 +1,4 @@
-"""Fixtures shared by the fast tests (tests/) and the Spark end-to-end tests (integration/).
+"""Fixtures shared by the unit tests (tests/unit/) and the Spark end-to-end tests (tests/integration/).
 
 The real-Hudi fixtures live in ``../shared`` beside the project (CI has it; a user's clone may not).
 Tests that need them use the ``shared_dir`` / ``fixture_tables`` / ``hfile_fixtures`` fixtures and are

@@ -14,8 +14,8 @@ Steps (all in one process, one run):
 2. the same rows as a Delta table (``deltalake.write_deltalake`` from a pyarrow dataset reader, with
    ``target_file_size`` = input bytes / files), also cached;
 3. an untimed warm-up clustering of a small table (JIT, Python workers);
-4. for every layout: copy the random table, ``hudi_layout.cluster(spark, copy, CURVE_COLUMNS, strategy,
-   method, options)`` timed (wall clock around the call) with
+4. for every layout: copy the random table, ``hudi_layout.cluster(copy, CURVE_COLUMNS, spark=spark, strategy=...,
+   method=..., options=...)`` timed (wall clock around the call) with
    ``hoodie.clustering.plan.strategy.target.file.max.bytes`` = table bytes / files,
    ``...max.bytes.per.group`` = 100 GB (one group) and ``hoodie.parquet.max.file.size`` = 2 x target (so
    one range partition = one file); delta-rs: copy the Delta table and time
@@ -44,8 +44,20 @@ from typing import Any
 
 import numpy as np
 
-from .common import (bench_arg_parser, box_overlap, dir_size, log, overlap_counts, parquet_files, read_parquet,
-                     remove, rows_of, spark_session, timed, warmup_input)
+from .common import (
+    bench_arg_parser,
+    box_overlap,
+    dir_size,
+    log,
+    overlap_counts,
+    parquet_files,
+    read_parquet,
+    remove,
+    rows_of,
+    spark_session,
+    timed,
+    warmup_input,
+)
 from .conn_data import CURVE_COLUMNS, conn_input
 from .report import md_table, verdict, write_report
 
@@ -299,7 +311,7 @@ def warm_up(spark: Any, input_path: str, root: Path) -> None:
     remove(w)
     hl.write(read_parquet(spark, warmup_input(input_path, 4)), str(w),
              hudi_options({"hoodie.parquet.max.file.size": 1024 * 1024}))
-    hl.cluster(spark, str(w), list(CURVE_COLUMNS), strategy="hilbert", method="sample",
+    hl.cluster(str(w), list(CURVE_COLUMNS), spark=spark, strategy="hilbert", method="sample",
                options=cluster_options(table_bytes(w), 4))
     remove(w)
 
@@ -423,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             secs = float("nan")
         ratio = secs / delta_s if not math.isnan(secs) and delta_runs else float("nan")
-        rows_tbl.append([k, LABELS[k], round(secs, 1) if not math.isnan(secs) else "", 
+        rows_tbl.append([k, LABELS[k], round(secs, 1) if not math.isnan(secs) else "",
                          round(ratio, 2) if not math.isnan(ratio) else "", q["files"],
                          *[round(q["per_column"][c], 1) for c in CURVE_COLUMNS], round(q["port_pair"], 1)])
 
@@ -460,7 +472,8 @@ def main(argv: list[str] | None = None) -> int:
          f"{rows:,} conn rows. The as-ingested Hudi table: one `hudi_layout.write` commit with "
          f"`hoodie.parquet.max.file.size` = {random_info['max_file_size']:,} B -> {random_info['files']} files "
          f"({random_info['bytes'] / 2**20:.0f} MiB, {random_info['seconds']:.0f} s). Each layout clusters a copy "
-         f"of it with `hudi_layout.cluster(spark, path, {list(CURVE_COLUMNS)}, strategy, method, options)` "
+         f"of it with `hudi_layout.cluster(path, {list(CURVE_COLUMNS)}, spark=spark, strategy=..., method=..., "
+         f"options=...)` "
          f"(one clustering group: target file size = table bytes / {files}, max bytes per group 100 GB, "
          f"`hoodie.parquet.max.file.size` = 2 x target); time = wall clock around the call (plan + Spark job + "
          f"commit + metadata table). delta-rs {_deltalake_version()}: the same rows written with "

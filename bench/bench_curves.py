@@ -23,8 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from .common import (read_parquet, warmup_input, bench_arg_parser, fresh_dir, footer_minmax, log, median, overlap_counts, remove,
-                     rows_of, spark_session, timed)
+from .common import (
+    bench_arg_parser,
+    footer_minmax,
+    fresh_dir,
+    log,
+    median,
+    overlap_counts,
+    read_parquet,
+    remove,
+    rows_of,
+    spark_session,
+    timed,
+    warmup_input,
+)
 from .conn_data import CURVE_COLUMNS, conn_input
 from .report import md_table, verdict, write_report
 

@@ -87,10 +87,10 @@ def _write_range(args: tuple[str, int, int]) -> list[tuple[str, int, list[tuple[
 
 def build_table(base: Path, n_files: int, procs: int) -> dict[str, Any]:
     """Write the synthetic table + MDT (returns build timings)."""
+    import shutil
+
     from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
     from hudi_layout.table.create import create_table_layout, table_properties_for
-
-    import shutil
 
     shutil.rmtree(base, ignore_errors=True)
     base.mkdir(parents=True)

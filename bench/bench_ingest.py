@@ -6,7 +6,7 @@ same rows in the same run. Target <= 1.5."
 Variants (same cached conn parquet input, ``spark.read.parquet``, interleaved, median of ``--repeat``):
 
 * ``parquet`` — ``df.write.mode("overwrite").parquet(out)`` (the baseline);
-* ``hudi_mdt`` — ``hudi_layout.spark.ingest.write`` (bulk_insert, record key ``id``, non-partitioned) with
+* ``hudi_mdt`` — ``hudi_layout.write`` (bulk_insert, record key ``id``, non-partitioned) with
   the metadata table on (default: ``files`` + ``column_stats`` for the meta fields and all data columns);
 * ``hudi_no_mdt`` — the same with ``hoodie.metadata.enable=false``.
 
@@ -54,7 +54,7 @@ def hudi_options(mdt: bool) -> dict[str, str]:
 
 
 def run_variant(spark: Any, input_path: str, variant: str, out: str) -> tuple[float, dict[str, Any]]:
-    from hudi_layout.spark.ingest import write
+    from hudi_layout.api import write
 
     remove(out)
     df = read_parquet(spark, input_path)
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"input: {rows:,} rows at {input_path}; warm-up")
     run_variant(spark, warmup_input(input_path), "parquet", f"{work}/warmup")
     remove(f"{work}/warmup")
-    from hudi_layout.spark.ingest import write  # warm the Python workers (imports) with a tiny Hudi write
+    from hudi_layout.api import write  # warm the Python workers (imports) with a tiny Hudi write
 
     write(read_parquet(spark, warmup_input(input_path, 1)).limit(1000), f"{work}/warmup", hudi_options(True))
     remove(f"{work}/warmup")

@@ -16,7 +16,7 @@ so that each of src_ip / dst_ip covers ~1% of rows).
 Per query and layout: ``hudi_layout.explain`` (files total / after column stats / rows in candidate files),
 the scan planning time of the read path (``plan_scan(..., with_row_counts=False)``; cold = the first plan of a
 table in the process with an empty metadata cache, warm = the same query planned again), and the wall time
-of ``hudi_layout.read(spark, path, where, skipping=...).count()`` (planning included), skipping on and off,
+of ``hudi_layout.read(path, where, spark=spark, skipping=...).count()`` (planning included), skipping on and off,
 median of ``--repeat`` (3) repetitions, interleaved over layouts and modes. Counts with
 and without skipping must be equal (the run fails otherwise). "x vs random" = the random layout's time with
 skipping divided by this layout's time with skipping (the as-ingested table with its index is what a user
@@ -34,8 +34,17 @@ from typing import Any
 
 import numpy as np
 
-from .bench_clustering import (LABELS, LAYOUTS, ensure_random, is_built, layouts_dir, mark_built, run_cluster,
-                               sample_points, unmark)
+from .bench_clustering import (
+    LABELS,
+    LAYOUTS,
+    ensure_random,
+    is_built,
+    layouts_dir,
+    mark_built,
+    run_cluster,
+    sample_points,
+    unmark,
+)
 from .common import bench_arg_parser, log, median, rows_of, spark_session, timed
 from .conn_data import conn_input
 from .report import md_table, verdict, write_report
@@ -76,7 +85,7 @@ def planning_times(paths: dict[str, str], layouts: list[str], qs: dict[str, dict
                    ) -> dict[str, dict[str, Any]]:
     """Scan planning seconds of the read path per layout: cold (first plan of the table in this process, empty
     metadata cache) and warm (each query planned a second time; median and max over queries)."""
-    from hudi_layout.scan import plan_scan
+    from hudi_layout.scan.plan import plan_scan
     from hudi_layout.table import cache
 
     plan_scan(paths[layouts[0]], next(iter(qs.values()))["where"])  # one-time imports are not "cold planning"
@@ -158,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     q0 = next(iter(qs.values()))["where"]
     for layout in layouts:
         for skip in (True, False):
-            hl.read(spark, paths[layout], q0, skipping=skip).count()
+            hl.read(paths[layout], q0, spark=spark, skipping=skip).count()
 
     times: dict[str, list[float]] = {}
     counts: dict[str, set[int]] = {}
@@ -168,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             for layout in order:
                 for skip in ((True, False) if r % 2 == 0 else (False, True)):
                     key = f"{qn}/{layout}/{'skip' if skip else 'full'}"
-                    s, n = timed(lambda: hl.read(spark, paths[layout], q["where"], skipping=skip).count())
+                    s, n = timed(lambda: hl.read(paths[layout], q["where"], spark=spark, skipping=skip).count())
                     times.setdefault(key, []).append(s)
                     counts.setdefault(qn, set()).add(int(n))
         if len(counts[qn]) != 1:
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         ("Setup",
          f"{rows:,} conn rows, ~{files} files per layout (tables from `bench_clustering`: "
          + ", ".join(f"{l} = {LABELS[l]}" for l in layouts)
-         + f"). Time = wall clock of `hudi_layout.read(spark, path, where, skipping=...).count()` (scan "
+         + f"). Time = wall clock of `hudi_layout.read(path, where, spark=spark, skipping=...).count()` (scan "
            f"planning with the column_stats index included), median of {repeat}, layouts and skipping on/off "
            f"interleaved in one run, after an untimed warm-up read per layout. Files read = "
            f"`explain(path, where).files_after_column_stats`; ideal = ceil(matching rows / rows per file). "

@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hudi_layout.sample_data import CONN_CURVE_COLUMNS, conn_df
+from hudi_layout.tools.sample_data import CONN_CURVE_COLUMNS, conn_df
 
-# the generator is the package's own built-in sample (``hudi_layout.sample_data``), so the demo and the
+# the generator is the package's own built-in sample (``hudi_layout.tools.sample_data``), so the demo and the
 # benchmarks use the same rows
 CURVE_COLUMNS = CONN_CURVE_COLUMNS
 COLUMNS = ("id", "src_ip", "dst_ip", "src_port", "dst_port", "payload")

@@ -94,7 +94,7 @@ def write_report(name: str, title: str, sections: Sequence[tuple[str, str] | str
     lines = [f"# {title}", "",
              f"- date: {meta['date']}",
              f"- machine: {m['nproc']} cores, {m['ram_gib']} GiB RAM, {m['platform']}, Python {m['python']}",
-             f"- versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()),
+             "- versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()),
              f"- command: `{meta['command']}`",
              f"- git commit: `{meta['git_commit']}`", ""]
     for s in sections:

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Runs the whole suite. Fails when pytest collects or runs no test (exit code 5 is turned into a failure,
-# and a run that passes fewer than MIN_PASSED tests fails too), so "no tests ran" can never pass silently.
+# Runs mypy on the package, then the whole suite. Fails when pytest collects or runs no test (exit code 5
+# is turned into a failure, and a run that passes fewer than MIN_PASSED tests fails too), so "no tests ran"
+# can never pass silently.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 MIN_PASSED=${MIN_PASSED:-50}
+# Types first: the package ships py.typed, so mypy (configured in pyproject.toml) must be clean.
+if ! .venv/bin/python -m mypy hudi_layout; then
+  echo "error: mypy found type errors in hudi_layout" >&2
+  exit 1
+fi
 log=$(mktemp)
 .venv/bin/python -m pytest -p no:cacheprovider -q "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

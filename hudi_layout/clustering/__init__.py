@@ -1,19 +1,8 @@
-"""Clustering: plan (pure), schedule (timeline), execute (Spark), triggers (inline, async service)."""
+"""Clustering without Spark: plan options and strategy (Hudi's size-based), bin packing, scheduling on the
+timeline, and the metrics of an execution. Executing a plan is :mod:`hudi_layout.services.clustering`."""
 
 from __future__ import annotations
 
-from typing import Any
+from hudi_layout.clustering.metrics import ClusteringMetrics, GroupMetrics
 
-__all__ = ["cluster", "execute_pending", "ClusteringMetrics"]
-
-
-def __getattr__(name: str) -> Any:  # lazy: keep `import hudi_layout.clustering.plan` Spark-free
-    if name in ("cluster", "execute_pending"):
-        from . import api
-
-        return getattr(api, name)
-    if name == "ClusteringMetrics":
-        from .executor import ClusteringMetrics
-
-        return ClusteringMetrics
-    raise AttributeError(name)
+__all__ = ["ClusteringMetrics", "GroupMetrics"]

@@ -18,15 +18,16 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pyarrow as pa
 
-from .. import config as cfg
-from ..errors import InvalidArgumentError
-from ..table.file_naming import try_parse_base_file_name
-from ..table.fs_view import FileSlice
-from .bin_packing import num_output_file_groups, pack_greedy, sort_largest_first
+from hudi_layout import options as cfg
+from hudi_layout.clustering.bin_packing import num_output_file_groups, pack_greedy, sort_largest_first
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.file_naming import try_parse_base_file_name
+from hudi_layout.options import CurveBuildMethod, LayoutStrategy
+from hudi_layout.table.fs_view import FileSlice
 
 #: ``hoodie.clustering.execution.strategy.class`` default: sorts by the sort columns when they are set
 SORT_AND_SIZE_EXECUTION_STRATEGY = (
@@ -34,8 +35,8 @@ SORT_AND_SIZE_EXECUTION_STRATEGY = (
 CLUSTER_OPERATION = "CLUSTER"
 #: space-filling curves interleave bits of every column; beyond this the curve is a slow linear sort
 MAX_CURVE_COLUMNS = 8
-LAYOUT_STRATEGIES = ("linear", "z-order", "hilbert")
-CURVE_BUILD_METHODS = ("direct", "sample")
+LAYOUT_STRATEGIES = tuple(s.value for s in LayoutStrategy)
+CURVE_BUILD_METHODS = tuple(m.value for m in CurveBuildMethod)
 
 METRIC_IO_READ_MB = "TOTAL_IO_READ_MB"
 METRIC_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
@@ -44,6 +45,7 @@ METRIC_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
 METRIC_LOG_FILES = "TOTAL_LOG_FILES"
 
 _MB = 1024 * 1024
+T = TypeVar("T")
 
 
 class SliceLike(Protocol):
@@ -81,7 +83,7 @@ def _columns_arg(columns: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _choice_arg(opt: cfg.Option[str], value: str | None, options: Mapping[str, Any]) -> str:
+def _choice_arg(opt: cfg.Option[T], value: str | None, options: Mapping[str, Any]) -> T:
     if value is None:
         return opt.get(options)
     return opt.get({opt.key: value})
@@ -101,8 +103,8 @@ class ClusteringOptions:
     max_num_groups: int = cfg.MAX_NUM_GROUPS.default
     target_file_max_bytes: int = cfg.TARGET_FILE_MAX_BYTES.default
     sort_columns: tuple[str, ...] = ()
-    layout_strategy: str = cfg.LAYOUT_STRATEGY.default
-    curve_build_method: str = cfg.CURVE_BUILD_METHOD.default
+    layout_strategy: LayoutStrategy = cfg.LAYOUT_STRATEGY.default
+    curve_build_method: CurveBuildMethod = cfg.CURVE_BUILD_METHOD.default
     curve_sample_size: int = cfg.CURVE_SAMPLE_SIZE.default
     partition_selected: tuple[str, ...] = ()
     partition_regex: str = ""
@@ -110,6 +112,14 @@ class ClusteringOptions:
     single_group_clustering: bool = cfg.SINGLE_GROUP_CLUSTERING.default
     #: size assumed for a slice without base file (Hudi uses ``hoodie.parquet.max.file.size``)
     parquet_max_file_size: int = cfg.MAX_FILE_SIZE.default
+
+    def __post_init__(self) -> None:
+        # the enums, also when built from plain strings; names that do not parse are reported by validate()
+        for name, kind in (("layout_strategy", LayoutStrategy), ("curve_build_method", CurveBuildMethod)):
+            try:
+                object.__setattr__(self, name, kind.parse(getattr(self, name)))
+            except InvalidArgumentError:
+                pass
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None = None, *,
@@ -183,7 +193,7 @@ class ClusteringOptions:
 
     @property
     def is_curve(self) -> bool:
-        return self.layout_strategy in ("z-order", "hilbert")
+        return self.layout_strategy in (LayoutStrategy.Z_ORDER, LayoutStrategy.HILBERT)
 
     @property
     def keep_single_slice_group(self) -> bool:
@@ -199,9 +209,9 @@ class ClusteringOptions:
         if not self.sort_columns:
             return {}
         params = {cfg.SORT_COLUMNS.key: ",".join(self.sort_columns),
-                  cfg.LAYOUT_STRATEGY.key: self.layout_strategy,
-                  cfg.CURVE_BUILD_METHOD.key: self.curve_build_method}
-        if self.is_curve and self.curve_build_method == "sample":
+                  cfg.LAYOUT_STRATEGY.key: str(self.layout_strategy),
+                  cfg.CURVE_BUILD_METHOD.key: str(self.curve_build_method)}
+        if self.is_curve and self.curve_build_method is CurveBuildMethod.SAMPLE:
             params[cfg.CURVE_SAMPLE_SIZE.key] = str(self.curve_sample_size)
         return params
 
@@ -435,7 +445,7 @@ def from_avro_plan(plan: Mapping[str, Any], base_path: str | os.PathLike[str],
     if not params.get(cfg.SORT_COLUMNS.key):
         # a plan without sort columns is executed unsorted whatever layout the caller's options name
         merged[cfg.SORT_COLUMNS.key] = ""
-        merged[cfg.LAYOUT_STRATEGY.key] = "linear"
+        merged[cfg.LAYOUT_STRATEGY.key] = LayoutStrategy.LINEAR.value
     opts = ClusteringOptions.from_options(merged)
     groups = []
     for g in plan.get("inputGroups") or []:

@@ -21,26 +21,27 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import config as cfg
-from ..errors import InvalidArgumentError, UnsupportedTableError
-from ..table import instant as inst
-from ..table.commit_metadata import clustering_plan_metadata, requested_replace_bytes
-from ..table.commit_protocol import latest_time_with_metadata, timeline_dir
-from ..table.fileio import atomic_write
-from ..table.hudi_table import HudiTable
-from ..table.instant import State, instant_file_name, new_instant_time
-from ..table.locks import TableLock
-from ..table.properties import TableProperties, constant_partition_columns
-from ..table.schema_conversion import avro_to_arrow_schema
-from .plan import (
+from hudi_layout import options as cfg
+from hudi_layout.clustering.plan import (
     ClusteringOptions,
     ClusteringPlanSpec,
     from_avro_plan,
     plan_clustering,
     validate_sort_columns,
 )
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format import instant as inst
+from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
+from hudi_layout.format.fileio import atomic_write
+from hudi_layout.format.instant import State, instant_file_name, new_instant_time
+from hudi_layout.format.properties import TableProperties, constant_partition_columns
+from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.table.commit_protocol import latest_time_with_metadata, timeline_dir
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.locks import TableLock
 
-SUPPORTED_VERSIONS = (6, 8, 9)
+
 def clustering_action(props: TableProperties) -> str:
     """Timeline action of a pending clustering: ``clustering`` on layout 2, ``replacecommit`` on v6."""
     return inst.CLUSTERING if props.timeline_layout_version >= 2 else inst.REPLACE_COMMIT
@@ -80,15 +81,6 @@ def table_arrow_schema(table: HudiTable) -> pa.Schema | None:
     return pa.schema(fields)
 
 
-def _check_table(table: HudiTable) -> None:
-    if table.table_version not in SUPPORTED_VERSIONS:
-        raise UnsupportedTableError(
-            f"{table.base_path}: table version {table.table_version} is not supported for clustering "
-            f"(want one of {SUPPORTED_VERSIONS})")
-    if table.is_mor:
-        raise UnsupportedTableError(
-            f"{table.base_path}: clustering a MERGE_ON_READ table is not supported (log files would have "
-            f"to be merged)", hint="hudi_layout clusters COPY_ON_WRITE tables")
 
 
 def prepare_clustering_options(table: HudiTable, options: Mapping[str, Any] | None = None, *,
@@ -99,7 +91,7 @@ def prepare_clustering_options(table: HudiTable, options: Mapping[str, Any] | No
     merged = cfg.resolve_options(options) if resolve else dict(options or {})
     opts = ClusteringOptions.from_options(merged, columns=columns, strategy=strategy, method=method,
                                           include_all_files=include_all_files)
-    _check_table(table)
+    require(table.properties, Action.CLUSTER)  # the executor's rule: never schedule what it refuses
     if opts.sort_columns:
         validate_sort_columns(opts, table.data_columns(), partition_columns=constant_partition_columns(
             table.properties), schema=table_arrow_schema(table))

@@ -60,8 +60,8 @@ def _axes_to_transpose(x: list[np.ndarray], bits: int, dtype: type) -> None:
     n = len(x)
     m = x[0].shape[0]
     one = dtype(1)
-    bit = np.empty(m, dtype=dtype)
-    t = np.empty(m, dtype=dtype)
+    bit: np.ndarray = np.empty(m, dtype=dtype)
+    t: np.ndarray = np.empty(m, dtype=dtype)
     # Inverse undo excess work: for Q = 2**(bits-1) down to 2.
     for q in range(bits - 1, 0, -1):
         qs = dtype(q)

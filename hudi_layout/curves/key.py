@@ -19,16 +19,21 @@ from hudi_layout.curves.hilbert import hilbert
 from hudi_layout.curves.reduce import bucketize, hudi_direct_bits, scale_to_bits
 from hudi_layout.curves.zorder import zorder
 from hudi_layout.errors import InvalidArgumentError
-
-_CURVES = {"zorder": "zorder", "z-order": "zorder", "z_order": "zorder", "hilbert": "hilbert"}
+from hudi_layout.options import LayoutStrategy
 
 
 def parse_curve(curve: str) -> str:
-    """Normalise a curve name: ``"zorder"``/``"z-order"``/``"z_order"`` → ``"zorder"``, ``"hilbert"``."""
-    key = curve.strip().lower() if isinstance(curve, str) else None
-    if key not in _CURVES:
+    """Normalise a curve name (:class:`~hudi_layout.options.LayoutStrategy` spellings, ``linear`` excluded):
+    ``"zorder"``/``"z-order"``/``"z_order"`` → ``"zorder"``, ``"hilbert"``."""
+    strategy = None
+    if isinstance(curve, str):
+        try:
+            strategy = LayoutStrategy.parse(curve)
+        except InvalidArgumentError:
+            strategy = None
+    if strategy is None or not strategy.is_curve:
         raise InvalidArgumentError(f"unknown curve {curve!r}: expected 'zorder', 'z-order' or 'hilbert'")
-    return _CURVES[key]
+    return "zorder" if strategy is LayoutStrategy.Z_ORDER else "hilbert"
 
 
 def default_bits_per_column(ncols: int) -> int:

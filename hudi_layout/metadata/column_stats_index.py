@@ -33,8 +33,15 @@ from hudi_layout.metadata import colstats_scan as S
 from hudi_layout.metadata import colstats_vec as V
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata.mdt_reader import MetadataTableReader, merge_column_stats
-from hudi_layout.metadata.records import ColumnStat, decode_record, encode_record, schema_form
-from hudi_layout.metadata.schema import WRAPPER_NAMES
+from hudi_layout.metadata.records import (
+    TYPE_COLUMN_STATS,
+    ColumnStat,
+    MetadataRecord,
+    decode_record,
+    encode_record,
+    schema_form,
+)
+from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_str
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
 
 META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
@@ -212,7 +219,9 @@ class ColumnStatsIndex:
         pid = buf[ranges.row_pos[:, None] + K.COLUMN_ID_LEN + np.arange(K.PARTITION_ID_LEN)]
         pid = np.ascontiguousarray(pid)
         part = self._partition_ids(pid.view(f"S{K.PARTITION_ID_LEN}").reshape(-1))
-        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, forms.pop())
+        form = forms.pop()
+        assert form is not None  # checked above: one known form
+        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, form)
         return self._build(d, part)
 
     def _partition_ids(self, pid: np.ndarray) -> pa.Array:
@@ -268,8 +277,6 @@ class ColumnStatsIndex:
                          "max": maxs, "null_count": nc.take(idx), "value_count": vc.take(idx)})
 
     def _slow(self, keys: list[bytes], values: list[bytes], form: int) -> pa.Table:
-        from hudi_layout.metadata.schema import metadata_record_schema_str
-
         schema = metadata_record_schema_str(form)
         stats = [(k, decode_record(k.decode("ascii"), v, schema).column_stats) for k, v in zip(keys, values)]
         return self.table_from_stats([(k, s) for k, s in stats if s is not None and not s.is_deleted])
@@ -357,8 +364,6 @@ def _normalise(cells: list[tuple[bytes, bytes, str]]) -> tuple[list[bytes], list
             continue
         old = merged.get(k)
         merged[k] = rec.column_stats if old is None else merge_column_stats(old, rec.column_stats)
-    from hudi_layout.metadata.records import TYPE_COLUMN_STATS, MetadataRecord
-
     out_keys = sorted(merged)
     out_vals = [encode_record(MetadataRecord(k.decode(), TYPE_COLUMN_STATS, column_stats=merged[k]), 9)
                 for k in out_keys]

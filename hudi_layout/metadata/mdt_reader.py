@@ -26,13 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.format import log_format as L
+from hudi_layout.format.file_naming import LogFileName, log_sort_key, try_parse_log_file_name
+from hudi_layout.format.instant import Instant
+from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata import keys as K
-from hudi_layout.metadata import log_format as L
 from hudi_layout.metadata.hfile.reader import HFileReader
 from hudi_layout.metadata.merge import DeletedKeys, delete_block_keys, merge_column_stats, merge_files
 from hudi_layout.metadata.records import ColumnStat, FileInfo, MetadataRecord, decode_record
-from hudi_layout.table.instant import Instant, parse_instant_file_name
-from hudi_layout.table.properties import TableProperties, load_properties
+from hudi_layout.table.timeline import Timeline
 
 SOLO_COMMIT_TIMESTAMP = "00000000000000"
 METADATA_DIR = "metadata"
@@ -42,26 +44,10 @@ SCHEMA_INFO_KEY = b"schema"
 # ---------------------------------------------------------------------------------------------- timeline
 
 
-def timeline_dir(hoodie_dir: Path, props: TableProperties) -> Path:
-    if props.timeline_layout_version >= 2:
-        return hoodie_dir / props.timeline_path
-    return hoodie_dir
-
-
-def list_instants(hoodie_dir: Path, props: TableProperties) -> list[Instant]:
-    """Active timeline instants (private shim: the table package's Timeline is not used here)."""
-    d = timeline_dir(hoodie_dir, props)
-    out = []
-    try:
-        names = os.listdir(d)
-    except FileNotFoundError:
-        return []
-    for name in names:
-        inst = parse_instant_file_name(name)
-        if inst is not None:
-            out.append(inst)
-    out.sort(key=lambda i: i.sort_key)
-    return out
+def instant_files(hoodie_dir: Path, props: TableProperties) -> list[Instant]:
+    """Every instant file (all states) of the timeline in ``hoodie_dir`` (data table or MDT), sorted, as the
+    table layer's :class:`~hudi_layout.table.timeline.Timeline` lists it."""
+    return list(Timeline.load(hoodie_dir, props.timeline_layout_version, props.timeline_path).files)
 
 
 @dataclass(frozen=True)
@@ -116,6 +102,7 @@ class MdtFileSlice:
 
 
 def _base_file_parts(name: str) -> tuple[str, str] | None:
+    """``(file id, instant)`` of an MDT base HFile name (``<fileId>_<token>_<instant>.hfile``)."""
     if not name.endswith(".hfile") or name.startswith("."):
         return None
     stem = name[: -len(".hfile")]
@@ -129,14 +116,14 @@ def latest_file_slices(partition_dir: Path, partition: str, sync: SyncState) -> 
     """Latest slice per file group: newest base HFile of a completed MDT instant + the log files written by
     MDT deltacommits that completed after that base's instant (v8/v9 completion-time slicing)."""
     bases: dict[str, tuple[str, Path]] = {}
-    logs: dict[str, list[tuple[L.LogFileName, Path]]] = {}
+    logs: dict[str, list[tuple[LogFileName, Path]]] = {}
     try:
         names = os.listdir(partition_dir)
     except FileNotFoundError:
         return []
     for name in names:
         if name.startswith("."):
-            ln = L.parse_log_file_name(name)
+            ln = try_parse_log_file_name(name)
             if ln is not None:
                 logs.setdefault(ln.file_id, []).append((ln, partition_dir / name))
             continue
@@ -159,7 +146,7 @@ def latest_file_slices(partition_dir: Path, partition: str, sync: SyncState) -> 
             if base_instant is not None and done is None and ln.instant_time <= base_instant:
                 continue
             selected.append((ln, p))
-        selected.sort(key=lambda t: L.log_sort_key(t[0]))
+        selected.sort(key=lambda t: log_sort_key(t[0]))
         out.append(MdtFileSlice(partition, fid, base_path, base_instant, tuple(p for _, p in selected)))
     return out
 
@@ -194,8 +181,8 @@ class MetadataTableReader:
         self.mdt_dir = hoodie / METADATA_DIR
         self.mdt_props = load_properties(self.mdt_dir / ".hoodie")
         if data_instants is None:
-            data_instants = list_instants(hoodie, self.data_props)
-        self.mdt_instants = list_instants(self.mdt_dir / ".hoodie", self.mdt_props)
+            data_instants = instant_files(hoodie, self.data_props)
+        self.mdt_instants = instant_files(self.mdt_dir / ".hoodie", self.mdt_props)
         self.sync = compute_sync_state(data_instants, self.mdt_instants)
         self._sources: dict[str, list[list[_Source]]] = {}
 

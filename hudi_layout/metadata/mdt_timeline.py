@@ -10,29 +10,19 @@ from typing import Any
 
 import fastavro
 
-from hudi_layout.errors import UnsupportedTableError
-from hudi_layout.table.commit_metadata import commit_metadata_bytes
-from hudi_layout.table.fileio import atomic_write
-from hudi_layout.table.instant import State, instant_file_name
-from hudi_layout.table.properties import TableProperties, write_properties
+from hudi_layout.format.capabilities import MAINTAINABLE_MDT_PARTITIONS, require_metadata_maintainable
+from hudi_layout.format.commit_metadata import commit_metadata_bytes
+from hudi_layout.format.fileio import atomic_write
+from hudi_layout.format.instant import State, instant_file_name
+from hudi_layout.format.properties import TableProperties, write_properties
 
-MAINTAINABLE_PARTITIONS = ("files", "column_stats")
+MAINTAINABLE_PARTITIONS = MAINTAINABLE_MDT_PARTITIONS
 
 
 def check_maintainable(props: TableProperties) -> None:
-    """Raise unless every MDT partition the table lists (completed or inflight) is one we can keep in sync."""
-    listed = list(props.metadata_partitions) + list(props.metadata_partitions_inflight)
-    foreign = sorted({p for p in listed if p and p not in MAINTAINABLE_PARTITIONS})
-    if foreign:
-        names = ", ".join(repr(p) for p in foreign)
-        raise UnsupportedTableError(
-            f"{props.source}: metadata table partition(s) {names} cannot be maintained by hudi_layout "
-            f"(only {', '.join(MAINTAINABLE_PARTITIONS)})",
-            hint="set hoodie.metadata.enable=false to drop the metadata table (as Hudi does), or disable "
-                 "those indexes with Hudi, before writing with hudi_layout")
-    if props.version not in (8, 9):
-        raise UnsupportedTableError(
-            f"metadata table maintenance needs table version 8 or 9, table has {props.version}")
+    """Raise unless every MDT partition the table lists (completed or inflight) is one we can keep in sync
+    (the rule is :func:`hudi_layout.format.capabilities.metadata_table_refusal`)."""
+    require_metadata_maintainable(props)
 
 
 def mdt_properties(data: TableProperties) -> dict[str, str]:

@@ -23,22 +23,29 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.errors import CommitConflictError, InvalidArgumentError
+from hudi_layout.format import log_format as L
+from hudi_layout.format.file_naming import make_log_file_name, try_parse_log_file_name
+from hudi_layout.format.instant import State, new_instant_time
+from hudi_layout.format.properties import TableProperties, load_properties, write_properties
 from hudi_layout.metadata import keys as K
-from hudi_layout.metadata import log_format as L
 from hudi_layout.metadata import mdt_timeline as T
+from hudi_layout.metadata import stats_values as sv
+from hudi_layout.metadata.colstats_encode import encode_column_table
 from hudi_layout.metadata.hfile.writer import write_hfile
-from hudi_layout.metadata.mdt_reader import SOLO_COMMIT_TIMESTAMP, MetadataTableReader, list_instants
+from hudi_layout.metadata.mdt_reader import SOLO_COMMIT_TIMESTAMP, MetadataTableReader, instant_files
+from hudi_layout.metadata.merge import merge_group
 from hudi_layout.metadata.records import (
     MetadataRecord,
     all_partitions_record,
     column_stats_record,
+    column_stats_tombstone,
+    encode_column_stats_value,
     encode_record,
     files_partition_record,
 )
 from hudi_layout.metadata.schema import metadata_record_schema_str
-from hudi_layout.table.instant import State, new_instant_time
+from hudi_layout.table.commit_protocol import CommitHooks
 from hudi_layout.table.partition_metadata import write_partition_metadata
-from hudi_layout.table.properties import TableProperties, load_properties, write_properties
 
 FILES_INIT_INSTANT = "00000000000000000"
 COLUMN_STATS_INIT_INSTANT = "00000000000000001"
@@ -101,7 +108,7 @@ class MetadataWriter:
         found: set[str] = set()
         if d.is_dir():
             for name in os.listdir(d):
-                ln = L.parse_log_file_name(name) if name.startswith(".") else None
+                ln = try_parse_log_file_name(name) if name.startswith(".") else None
                 if ln is not None:
                     found.add(ln.file_id)
                 elif name.endswith(".hfile"):
@@ -132,9 +139,6 @@ class MetadataWriter:
 
     def encode_cells(self, records: Iterable[FileColumnStats | MetadataRecord]) -> dict[str, bytes]:
         """``{key: Avro value}``; FileColumnStats take a direct encoding path (the bulk of every write)."""
-        from hudi_layout.metadata import stats_values as sv
-        from hudi_layout.metadata.records import encode_column_stats_value
-
         cells: dict[str, bytes] = {}
         wanted = set(self.columns_to_index) if self.columns_to_index is not None else None
         v2 = self.index_version >= 2
@@ -160,8 +164,6 @@ class MetadataWriter:
 
     def encode_tables(self, tables: Mapping[str, Any] | None) -> dict[str, bytes]:
         """Cells from per-column Arrow stats tables (see :mod:`.colstats_encode`)."""
-        from hudi_layout.metadata.colstats_encode import encode_column_table
-
         cells: dict[str, bytes] = {}
         for column, table in (tables or {}).items():
             if self.columns_to_index is None or column in self.columns_to_index:
@@ -201,9 +203,9 @@ class MetadataWriter:
 
     def _new_log_name(self, partition: str, fid: str, instant: str) -> str:
         version = 1
-        while (self.mdt_dir / partition / L.log_file_name(fid, instant, version, WRITE_TOKEN)).exists():
+        while (self.mdt_dir / partition / make_log_file_name(fid, instant, version, WRITE_TOKEN)).exists():
             version += 1
-        return L.log_file_name(fid, instant, version, WRITE_TOKEN)
+        return make_log_file_name(fid, instant, version, WRITE_TOKEN)
 
     def _write_base(self, partition: str, fid: str, instant: str,
                     records: dict[str, bytes]) -> tuple[str, int]:
@@ -239,8 +241,8 @@ class MetadataWriter:
                             T.commit_bytes({}, "BULK_INSERT_PREPPED", self.version))
             if part == K.FILES:
                 files = dict(existing_files or {})
-                recs = [all_partitions_record(list(files))]
-                recs += [files_partition_record(p, f) for p, f in files.items()]
+                recs: list[Any] = [all_partitions_record(list(files))]
+                recs += [files_partition_record(p, dict(f)) for p, f in files.items()]
             else:
                 recs = list(existing_stats)
             stats = self._init_bases(part, init, recs)
@@ -293,7 +295,7 @@ class MetadataWriter:
         if instant_time.startswith(SOLO_COMMIT_TIMESTAMP):
             raise InvalidArgumentError(f"instant {instant_time} is reserved for MDT initialisation")
         mdt_hoodie = self.mdt_dir / ".hoodie"
-        existing = [i for i in list_instants(mdt_hoodie, load_properties(mdt_hoodie))
+        existing = [i for i in instant_files(mdt_hoodie, load_properties(mdt_hoodie))
                     if i.requested_time == instant_time and i.is_completed]
         if existing:
             raise CommitConflictError(f"MDT deltacommit {instant_time} is already completed")
@@ -308,8 +310,6 @@ class MetadataWriter:
             file_recs.append(all_partitions_record(new_parts, gone_parts))
         stat_recs: list[Any] = list(column_stats)
         if self.columns_to_index:
-            from hudi_layout.metadata.records import column_stats_tombstone
-
             for p, names in deleted.items():
                 for name in names:
                     stat_recs.extend(column_stats_tombstone(p, name, c, self.index_version)
@@ -336,7 +336,7 @@ class MetadataWriter:
         if instant_time.startswith(SOLO_COMMIT_TIMESTAMP) or not self.exists:
             return []
         removed: list[Path] = []
-        inst = sorted(list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie")),
+        inst = sorted(instant_files(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie")),
                       key=lambda i: -int(i.is_completed))
         for i in inst:
             if i.requested_time == instant_time and i.is_completed and i.action == "deltacommit":
@@ -348,7 +348,7 @@ class MetadataWriter:
             if not d.is_dir():
                 continue
             for name in os.listdir(d):
-                ln = L.parse_log_file_name(name) if name.startswith(".") else None
+                ln = try_parse_log_file_name(name) if name.startswith(".") else None
                 if ln is not None and ln.instant_time == instant_time:
                     (d / name).unlink()
                     removed.append(d / name)
@@ -362,7 +362,7 @@ class MetadataWriter:
     # -- compaction ----------------------------------------------------------------------------------------
 
     def deltacommits_since_compaction(self) -> int:
-        instants = list_instants(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie"))
+        instants = instant_files(self.mdt_dir / ".hoodie", load_properties(self.mdt_dir / ".hoodie"))
         last = max((i.requested_time for i in instants if i.action == "commit" and i.is_completed),
                    default="")
         return sum(1 for i in instants if i.action == "deltacommit" and i.is_completed
@@ -379,7 +379,7 @@ class MetadataWriter:
 
     def compact(self, instant_time: str | None = None) -> str:
         """Merge base + valid log data of every file group into new base HFiles (compaction → commit)."""
-        data_instants = list_instants(self.base_path / ".hoodie", load_properties(self.base_path / ".hoodie"))
+        data_instants = instant_files(self.base_path / ".hoodie", load_properties(self.base_path / ".hoodie"))
         done = {i.requested_time for i in data_instants if i.is_completed}
         pending = {i.requested_time for i in data_instants if i.is_pending and i.action != "clean"} - done
         if pending:
@@ -412,8 +412,6 @@ class MetadataWriter:
         return instant_time
 
     def _merge_sources(self, sources: list[Any]) -> dict[str, bytes]:
-        from hudi_layout.metadata.merge import merge_group
-
         return merge_group(sources, self.version, where=str(self.mdt_dir))
 
 
@@ -426,3 +424,8 @@ def rollback_metadata_instant(base_path: str | os.PathLike[str], instant_time: s
     writer.mdt_dir = writer.base_path / ".hoodie" / "metadata"
     writer.timeline_dir = writer.mdt_dir / ".hoodie" / "timeline"
     return writer.rollback(instant_time)
+
+
+#: The commit-protocol hooks of the metadata table: every writer of a table that may have an MDT passes these
+#: (the table layer cannot import this package), so rollbacks of failed instants also remove their MDT entries.
+COMMIT_HOOKS = CommitHooks(rollback_metadata=rollback_metadata_instant)

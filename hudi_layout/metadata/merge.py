@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.format import log_format as L
 from hudi_layout.metadata import keys as K
-from hudi_layout.metadata import log_format as L
 from hudi_layout.metadata.records import (
     TYPE_COLUMN_STATS,
     TYPE_FILES,
@@ -18,6 +18,8 @@ from hudi_layout.metadata.records import (
     encode_record,
     schema_form,
 )
+from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
+from hudi_layout.metadata.stats_values import decode
 
 
 def merge_files(older: dict[str, FileInfo] | None, newer: dict[str, FileInfo]) -> dict[str, FileInfo]:
@@ -40,9 +42,7 @@ def merge_column_stats(older: ColumnStat | None, newer: ColumnStat) -> ColumnSta
     """``mergeColumnStatsRecords``: a tombstone on either side → newer wins; else widen the range."""
     if older is None or older.is_deleted or newer.is_deleted:
         return newer
-    from hudi_layout.metadata.stats_values import decode
-
-    def pick(a, b, fn):  # type: ignore[no-untyped-def]
+    def pick(a: Any, b: Any, fn: Any) -> Any:
         if a is None:
             return b
         if b is None:
@@ -87,8 +87,6 @@ def delete_block_keys(block: L.LogBlock) -> list[str]:
 
     import fastavro
 
-    from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
-
     payload = L.delete_block_payload(block)
     if payload in (b"", b"\x00"):
         return []
@@ -97,7 +95,7 @@ def delete_block_keys(block: L.LogBlock) -> list[str]:
     # decode record keys with ours and fall back to a manual read of the first two fields
     try:
         schema = fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
-        rec = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
+        rec: Any = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
         return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
     except Exception as e:  # noqa: BLE001
         raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "

@@ -21,6 +21,7 @@ import fastavro
 
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.metadata import keys as K
+from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema, parsed_schema_from_text
 from hudi_layout.metadata.stats_values import StatValue, TypeInfo
 
@@ -99,8 +100,6 @@ def column_stats_record(partition: str, file_name: str, column: str, min: Any, m
     ``arrow_type`` (a ``pa.DataType``) decides the encoding; pass ``value_type`` instead to skip inference.
     ``index_version`` 2 = V2 (v9 tables, writes ``valueType``), 1 = V1 (v8 tables).
     """
-    from hudi_layout.metadata import stats_values as sv
-
     info = value_type or (sv.cached_value_type_for_arrow(arrow_type) if arrow_type is not None else None)
     if info is None:
         return None
@@ -402,4 +401,6 @@ def decode_record(key: str, data: bytes, schema_text: str) -> MetadataRecord:
                                        return_record_name=True, return_record_name_override=True)
     except Exception as e:  # noqa: BLE001 - fastavro raises many types on garbage
         raise CorruptFileError(f"cannot decode metadata record for key {key!r}: {e}") from e
+    if not isinstance(d, dict):
+        raise CorruptFileError(f"metadata record for key {key!r} is not an Avro record")
     return _from_fastavro(key, d)

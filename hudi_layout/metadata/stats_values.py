@@ -61,6 +61,8 @@ V2_WRAPPER: dict[ValueType, str] = {
     ValueType.LOCAL_TIMESTAMP_MILLIS: "LongWrapper", ValueType.LOCAL_TIMESTAMP_MICROS: "LongWrapper",
     ValueType.LOCAL_TIMESTAMP_NANOS: "LongWrapper",
 }
+#: the same, keyed by plain ints (lookups by ordinal without building enum members)
+_V2_WRAPPER_BY_ORDINAL: dict[int, str] = {int(k): v for k, v in V2_WRAPPER.items()}
 
 V1_DECIMAL_SCALE = 15  # DecimalWrapper is decimal(30,15)
 _EPOCH_DATE = _dt.date(1970, 1, 1)
@@ -209,8 +211,8 @@ def encode_v2(value: Any, info: TypeInfo) -> StatValue | None:
     if vt == ValueType.STRING:
         return StatValue("StringWrapper", str(value))
     if vt == ValueType.LONG or vt == ValueType.INT:
-        return StatValue(V2_WRAPPER[vt], int(value))
-    wrapper = V2_WRAPPER[vt]
+        return StatValue(_V2_WRAPPER_BY_ORDINAL[vt], int(value))
+    wrapper = _V2_WRAPPER_BY_ORDINAL[vt]
     if vt == ValueType.DECIMAL:
         return StatValue(wrapper, unscaled_to_bytes(_unscaled(value, _precision_scale(info)[1])))
     if vt == ValueType.DATE:

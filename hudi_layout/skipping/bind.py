@@ -9,6 +9,7 @@ that cannot be compared only disables skipping for that leaf.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, cast
 
 import pyarrow as pa
 
@@ -56,7 +57,8 @@ class _BindVisitor(LeafRewriter):
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         name = resolve_column(pred.term.name, self.schema)
-        return pred if name == pred.term.name else dataclasses.replace(pred, term=Ref(name))
+        # every concrete leaf is a dataclass with a ``term`` field
+        return pred if name == pred.term.name else dataclasses.replace(cast(Any, pred), term=Ref(name))
 
 
 

@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 
 from hudi_layout.skipping.coerce import Operands, cast_stats, comparison_operands
 from hudi_layout.skipping.ir import (
+    ComparisonPredicate,
     Eq,
     Gt,
     GtEq,
@@ -261,6 +262,8 @@ def _cannot_match(pred: LeafPredicate, b: _Bounds) -> np.ndarray:
         return b.all_null.copy()
     if isinstance(pred, SetPredicate):
         return _cannot_match_set(pred, b)
+    if not isinstance(pred, ComparisonPredicate):  # an unknown kind of leaf: nothing is proven
+        return np.zeros_like(b.no_nulls)
     v = pred.literal.value
     if v is None:
         # Comparing with NULL is NULL for every row: never TRUE.

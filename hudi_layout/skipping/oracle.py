@@ -166,8 +166,9 @@ def _starts_with(value: Any, prefix: Any) -> Truth:
         return None
     if isinstance(value, bytes) and isinstance(prefix, str):
         prefix = prefix.encode()
-    if (isinstance(value, str) and isinstance(prefix, str)) or (
-            isinstance(value, bytes) and isinstance(prefix, bytes)):
+    if isinstance(value, str) and isinstance(prefix, str):
+        return value.startswith(prefix)
+    if isinstance(value, bytes) and isinstance(prefix, bytes):
         return value.startswith(prefix)
     return None
 

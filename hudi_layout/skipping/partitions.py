@@ -10,6 +10,7 @@ convert to the field's type, gives an unknown entry (the partition is kept).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import unquote
 
 import pyarrow as pa
@@ -69,16 +70,22 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
     columns: dict[str, ColumnStats] = {}
     for name in partition_fields:
         type_ = schema.field(name).type if schema is not None and name in schema.names else pa.string()
-        values, nulls, counts = [], [], []
+        values: list[Any] = []
+        nulls: list[int | None] = []
+        counts: list[int | None] = []
         for entry in parsed:
-            raw = _UNKNOWN if entry is None else entry[name]
-            value = raw if raw is None or raw is _UNKNOWN else _convert(raw, type_)
+            raw: object = _UNKNOWN if entry is None else entry[name]
+            value = raw if raw is None or raw is _UNKNOWN else _convert(str(raw), type_)
+            # per partition: (value, null count, value count); unknown -> all null (the file is kept)
             if value is _UNKNOWN:
-                values.append(None), nulls.append(None), counts.append(None)
+                row: tuple[Any, int | None, int | None] = (None, None, None)
             elif value is None:
-                values.append(None), nulls.append(1), counts.append(1)
+                row = (None, 1, 1)
             else:
-                values.append(value), nulls.append(0), counts.append(1)
+                row = (value, 0, 1)
+            values.append(row[0])
+            nulls.append(row[1])
+            counts.append(row[2])
         arr = pa.array(values, type_)
         columns[name] = ColumnStats(arr, arr, pa.array(nulls, pa.int64()), pa.array(counts, pa.int64()))
     return StatsTable(len(partition_paths), columns)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..curves import (
+from hudi_layout.curves import (
     curve_key,
     curve_key_from_codes,
     default_bits_per_column,
@@ -34,7 +34,8 @@ from ..curves import (
     sample_bounds,
     to_sortable_int64,
 )
-from ..errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.options import LayoutStrategy, parse_layout_strategy
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -44,15 +45,8 @@ MAX_CURVE_COLUMNS = 8
 _UNSUPPORTED = ("array", "map", "struct", "variant", "interval", "calendarinterval", "null", "void")
 
 
-def normalise_strategy(curve: str) -> str:
-    c = curve.strip().lower().replace("_", "-")
-    if c in ("linear",):
-        return "linear"
-    if c in ("z-order", "zorder"):
-        return "zorder"
-    if c == "hilbert":
-        return "hilbert"
-    raise InvalidArgumentError(f"unknown layout strategy {curve!r}: expected linear, z-order or hilbert")
+def normalise_strategy(curve: str | LayoutStrategy) -> LayoutStrategy:
+    return parse_layout_strategy(curve)
 
 
 def check_key_columns(df: DataFrame, columns: Sequence[str]) -> None:
@@ -107,7 +101,7 @@ class CurveParams:
 def _range_params(df: DataFrame, columns: Sequence[str]) -> list[tuple[int, int] | None]:
     from pyspark.sql import functions as F
 
-    aggs = []
+    aggs: list[Any] = []
     for c in columns:
         aggs += [F.min(F.col(f"`{c}`")).alias(f"mn{len(aggs)}"), F.max(F.col(f"`{c}`")).alias(f"mx{len(aggs)}")]
     row = df.agg(*aggs).toArrow()  # one row: the per-column min and max

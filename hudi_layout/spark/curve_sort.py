@@ -37,11 +37,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
-from ..errors import CorruptFileError
-from .base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
-from .curve_key import KEY_COLUMN, CurveParams
-from .range_layout import PARTITION_COLUMN, hash_preimages
+from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
+from hudi_layout.errors import CorruptFileError
+from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
+from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
+from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, write_task
+from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -101,7 +102,7 @@ def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int
             elif st is None or st.null_count != group.num_rows:  # values present but no min/max recorded
                 known = False
                 break
-        out.append((lo, hi) if known and lo is not None else (None if known else False))
+        out.append((lo, hi) if known and lo is not None and hi is not None else (None if known else False))
     return md.num_rows, out
 
 
@@ -120,7 +121,7 @@ def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterS
         if any(v is False for v in values):
             ranges.append(None)
             continue
-        present = [v for v in values if v is not None]
+        present = [v for v in values if isinstance(v, tuple)]
         ranges.append((min(v[0] for v in present), max(v[1] for v in present)) if present else None)
     return FooterSummary(rows=tuple(f[0] for f in per_file), ranges=tuple(ranges))
 
@@ -201,8 +202,9 @@ def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: 
             mm = pc.min_max(batch.column(j))
             if mm["min"].is_valid:  # encoding is monotone, so it commutes with min / max
                 mn, mx = encode_column(pa.array([mm["min"].as_py(), mm["max"].as_py()], batch.column(j).type))
-                lo[j] = int(mn) if lo[j] is None else min(lo[j], int(mn))
-                hi[j] = int(mx) if hi[j] is None else max(hi[j], int(mx))
+                low, high = lo[j], hi[j]
+                lo[j] = int(mn) if low is None else min(low, int(mn))
+                hi[j] = int(mx) if high is None else max(high, int(mx))
         chosen = batch.filter(pa.array(rng.random(batch.num_rows) < rate)) if rate < 1.0 else batch
         if chosen.num_rows:
             for j in range(k):
@@ -335,8 +337,6 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: Struc
                        sk: Sketch, n_partitions: int, spec: WriteSpec) -> list[WrittenFile]:
     """Lay the rows of ``bins`` (the columns of ``schema``) out along the curve in ``n_partitions`` range
     partitions and write them as base files of ``spec`` (``spec.max_rows_per_file`` rows each)."""
-    from .ingest import collect_written, spark_to_arrow_schema_of
-
     n = max(1, int(n_partitions))
     bounds = partition_bounds(params, sk, n)
     preimages = hash_preimages(spark, n)
@@ -346,7 +346,7 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: Struc
         f"{PARTITION_COLUMN} int, {_BLOB} binary")
 
     def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return write_partition(spec, _merged_rows(batches))
+        return write_task(spec, _merged_rows(batches))
 
     return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
 

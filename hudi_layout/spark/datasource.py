@@ -32,7 +32,15 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from .base_file_writer import META_COLUMNS, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.scan.plan import plan_scan
+from hudi_layout.skipping.datasource import from_datasource_filters
+from hudi_layout.spark.read import spark_schema
+from hudi_layout.spark.write_job import write_task
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.locks import heartbeat_path
+from hudi_layout.writer.base_file_writer import META_COLUMNS, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hudi_layout.writer.transaction import WriteSession
 
 SOURCE_NAME = "hudi_layout"
 
@@ -57,9 +65,6 @@ class HudiLayoutReader(DataSourceReader):
         yield from filters
 
     def partitions(self) -> list[InputPartition]:
-        from ..scan import plan_scan
-        from ..skipping.datasource import from_datasource_filters
-
         predicate = from_datasource_filters(self.filters) if self.filters else None
         plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False)
         files = plan.candidate_files
@@ -93,15 +98,10 @@ class HudiLayoutDataSource(DataSource):
     def _path(self) -> str:
         path = self.options.get("path")
         if not path:
-            from ..errors import InvalidArgumentError
-
             raise InvalidArgumentError("the hudi_layout data source needs a path: .load(path) / .save(path)")
         return path
 
     def schema(self) -> Any:
-        from ..table.hudi_table import HudiTable
-        from .read import spark_schema
-
         include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
         return spark_schema(HudiTable(self._path()), include_meta=include_meta)
 
@@ -173,8 +173,6 @@ class _HeartbeatRef:
         self.owner_pid = owner_pid
 
     def stop(self, *, delete: bool = True) -> None:
-        from ..table.locks import heartbeat_path
-
         real = _live_heartbeats.pop(self.key, None) if os.getpid() == self.owner_pid else None
         if real is not None:
             real.stop(delete=delete)
@@ -188,9 +186,10 @@ class HudiLayoutWriter(DataSourceArrowWriter):
     :class:`_HeartbeatRef`)."""
 
     def __init__(self, path: str, options: dict[str, str], schema: Any, overwrite: bool) -> None:
-        from .ingest import DataSourceWriteSession
+        from pyspark.sql.pandas.types import to_arrow_schema
 
-        self.session = DataSourceWriteSession.start(path, options, schema, overwrite)
+        arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
+        self.session = WriteSession.start(path, options, arrow_schema, overwrite)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
         pending.heartbeat = _HeartbeatRef(str(pending.base_path), pending.instant_time, os.getpid())
@@ -200,15 +199,13 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         self.hive_style = self.session.hive_style
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
-        from .base_file_writer import write_partition
-
         def prepared() -> Iterator[pa.RecordBatch]:
             for b in iterator:
                 if b.num_rows:
                     yield _key_and_partition(b, self.record_keys, self.partition_fields, self.hive_style)
 
         rows: list[dict[str, Any]] = []
-        for out in write_partition(self.spec, prepared()):
+        for out in write_task(self.spec, prepared()):
             rows.extend(out.to_pylist())
         return _FilesMessage(rows)
 

@@ -20,8 +20,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from ..curves import to_sortable_int64
-from .curve_key import KEY_COLUMN, CurveParams, check_key_columns, curve_params, normalise_strategy
+from hudi_layout.curves import to_sortable_int64
+from hudi_layout.spark.curve_key import (
+    KEY_COLUMN,
+    CurveParams,
+    check_key_columns,
+    curve_params,
+    normalise_strategy,
+    with_curve_key,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -103,8 +110,6 @@ def curve_layout(df: DataFrame, columns: Sequence[str], n: int, *, strategy: str
     params = curve_params(df, columns, curve=kind, method=method, sample_size=sample_size,
                           hudi_direct=hudi_direct, row_count=row_count)
     if not params.key_is_long:  # very wide keys (explicit bits): let Spark range-partition the bytes
-        from .curve_key import with_curve_key
-
         keyed = with_curve_key(df, columns, kind, method, params=params)
         return keyed.repartitionByRange(n, KEY_COLUMN).sortWithinPartitions(KEY_COLUMN).drop(KEY_COLUMN)
     bounds = key_bounds(df, params, n, row_count=row_count)

@@ -1,17 +1,13 @@
-"""Filtered reads that open only the files that can match.
+"""The Spark DataFrame of a scan plan: only the candidate files, read by Spark's native parquet reader.
 
-``read(spark, path, where=...)`` — the default and the fast path: plan the scan on the driver with
-:func:`hudi_layout.scan.plan_scan` (partition pruning + ``column_stats``), then hand only the candidate
-base files to Spark's native parquet reader and apply the filter to rows there. File pruning is inexact
-by design (it only drops files that *cannot* match), so Spark always filters the rows itself.
+:func:`hudi_layout.api.read` plans the scan on the driver with :func:`hudi_layout.scan.plan.plan_scan`
+(partition pruning + ``column_stats``) and hands the plan to :func:`dataframe_for_plan`, which reads only the
+candidate base files and applies the filter to rows. File pruning is inexact by design (it only drops files
+that *cannot* match), so Spark always filters the rows itself.
 
-``explain(path, where)`` returns the scan plan (files total / after partition pruning / after column
-stats, candidate files, rows in them, and why each dropped file was dropped).
-
-Per-query overhead is kept small: planning uses the validated in-process cache of
-:mod:`hudi_layout.table.cache` and skips the informational row counts; the DataFrame is built with few
-py4j round trips (the Spark schema is converted once per table schema, the meta columns are left out
-of the read schema instead of being dropped afterwards, and the path list is sent to the JVM in one piece).
+Per-query overhead is kept small: the DataFrame is built with few py4j round trips (the Spark schema is
+converted once per table schema, the meta columns are left out of the read schema instead of being dropped
+afterwards, and the path list is sent to the JVM in one piece).
 """
 
 from __future__ import annotations
@@ -22,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ..scan import ScanPlan, plan_scan, table_schema, to_predicate
-from ..table.hudi_table import HudiTable
-from .base_file_writer import META_COLUMNS
+from hudi_layout.scan.plan import ScanPlan, table_schema, to_predicate
+from hudi_layout.skipping.to_sql import predicate_to_sql
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.writer.base_file_writer import META_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -91,27 +88,7 @@ def _row_filter(where: Any):
         return F.expr(where)
     if type(where).__name__ == "Column":
         return where
-    from ..skipping.to_sql import predicate_to_sql
-
     return F.expr(predicate_to_sql(to_predicate(where)))  # tuples or a predicate tree
-
-
-def read(spark: SparkSession, path: str, where: Any = None, *, columns: Sequence[str] | None = None,
-         skipping: bool = True, include_meta: bool = False) -> DataFrame:
-    """A DataFrame of the rows of the table at ``path`` matching ``where``.
-
-    Args:
-        spark: the session.
-        path: table base path.
-        where: SQL text (``"src_port BETWEEN 1000 AND 1999"``), a PySpark ``Column``, hudi-rs style tuples
-            ``[("col", "=", 1)]``, or a :mod:`hudi_layout.skipping` predicate. ``None`` reads everything.
-        columns: project these columns (default: all data columns).
-        skipping: use the column_stats index (partition pruning always applies).
-        include_meta: keep the five ``_hoodie_*`` meta columns.
-    """
-    table = HudiTable(path)
-    plan = plan_scan(path, where, use_column_stats=skipping, spark=spark, table=table, with_row_counts=False)
-    return dataframe_for_plan(spark, table, plan, where, columns=columns, include_meta=include_meta)
 
 
 def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, where: Any = None, *,
@@ -131,8 +108,3 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
     if columns:
         df = df.select(*[f"`{c}`" for c in columns])
     return df
-
-
-def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:
-    """The scan plan of a filtered read (no data is read). ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark)

@@ -80,7 +80,22 @@ def get_spark(
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("HUDI_LAYOUT_SPARK_LOG_LEVEL", "ERROR"))
-    from .datasource import register
+    from hudi_layout.spark.datasource import register
 
     register(session)
     return session
+
+
+def is_spark_session(value: object) -> bool:
+    """True for a SparkSession (classic or Connect), checked by class name so that pyspark is not imported."""
+    return any(c.__name__ == "SparkSession" for c in type(value).__mro__)
+
+
+def session_or_default(spark: SparkSession | None = None) -> SparkSession:
+    """``spark`` if given, else the active SparkSession, else a new one from :func:`get_spark`."""
+    if spark is not None:
+        return spark
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    return active if active is not None else get_spark()

@@ -14,12 +14,12 @@ _EXPORTS = {
     "FileSlice": "hudi_layout.table.fs_view",
     "FileSystemView": "hudi_layout.table.fs_view",
     "Timeline": "hudi_layout.table.timeline",
-    "Instant": "hudi_layout.table.instant",
-    "State": "hudi_layout.table.instant",
-    "TableProperties": "hudi_layout.table.properties",
-    "load_properties": "hudi_layout.table.properties",
-    "write_properties": "hudi_layout.table.properties",
-    "WriteStat": "hudi_layout.table.commit_metadata",
+    "Instant": "hudi_layout.format.instant",
+    "State": "hudi_layout.format.instant",
+    "TableProperties": "hudi_layout.format.properties",
+    "load_properties": "hudi_layout.format.properties",
+    "write_properties": "hudi_layout.format.properties",
+    "WriteStat": "hudi_layout.format.commit_metadata",
 }
 
 __all__ = sorted(_EXPORTS)

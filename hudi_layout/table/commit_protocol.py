@@ -12,6 +12,10 @@ Sequence for one write (see docs/ARCHITECTURE.md):
 Readers only see files of completed instants, so a crash before step 3's rename leaves the table as it
 was; the next writer rolls the pending instant back (deleting its files, its MDT entries and its
 pending instant files, and recording a completed ``rollback`` instant as Hudi does).
+
+The metadata table lives in a layer above this one: removing a failed instant's MDT entries is a hook the
+caller passes (:class:`CommitHooks`). Rolling back an instant of a table that has a metadata table without
+that hook raises before anything is touched (fail closed), so no caller can silently leave entries behind.
 """
 
 from __future__ import annotations
@@ -23,22 +27,35 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
-from ..errors import UnsupportedTableError
-from . import instant as inst
-from .commit_metadata import (
+from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.format import instant as inst
+from hudi_layout.format.commit_metadata import (
     commit_metadata_bytes,
     decode_requested_replace,
     rollback_metadata_bytes,
     rollback_plan_bytes,
 )
-from .file_naming import try_parse_base_file_name
-from .fileio import atomic_write
-from .instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
-from .locks import Heartbeat, TableLock, writer_is_alive
-from .properties import TableProperties, load_properties
+from hudi_layout.format.file_naming import try_parse_base_file_name
+from hudi_layout.format.fileio import atomic_write
+from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
+from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
 
 WRITE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT, inst.CLUSTERING)
+
+
+@dataclass(frozen=True)
+class CommitHooks:
+    """What the commit protocol delegates to the layers above it (which it may not import)."""
+
+    #: removes what a failed data instant wrote into the metadata table: ``rollback_metadata(base, instant)``.
+    #: Required to roll back instants of a table that has a metadata table.
+    rollback_metadata: Callable[[Path, str], object] | None = None
+
+
+NO_HOOKS = CommitHooks()
 
 
 def timeline_dir(base_path: str | os.PathLike[str], props: TableProperties) -> Path:
@@ -89,6 +106,12 @@ def latest_time_with_metadata(base: Path, props: TableProperties) -> str | None:
     return latest
 
 
+class HeartbeatHandle(Protocol):
+    """What a pending write needs of its heartbeat (a :class:`Heartbeat`, or a stand-in in another process)."""
+
+    def stop(self, *, delete: bool = True) -> None: ...
+
+
 @dataclass
 class PendingWrite:
     """A started, not yet completed instant owned by this process."""
@@ -97,10 +120,11 @@ class PendingWrite:
     props: TableProperties
     instant_time: str
     action: str
-    heartbeat: Heartbeat
+    heartbeat: HeartbeatHandle
     lock: TableLock
     completed: bool = False
     extra_cleanup: list[Path] = field(default_factory=list)
+    hooks: CommitHooks = NO_HOOKS
 
     @property
     def timeline(self) -> Path:
@@ -119,18 +143,20 @@ def begin_write(
     inflight_bytes: bytes | None = None,
     lock: TableLock | None = None,
     rollback_failed: bool = True,
+    hooks: CommitHooks = NO_HOOKS,
 ) -> PendingWrite:
     """Start instant ``T`` for ``action`` (commit, replacecommit or clustering) and return its handle.
 
     ``inflight_bytes=None`` writes Hudi's default inflight content for the action (an empty commit
-    metadata workload profile for commits, nothing for clustering).
+    metadata workload profile for commits, nothing for clustering). ``hooks`` serve the rollbacks of failed
+    writes done here and by :func:`abort_write`.
     """
     base = Path(base_path)
     lock = lock or TableLock(base)
     with lock:
         props = load_properties(base / ".hoodie")
         if rollback_failed:
-            rollback_failed_writes(base, props, lock=lock)
+            rollback_failed_writes(base, props, lock=lock, hooks=hooks)
         t = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
         tdir = timeline_dir(base, props)
         tdir.mkdir(parents=True, exist_ok=True)
@@ -148,36 +174,32 @@ def begin_write(
         atomic_write(tdir / instant_file_name(t, action, State.INFLIGHT, layout_version=layout),
                       inflight_bytes, tmp)
         (base / ".hoodie" / ".temp" / t).mkdir(parents=True, exist_ok=True)
-    return PendingWrite(base, props, t, action, heartbeat, lock)
+    return PendingWrite(base, props, t, action, heartbeat, lock, hooks=hooks)
 
 
 def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
-                      lock: TableLock | None = None) -> PendingWrite:
+                      lock: TableLock | None = None, hooks: CommitHooks = NO_HOOKS) -> PendingWrite:
     """Take ownership of a pending clustering plan ``instant_time`` and move it to inflight."""
     base = Path(base_path)
     lock = lock or TableLock(base)
     with lock:
         props = load_properties(base / ".hoodie")
         if writer_is_alive(base, instant_time):
-            from ..errors import CommitConflictError
-
             raise CommitConflictError(f"clustering {instant_time} is being executed by another process")
-        rollback_failed_writes(base, props, lock=lock)
+        rollback_failed_writes(base, props, lock=lock, hooks=hooks)
         tdir = timeline_dir(base, props)
         action = inst.CLUSTERING if props.timeline_layout_version >= 2 and (
             tdir / instant_file_name(instant_time, inst.CLUSTERING, State.REQUESTED)).exists() else inst.REPLACE_COMMIT
         layout = props.timeline_layout_version
         req = tdir / instant_file_name(instant_time, action, State.REQUESTED, layout_version=layout)
         if not req.exists():
-            from ..errors import InvalidArgumentError
-
             raise InvalidArgumentError(f"no pending clustering plan {instant_time} in {tdir}")
         heartbeat = Heartbeat(base, instant_time)
         infl = tdir / instant_file_name(instant_time, action, State.INFLIGHT, layout_version=layout)
         if not infl.exists():
             atomic_write(infl, b"", base / ".hoodie" / ".temp")
         (base / ".hoodie" / ".temp" / instant_time).mkdir(parents=True, exist_ok=True)
-    return PendingWrite(base, props, instant_time, action, heartbeat, lock)
+    return PendingWrite(base, props, instant_time, action, heartbeat, lock, hooks=hooks)
 
 
 def complete_write(
@@ -227,15 +249,13 @@ def _check_still_pending(pending: PendingWrite) -> None:
     infl = pending.timeline / instant_file_name(pending.instant_time, pending.action, State.INFLIGHT,
                                                 layout_version=layout)
     if not infl.exists():
-        from ..errors import CommitConflictError
-
         raise CommitConflictError(
             f"instant {pending.instant_time} is no longer inflight (rolled back by another process); "
             "its files may be gone, so it cannot complete")
 
 
 def _marker_files(marker_dir: Path) -> list[str]:
-    out = []
+    out: list[str] = []
     if not marker_dir.is_dir():
         return out
     for root, _dirs, files in os.walk(marker_dir):
@@ -261,7 +281,8 @@ def abort_write(pending: PendingWrite) -> None:
     if pending.completed:
         return
     with pending.lock:
-        _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False)
+        _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False,
+                          hooks=pending.hooks)
     pending.heartbeat.stop()
 
 
@@ -302,7 +323,7 @@ def pending_write_instants(base: Path, props: TableProperties) -> list[Instant]:
 
 
 def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProperties | None = None, *,
-                           lock: TableLock | None = None) -> list[str]:
+                           lock: TableLock | None = None, hooks: CommitHooks = NO_HOOKS) -> list[str]:
     """Roll back every pending write whose writer is gone. Returns the rolled-back instant times.
 
     A pending *clustering* that was never started (requested only) is a plan, not a failure: it stays.
@@ -320,7 +341,7 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
             clustering = _is_clustering(base, props, i)
             if clustering and i.state is State.REQUESTED:
                 continue
-            _rollback_instant(base, props, i, record=not clustering, keep_plan=clustering)
+            _rollback_instant(base, props, i, record=not clustering, keep_plan=clustering, hooks=hooks)
             done.append(i.requested_time)
     return done
 
@@ -341,8 +362,13 @@ def _files_of_instant(base: Path, t: str) -> list[Path]:
 
 
 def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record: bool,
-                      keep_plan: bool = False) -> None:
+                      keep_plan: bool = False, hooks: CommitHooks = NO_HOOKS) -> None:
     t = i.requested_time
+    has_mdt = _has_metadata_table(base)
+    if has_mdt and hooks.rollback_metadata is None:
+        raise UnsupportedTableError(
+            f"{base}: cannot roll back instant {t}: the table has a metadata table and no metadata rollback "
+            "hook was given", hint="pass hooks=CommitHooks(rollback_metadata=...) to the commit protocol")
     start = time.time()
     tdir = timeline_dir(base, props)
     layout = props.timeline_layout_version
@@ -376,7 +402,9 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
             p.unlink()
         except FileNotFoundError:
             pass
-    _rollback_metadata_table(base, props, t)
+    if has_mdt and hooks.rollback_metadata is not None:
+        # removes what the failed instant wrote into the metadata table (readers ignore it anyway)
+        hooks.rollback_metadata(base, t)
     if keep_plan:
         infl = tdir / instant_file_name(t, i.action, State.INFLIGHT, layout_version=layout)
         infl.unlink(missing_ok=True)
@@ -386,14 +414,14 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     shutil.rmtree(base / ".hoodie" / ".temp" / t, ignore_errors=True)
     (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
     if record and rollback_time is not None:
-        by_partition_meta: dict[str, dict[str, object]] = {}
+        by_partition_meta: dict[str, dict[str, Any]] = {}
         for p in files:
             rel = p.relative_to(base)
             part = "" if len(rel.parts) == 1 else str(rel.parent)
             entry = by_partition_meta.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
                                                         "failedDeleteFiles": [], "rollbackLogFiles": None,
                                                         "writtenLogFiles": None})
-            entry["successDeleteFiles"].append(str(p))  # type: ignore[union-attr]
+            entry["successDeleteFiles"].append(str(p))
         instants = list_instants(base, props)
         completion = new_instant_time(latest_time_on_timeline(instants), use_utc=props.timeline_timezone == "UTC")
         meta = {
@@ -410,12 +438,5 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
                       rollback_metadata_bytes(meta), tmp)
 
 
-def _rollback_metadata_table(base: Path, props: TableProperties, instant_time: str) -> None:
-    """Remove what a failed data instant wrote into the metadata table (readers ignore it anyway)."""
-    if not (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").exists():
-        return
-    try:
-        from ..metadata.mdt_writer import rollback_metadata_instant
-    except ImportError as e:  # pragma: no cover - the metadata package is part of the project
-        raise UnsupportedTableError(f"cannot roll back metadata table entries of {instant_time}: {e}") from e
-    rollback_metadata_instant(base, instant_time)
+def _has_metadata_table(base: Path) -> bool:
+    return (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").exists()

@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..errors import InvalidArgumentError, UnsupportedTableError
-from .properties import write_properties
-from .schema_conversion import arrow_to_avro_schema_json
-
-SUPPORTED_WRITE_VERSIONS = (8, 9)
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.capabilities import require_creatable
+from hudi_layout.format.properties import write_properties
+from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
 
 
 def keygenerator_type(record_key_fields: list[str], partition_fields: list[str]) -> str:
@@ -32,11 +31,7 @@ def table_properties_for(
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The ``hoodie.properties`` content for a new COW table at ``table_version`` (8 or 9)."""
-    if table_version not in SUPPORTED_WRITE_VERSIONS:
-        raise UnsupportedTableError(
-            f"hudi_layout creates tables of version 8 or 9, not {table_version}",
-            hint="set hoodie.table.version=9 (default) or 8",
-        )
+    require_creatable(table_version=table_version)
     if not table_name:
         raise InvalidArgumentError("hoodie.table.name is required to create a table")
     props: dict[str, str] = {

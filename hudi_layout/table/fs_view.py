@@ -16,16 +16,12 @@ Files are listed from storage (not from the metadata table's ``files`` partition
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hudi_layout.table.file_naming import (
-    LOG_FILE_RE,
-    parse_log_file_name,
-    try_parse_base_file_name,
-)
-from hudi_layout.table.instant import WRITE_ACTIONS
+from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
+from hudi_layout.format.instant import WRITE_ACTIONS
 from hudi_layout.table.partition_metadata import has_partition_metadata
 from hudi_layout.table.timeline import Timeline
 
@@ -80,7 +76,7 @@ class FileSystemView:
         self.timeline = timeline
         self.base_file_extension = base_file_extension
 
-    def _is_committed_fn(self, as_of: str | None):  # type: ignore[no-untyped-def]
+    def _is_committed_fn(self, as_of: str | None) -> Callable[[str], bool]:
         tl = self.timeline
         commits = tl.commits_and_replaces()
         completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS}
@@ -116,8 +112,8 @@ class FileSystemView:
                     continue
                 name = e.name
                 if name.startswith("."):
-                    if LOG_FILE_RE.match(name):
-                        lf = parse_log_file_name(name)
+                    lf = try_parse_log_file_name(name)
+                    if lf is not None:
                         logs.setdefault(lf.file_id, []).append((lf.instant_time, name))
                     continue
                 if not name.endswith(self.base_file_extension):

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.errors import NotAHudiTableError
+from hudi_layout.format.instant import REPLACE_COMMIT, WRITE_ACTIONS
+from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
-from hudi_layout.table.instant import REPLACE_COMMIT, WRITE_ACTIONS
-from hudi_layout.table.properties import TableProperties, load_properties
 from hudi_layout.table.timeline import Timeline
 
 META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from ..errors import HudiLayoutError
+from hudi_layout.errors import HudiLayoutError
 
 
 class LockTimeoutError(HudiLayoutError):

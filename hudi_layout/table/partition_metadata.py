@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hudi_layout.errors import CorruptFileError
-from hudi_layout.table.file_naming import PARTITION_METAFILE
-from hudi_layout.table.properties import read_properties_file
+from hudi_layout.format.file_naming import PARTITION_METAFILE
+from hudi_layout.format.properties import read_properties_file
 
 #: base-format variants Hudi may write instead (``hoodie.partition.metafile.use.base.format``)
 PARTITION_METAFILE_VARIANTS = (PARTITION_METAFILE, PARTITION_METAFILE + ".parquet",

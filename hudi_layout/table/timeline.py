@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
-from hudi_layout.table import cache as table_cache
-from hudi_layout.table import commit_metadata as cm
-from hudi_layout.table.instant import (
+from hudi_layout.format import commit_metadata as cm
+from hudi_layout.format.instant import (
     CLUSTERING,
     COMMIT,
     COMPACTION,
@@ -30,6 +29,8 @@ from hudi_layout.table.instant import (
     State,
     parse_instant_file_name,
 )
+from hudi_layout.format.properties import load_properties
+from hudi_layout.table import cache as table_cache
 
 #: Hudi's ``getCommitsTimeline`` actions: everything that writes data files
 COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING, COMPACTION, LOG_COMPACTION})
@@ -68,8 +69,6 @@ class Timeline:
         hoodie = resolve_hoodie_dir(path)
         if layout_version is None or (layout_version >= 2 and timeline_path is None
                                       and (hoodie / "hoodie.properties").is_file()):
-            from hudi_layout.table.properties import load_properties
-
             props = load_properties(hoodie)
             layout_version = props.timeline_layout_version if layout_version is None else layout_version
             timeline_path = props.timeline_path if timeline_path is None else timeline_path

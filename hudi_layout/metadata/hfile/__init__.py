@@ -6,10 +6,10 @@
 
 from __future__ import annotations
 
-from .index import IndexEntry
-from .reader import HFileReader, prefix_successor, read_hfile_items
-from .trailer import HUDI_COMPARATOR, HFileTrailer
-from .writer import HFileWriter, write_hfile
+from hudi_layout.metadata.hfile.index import IndexEntry
+from hudi_layout.metadata.hfile.reader import HFileReader, prefix_successor, read_hfile_items
+from hudi_layout.metadata.hfile.trailer import HUDI_COMPARATOR, HFileTrailer
+from hudi_layout.metadata.hfile.writer import HFileWriter, write_hfile
 
 __all__ = [
     "HUDI_COMPARATOR",

@@ -18,9 +18,8 @@ from dataclasses import dataclass
 import crc32c
 
 from hudi_layout.errors import HFileFormatError
-
-from .compression import compress, decompress
-from .varint import Buffer
+from hudi_layout.metadata.hfile.compression import compress, decompress
+from hudi_layout.metadata.hfile.varint import Buffer
 
 HEADER_SIZE = 33
 _HEADER = struct.Struct(">8siiqbii")

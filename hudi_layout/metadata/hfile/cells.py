@@ -14,8 +14,7 @@ from __future__ import annotations
 import struct
 
 from hudi_layout.errors import HFileFormatError
-
-from .varint import read_vlong
+from hudi_layout.metadata.hfile.varint import read_vlong
 
 _CELL_HEAD = struct.Struct(">IIH")
 LATEST_TIMESTAMP = 0x7FFFFFFFFFFFFFFF

@@ -32,7 +32,8 @@ def check_codec(codec: int, *, name: str) -> None:
             f"{name}: unsupported compression codec {codec} ({label}) in trailer: expected 1 (GZ) or 2 (NONE)")
 
 
-def decompress(codec: int, payload: bytes | memoryview, expected_size: int, *, name: str, offset: int) -> bytes:
+def decompress(codec: int, payload: bytes | bytearray | memoryview, expected_size: int, *, name: str,
+               offset: int) -> bytes:
     """Decompress one block payload and check it yields ``expected_size`` bytes."""
     if codec == NONE:
         out = bytes(payload)

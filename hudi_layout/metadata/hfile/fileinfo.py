@@ -6,9 +6,8 @@ Spec: ``hudi-format-notes.md`` §6.6.
 from __future__ import annotations
 
 from hudi_layout.errors import HFileFormatError
-
-from .proto import WIRE_LEN, delimited, field_bytes, iter_fields
-from .varint import read_uvarint
+from hudi_layout.metadata.hfile.proto import WIRE_LEN, delimited, field_bytes, iter_fields
+from hudi_layout.metadata.hfile.varint import read_uvarint
 
 PBUF_MAGIC = b"PBUF"
 

@@ -17,8 +17,7 @@ import struct
 from dataclasses import dataclass
 
 from hudi_layout.errors import HFileFormatError
-
-from .varint import encode_vlong, read_vlong
+from hudi_layout.metadata.hfile.varint import encode_vlong, read_vlong
 
 _ENTRY_HEAD = struct.Struct(">qi")
 

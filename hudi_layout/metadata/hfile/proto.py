@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from hudi_layout.errors import HFileFormatError
-
-from .varint import Buffer, encode_uvarint, read_uvarint
+from hudi_layout.metadata.hfile.varint import Buffer, encode_uvarint, read_uvarint
 
 WIRE_VARINT = 0
 WIRE_FIXED64 = 1

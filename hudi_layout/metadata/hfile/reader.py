@@ -25,13 +25,12 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
 from hudi_layout.errors import HFileFormatError
-
-from . import block as blk
-from .cells import parse_cells
-from .compression import check_codec
-from .fileinfo import KEY_VALUE_VERSION, LASTKEY, MAX_TAGS_LEN, parse_file_info
-from .index import IndexEntry, key_row, parse_nonroot_index, parse_root_index
-from .trailer import HFileTrailer
+from hudi_layout.metadata.hfile import block as blk
+from hudi_layout.metadata.hfile.cells import parse_cells
+from hudi_layout.metadata.hfile.compression import check_codec
+from hudi_layout.metadata.hfile.fileinfo import KEY_VALUE_VERSION, LASTKEY, MAX_TAGS_LEN, parse_file_info
+from hudi_layout.metadata.hfile.index import IndexEntry, key_row, parse_nonroot_index, parse_root_index
+from hudi_layout.metadata.hfile.trailer import HFileTrailer
 
 _ParsedBlock = tuple[list[bytes], list[bytes]]
 

@@ -10,9 +10,8 @@ import struct
 from dataclasses import dataclass
 
 from hudi_layout.errors import HFileFormatError
-
-from .proto import WIRE_LEN, delimited, field_bytes, field_varint, iter_fields
-from .varint import Buffer, read_uvarint
+from hudi_layout.metadata.hfile.proto import WIRE_LEN, delimited, field_bytes, field_varint, iter_fields
+from hudi_layout.metadata.hfile.varint import Buffer, read_uvarint
 
 TRAILER_SIZE = 4096
 TRAILER_MAGIC = b'TRABLK"$'

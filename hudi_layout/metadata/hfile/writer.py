@@ -25,10 +25,10 @@ import struct
 from collections.abc import Iterable
 from typing import BinaryIO
 
-from . import block as blk
-from .cells import MAX_ROW_LENGTH, encode_cell, encode_key
-from .compression import codec_id
-from .fileinfo import (
+from hudi_layout.metadata.hfile import block as blk
+from hudi_layout.metadata.hfile.cells import MAX_ROW_LENGTH, encode_cell, encode_key
+from hudi_layout.metadata.hfile.compression import codec_id
+from hudi_layout.metadata.hfile.fileinfo import (
     AVG_KEY_LEN,
     AVG_VALUE_LEN,
     CREATE_TIME_TS,
@@ -37,8 +37,8 @@ from .fileinfo import (
     MAX_MEMSTORE_TS_KEY,
     encode_file_info,
 )
-from .index import IndexEntry, encode_nonroot_index, encode_root_index, root_entry_size
-from .trailer import HUDI_COMPARATOR, HFileTrailer
+from hudi_layout.metadata.hfile.index import IndexEntry, encode_nonroot_index, encode_root_index, root_entry_size
+from hudi_layout.metadata.hfile.trailer import HUDI_COMPARATOR, HFileTrailer
 
 DEFAULT_BLOCK_SIZE = 1 << 20
 DEFAULT_MAX_INDEX_BLOCK_SIZE = 128 * 1024  # HBase hfile.index.block.max.size

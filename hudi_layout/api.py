@@ -1,0 +1,124 @@
+"""The public functions of hudi_layout: thin wrappers over the services, with one argument order.
+
+Every table-level function takes the table path first and the SparkSession as the keyword ``spark=``
+(default: the active session, else :func:`get_spark`); :func:`write` keeps the data first, as ``df.write``
+does. The spellings of the previous release (``read(spark, path, where)``, ``cluster(spark, path, columns)``,
+``execute_pending(spark, path)``) still work for one release and warn with a :class:`DeprecationWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from hudi_layout.clustering.metrics import ClusteringMetrics
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.scan.plan import ScanPlan, plan_scan
+from hudi_layout.services import clustering as _clustering
+from hudi_layout.services.clustering_service import ClusteringService
+from hudi_layout.services.index import build_column_stats_index
+from hudi_layout.services.write import write
+from hudi_layout.spark.curve_key import with_curve_key
+from hudi_layout.spark.read import dataframe_for_plan
+from hudi_layout.spark.session import get_spark, is_spark_session, session_or_default
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.writer.transaction import WriteResult
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan", "WriteResult",
+           "build_column_stats_index", "cluster", "execute_pending", "explain", "get_spark", "plan_scan", "read",
+           "with_curve_key", "write"]
+
+
+def _legacy(name: str, new_form: str) -> None:
+    warnings.warn(f"{name}(spark, path, ...) is deprecated; call {new_form} (spark is a keyword now)",
+                  DeprecationWarning, stacklevel=3)
+
+
+def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | None = None,
+         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False) -> DataFrame:
+    """``read(path, where=None, *, spark=None, ...)``: a DataFrame of the rows of the table at ``path`` matching
+    ``where``; only candidate files are read. ``where`` may also be the second positional argument.
+
+    Args:
+        path: table base path.
+        where: SQL text (``"src_port BETWEEN 1000 AND 1999"``), a PySpark ``Column``, hudi-rs style tuples
+            ``[("col", "=", 1)]``, or a :mod:`hudi_layout.skipping` predicate. ``None`` reads everything.
+        spark: the session (default: the active one, else :func:`get_spark`).
+        columns: project these columns (default: all data columns).
+        skipping: use the column_stats index (partition pruning always applies).
+        include_meta: keep the five ``_hoodie_*`` meta columns.
+    """
+    rest = list(positional)
+    if is_spark_session(path):  # deprecated: read(spark, path, where)
+        _legacy("read", "read(path, where, spark=spark)")
+        if not rest:
+            raise TypeError("read(spark, path): path is missing")
+        spark, path = path, rest.pop(0)  # type: ignore[assignment]
+    if rest:
+        if len(rest) > 1 or where is not None:
+            raise TypeError("read() takes the table path and one filter (where)")
+        where = rest[0]
+    session = session_or_default(spark)
+    table = HudiTable(path)
+    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False)
+    return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
+
+
+def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:
+    """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
+    ``print(plan.render())`` for a report."""
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark)
+
+
+def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
+            strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
+            include_all_files: bool = True) -> ClusteringMetrics | None:
+    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
+    no file group qualified).
+
+    ``strategy`` is ``linear``, ``z-order`` or ``hilbert``; ``method`` is ``direct`` or ``sample``.
+    ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
+    of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
+    the whole table. Set it to False for Hudi's small-files-only behaviour.
+    """
+    if is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
+        _legacy("cluster", "cluster(path, columns, spark=spark, ...)")
+        if not legacy:
+            raise TypeError("cluster(spark, path, columns): columns are missing")
+        old = list(legacy[1:])
+        spark, path, columns = path, columns, legacy[0]  # type: ignore[assignment]
+        if old:
+            strategy = old.pop(0)
+        if old:
+            method = old.pop(0)
+        if old:
+            options = old.pop(0)
+        if old:
+            raise TypeError("cluster() got too many positional arguments")
+    elif legacy:
+        raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
+    if columns is None:
+        raise TypeError("cluster() missing the columns to cluster by")
+    return _clustering.cluster(session_or_default(spark), path, columns, strategy, method, options,
+                               include_all_files=include_all_files)
+
+
+def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
+                    options: Mapping[str, Any] | None = None, only: str | None = None) -> list[ClusteringMetrics]:
+    """Execute every pending clustering plan of ``path`` whose executor is not alive (oldest first)."""
+    if is_spark_session(path):  # execute_pending(spark, path, options)
+        _legacy("execute_pending", "execute_pending(path, spark=spark)")
+        if not legacy:
+            raise TypeError("execute_pending(spark, path): path is missing")
+        spark, path = path, legacy[0]  # type: ignore[assignment]
+        if len(legacy) > 1:
+            options = legacy[1]
+        if len(legacy) > 2:
+            raise TypeError("execute_pending() got too many positional arguments")
+    elif legacy:
+        raise TypeError(f"execute_pending() takes 1 positional argument but {1 + len(legacy)} were given")
+    return _clustering.execute_pending(session_or_default(spark), path, options, only=only)

@@ -1,0 +1,175 @@
+"""What hudi_layout can do with a table, and if not, why: the one place for that rule.
+
+Every entry point asks here before it touches anything: reading (any supported version, COW or MOR read as
+base files), creating and writing (per write operation), clustering (scheduling and executing alike),
+building the column_stats index, cleaning, and keeping a metadata table in sync. A refusal carries the message
+and hint the user sees (:class:`~hudi_layout.errors.UnsupportedTableError`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hudi_layout.errors import UnsupportedTableError
+from hudi_layout.options import WriteOperation
+
+if TYPE_CHECKING:
+    from hudi_layout.format.properties import TableProperties
+
+#: table versions whose layout we read (properties, timeline, file names, commit metadata)
+READ_VERSIONS = (6, 8, 9)
+#: table versions we create, write, cluster, index and clean (timeline layout 2, Avro commit metadata)
+WRITE_VERSIONS = (8, 9)
+#: the operations we write: every insert creates new file groups (no record-level index is needed)
+WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT)
+#: metadata-table partitions we keep in sync; a table listing any other one is refused for writes
+MAINTAINABLE_MDT_PARTITIONS = ("files", "column_stats")
+
+
+class Action(enum.Enum):
+    """Something hudi_layout may be asked to do with an existing table."""
+
+    READ = "read"
+    WRITE = "write"
+    CLUSTER = "cluster"
+    INDEX = "index"
+    CLEAN = "clean"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an action is refused: the one line the user sees, and what to do about it."""
+
+    message: str
+    hint: str | None = None
+
+    def error(self) -> UnsupportedTableError:
+        return UnsupportedTableError(self.message, hint=self.hint)
+
+
+def refusal(props: TableProperties, action: Action, *,
+            operation: WriteOperation | str | None = None) -> Refusal | None:
+    """``None`` when ``action`` is supported on the table described by ``props``, else why not.
+
+    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself. Metadata-table partitions are
+    a separate question (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
+    """
+    if action is Action.WRITE and operation is not None:
+        why = operation_refusal(operation)
+        if why is not None:
+            return why
+    return _TABLE_RULES[action](props)
+
+
+def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None) -> None:
+    """Raise :class:`UnsupportedTableError` unless ``action`` is supported (see :func:`refusal`)."""
+    why = refusal(props, action, operation=operation)
+    if why is not None:
+        raise why.error()
+
+
+def operation_refusal(operation: WriteOperation | str) -> Refusal | None:
+    """Known operations other than ``bulk_insert`` / ``insert`` are refused; unknown names are not ours to
+    judge here (the options layer reports them as bad input)."""
+    if operation in WRITE_OPERATIONS or not isinstance(operation, WriteOperation):
+        return None
+    return Refusal(f"operation {operation.value!r} is not supported by hudi_layout (only bulk_insert and insert)",
+                   "use Hudi's own Spark writer for upserts and deletes")
+
+
+def version_refusal(version: int, where: str) -> Refusal | None:
+    """Versions whose on-disk layout we cannot read at all (checked when ``hoodie.properties`` is loaded)."""
+    if version in READ_VERSIONS:
+        return None
+    return Refusal(f"{where}: table version {version} is not supported (supported: {READ_VERSIONS})")
+
+
+def creation_refusal(*, table_version: int | None = None, table_type: str | None = None) -> Refusal | None:
+    """A new table: Copy-on-Write (``COPY_ON_WRITE`` / ``COW``) of a version we write."""
+    if table_type is not None and table_type not in ("COPY_ON_WRITE", "COW"):
+        return Refusal("hudi_layout writes Copy-on-Write tables only",
+                       "set hoodie.datasource.write.table.type=COPY_ON_WRITE")
+    if table_version is not None and table_version not in WRITE_VERSIONS:
+        return Refusal(f"hudi_layout creates tables of version 8 or 9, not {table_version}",
+                       "set hoodie.table.version=9 (default) or 8")
+    return None
+
+
+def require_creatable(*, table_version: int | None = None, table_type: str | None = None) -> None:
+    why = creation_refusal(table_version=table_version, table_type=table_type)
+    if why is not None:
+        raise why.error()
+
+
+def metadata_table_refusal(props: TableProperties) -> Refusal | None:
+    """Keeping the table's metadata table in sync: every listed partition (completed or inflight) must be one we
+    maintain, and the version one whose MDT layout we write."""
+    listed: Iterable[str] = [*props.metadata_partitions, *props.metadata_partitions_inflight]
+    foreign = sorted({p for p in listed if p and p not in MAINTAINABLE_MDT_PARTITIONS})
+    if foreign:
+        names = ", ".join(repr(p) for p in foreign)
+        return Refusal(
+            f"{props.source}: metadata table partition(s) {names} cannot be maintained by hudi_layout "
+            f"(only {', '.join(MAINTAINABLE_MDT_PARTITIONS)})",
+            "set hoodie.metadata.enable=false to drop the metadata table (as Hudi does), or disable "
+            "those indexes with Hudi, before writing with hudi_layout")
+    if props.version not in WRITE_VERSIONS:
+        return Refusal(f"metadata table maintenance needs table version 8 or 9, table has {props.version}")
+    return None
+
+
+def require_metadata_maintainable(props: TableProperties) -> None:
+    why = metadata_table_refusal(props)
+    if why is not None:
+        raise why.error()
+
+
+# ------------------------------------------------------------------------------------------ per action
+
+def _read(props: TableProperties) -> Refusal | None:
+    # MERGE_ON_READ tables are read as their base files (log files are not merged)
+    return version_refusal(props.version, props.source or props.table_name)
+
+
+def _write(props: TableProperties) -> Refusal | None:
+    name = props.table_name
+    if props.version not in WRITE_VERSIONS:
+        return Refusal(f"table {name!r} is version {props.version}; hudi_layout writes only versions 8 and 9",
+                       "upgrade the table with Hudi (hoodie.write.auto.upgrade) first; reading version 6 works")
+    if props.is_mor:
+        return Refusal(f"table {name!r} is MERGE_ON_READ; hudi_layout writes Copy-on-Write tables only")
+    if not props.populate_meta_fields:
+        return Refusal(f"table {name!r} has hoodie.populate.meta.fields=false, which hudi_layout does not write")
+    return None
+
+
+def _cluster(props: TableProperties) -> Refusal | None:
+    """Scheduling and executing alike: a plan we could not execute is never written."""
+    if props.version not in WRITE_VERSIONS:
+        return Refusal(f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
+                       "upgrade the table with Hudi first")
+    if props.is_mor:
+        return Refusal("clustering MERGE_ON_READ tables is not supported by hudi_layout",
+                       "hudi_layout clusters COPY_ON_WRITE tables")
+    return None
+
+
+def _index(props: TableProperties) -> Refusal | None:
+    if props.is_mor:
+        return Refusal("indexing MERGE_ON_READ tables is not supported (log files are not indexed)")
+    if props.version not in WRITE_VERSIONS:
+        return Refusal(f"table version {props.version}: hudi_layout indexes versions 8 and 9 only",
+                       "upgrade the table with Hudi first")
+    return None
+
+
+def _clean(props: TableProperties) -> Refusal | None:
+    """Cleaning deletes replaced file slices and records a clean instant: the writer's rules apply."""
+    return _write(props)
+
+
+_TABLE_RULES = {Action.READ: _read, Action.WRITE: _write, Action.CLUSTER: _cluster, Action.INDEX: _index,
+                Action.CLEAN: _clean}

@@ -1,0 +1,208 @@
+"""Hudi data file names, write tokens, file ids and partition paths (format notes §1.4–§1.6).
+
+Base file: ``<fileId>_<writeToken>_<instantTime>.<ext>`` (``FSUtils.makeBaseFileName``).
+Log file:  ``.<fileId>_<instant>.<ext>.<version>_<writeToken>[.cdc]``.
+Partition paths follow ``KeyGenUtils.getPartitionPath``: a null or empty value becomes
+``__HIVE_DEFAULT_PARTITION__``, values are Hive-escaped only when url-encoding is on, and hive style
+prefixes ``field=``.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from hudi_layout.errors import InvalidArgumentError
+
+DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"
+DEPRECATED_DEFAULT_PARTITION_PATH = "default"
+PARTITION_METAFILE = ".hoodie_partition_metadata"
+
+_BASE_RE = re.compile(
+    r"^(?P<file_id>[^/]+?)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{14,20})(?P<ext>\.[A-Za-z0-9]+)$")
+#: ``.<fileId>_<instant>.<log|archive>.<version>[_<token>[.cdc]]`` (the one log-file grammar: data table and MDT)
+LOG_FILE_RE = re.compile(r"^\.(.+)_(.*)\.(log|archive)\.(\d+)(_((\d+)-(\d+)-(\d+))(\.cdc)?)?$")
+
+
+@dataclass(frozen=True)
+class BaseFileName:
+    file_id: str
+    write_token: str
+    instant_time: str
+    extension: str  # with the dot: ".parquet"
+
+    @property
+    def name(self) -> str:
+        return make_base_file_name(self.file_id, self.write_token, self.instant_time, self.extension)
+
+
+@dataclass(frozen=True)
+class LogFileName:
+    file_id: str
+    instant_time: str  # base commit time (v6) or writing deltacommit (v8+)
+    version: int
+    write_token: str | None = None
+    extension: str = "log"  # "log" or "archive" (no dot)
+    is_cdc: bool = False
+
+    @property
+    def name(self) -> str:
+        token = f"_{self.write_token}" if self.write_token else ""
+        cdc = ".cdc" if self.is_cdc else ""
+        return f".{self.file_id}_{self.instant_time}.{self.extension}.{self.version}{token}{cdc}"
+
+
+def make_write_token(task_partition_id: int, stage_id: int, attempt_id: int) -> str:
+    """``FSUtils.makeWriteToken``: ``<taskPartitionId>-<stageId>-<taskAttemptId>``."""
+    return f"{task_partition_id}-{stage_id}-{attempt_id}"
+
+
+def new_file_id(index: int = 0) -> str:
+    """A new file group id ``<uuid4>-<index>`` (index = file number within one write task)."""
+    return f"{uuid.uuid4()}-{index}"
+
+
+def make_base_file_name(file_id: str, write_token: str, instant_time: str,
+                        extension: str = ".parquet") -> str:
+    if not extension.startswith("."):
+        extension = "." + extension
+    if not file_id or "/" in file_id:
+        raise InvalidArgumentError(f"bad file id {file_id!r}")
+    return f"{file_id}_{write_token}_{instant_time}{extension}"
+
+
+def parse_base_file_name(name: str) -> BaseFileName:
+    """Parse a base file name (basename, no directory). Raises InvalidArgumentError if it is not one."""
+    m = _BASE_RE.match(name)
+    if not m or name.startswith("."):
+        raise InvalidArgumentError(f"not a Hudi base file name: {name!r}")
+    return BaseFileName(m["file_id"], m["token"], m["instant"], m["ext"])
+
+
+def try_parse_base_file_name(name: str) -> BaseFileName | None:
+    try:
+        return parse_base_file_name(name)
+    except InvalidArgumentError:
+        return None
+
+
+def try_parse_log_file_name(name: str) -> LogFileName | None:
+    """The parts of a log file name (basename), ``None`` when ``name`` is not one."""
+    m = LOG_FILE_RE.match(name)
+    if not m:
+        return None
+    return LogFileName(file_id=m.group(1), instant_time=m.group(2), extension=m.group(3),
+                       version=int(m.group(4)), write_token=m.group(6), is_cdc=m.group(10) is not None)
+
+
+def parse_log_file_name(name: str) -> LogFileName:
+    parsed = try_parse_log_file_name(name)
+    if parsed is None:
+        raise InvalidArgumentError(f"not a Hudi log file name: {name!r}")
+    return parsed
+
+
+def is_log_file_name(name: str) -> bool:
+    return bool(LOG_FILE_RE.match(name))
+
+
+def make_log_file_name(file_id: str, instant_time: str, version: int = 1, write_token: str = "0-0-0") -> str:
+    return LogFileName(file_id, instant_time, version, write_token).name
+
+
+def log_sort_key(n: LogFileName) -> tuple[str, int, str]:
+    """Order of log files within a file group (instant, version, token) — as HoodieLogFile's comparator."""
+    return (n.instant_time, n.version, n.write_token or "")
+
+
+# ------------------------------------------------------------------------------------ partition paths
+
+# Hive's FileUtils.charToEscape (used by Hudi's PartitionPathEncodeUtils)
+_ESCAPE = frozenset([chr(c) for c in range(0x00, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
+
+
+def escape_partition_value(value: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in value)
+
+
+def unescape_partition_value(value: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if c == "%" and re.fullmatch(r"[0-9A-Fa-f]{2}", value[i + 1:i + 3]):
+            out.append(chr(int(value[i + 1:i + 3], 16)))
+            i += 3
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def partition_value_string(value: object) -> str:
+    """String form of one partition value as written in a path (before escaping)."""
+    if value is None:
+        return DEFAULT_PARTITION_PATH
+    if isinstance(value, bool):
+        s = "true" if value else "false"
+    else:
+        s = str(value)
+    return s if s != "" else DEFAULT_PARTITION_PATH
+
+
+def build_partition_path(fields: Sequence[str], values: Sequence[object] | Mapping[str, object], *,
+                         hive_style: bool = False, url_encode: bool = False) -> str:
+    """Partition path for one record's values, e.g. ``region=us`` or ``2024/01/15``; ``""`` if no fields.
+
+    Values are converted with :func:`partition_value_string` (callers formatting dates/timestamps should
+    pass strings). With ``url_encode`` the Hive escape set is applied (e.g. ``/`` → ``%2F``).
+    """
+    if isinstance(values, Mapping):
+        values = [values.get(f) for f in fields]
+    if len(values) != len(fields):
+        raise InvalidArgumentError(f"{len(fields)} partition fields {list(fields)} but {len(values)} values")
+    parts = []
+    for field, raw in zip(fields, values):
+        s = partition_value_string(raw)
+        if url_encode:
+            s = escape_partition_value(s)
+        parts.append(f"{field}={s}" if hive_style else s)
+    return "/".join(parts)
+
+
+def parse_partition_path(partition_path: str, fields: Sequence[str], *, hive_style: bool = False,
+                         url_encode: bool = False) -> dict[str, str | None]:
+    """Inverse of :func:`build_partition_path`: ``{field: value}`` (``None`` for the default partition).
+
+    Non-hive-style values may themselves contain ``/`` (e.g. a timestamp keygen writing ``2024/01/15``
+    for one field); when there are more segments than fields, the extra segments go to the last field.
+    """
+    if not fields:
+        if partition_path not in ("", "."):
+            raise InvalidArgumentError(f"partition path {partition_path!r} given for a non-partitioned table")
+        return {}
+    segs = partition_path.split("/") if partition_path else [""]
+    if len(segs) < len(fields):
+        raise InvalidArgumentError(
+            f"partition path {partition_path!r} has {len(segs)} segment(s) for fields {list(fields)}")
+    if len(segs) > len(fields):
+        head = segs[: len(fields) - 1]
+        segs = head + ["/".join(segs[len(fields) - 1:])]
+    out: dict[str, str | None] = {}
+    for field, seg in zip(fields, segs):
+        if hive_style:
+            prefix = f"{field}="
+            if not seg.startswith(prefix):
+                raise InvalidArgumentError(
+                    f"partition path {partition_path!r}: segment {seg!r} does not start with {prefix!r}")
+            seg = seg[len(prefix):]
+        if url_encode:
+            seg = unescape_partition_value(seg)
+        out[field] = None if seg in (DEFAULT_PARTITION_PATH,) else seg
+    return out
+
+
+def partition_depth(partition_path: str) -> int:
+    return 0 if partition_path in ("", ".") else len(partition_path.strip("/").split("/"))

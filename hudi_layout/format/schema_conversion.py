@@ -1,0 +1,137 @@
+"""Arrow schema <-> the Avro schema JSON Hudi stores (``hoodie.table.create.schema``, commit ``schema``).
+
+Hudi's Spark writer converts a Spark struct to Avro with record name ``<table>_record`` and namespace
+``hoodie.<table>``; every nullable field becomes ``["null", <type>]`` with ``default: null``. We follow
+that so Java Hudi, hudi-rs and our own readers agree on the table schema. Only flat schemas of the
+types below are supported for writing; anything else raises :class:`InvalidArgumentError` naming the
+column.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_layout.errors import InvalidArgumentError
+
+
+def _avro_type(field: pa.Field, record_name: str) -> Any:
+    t = field.type
+    if pa.types.is_boolean(t):
+        return "boolean"
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
+        return "int"
+    if pa.types.is_int64(t):
+        return "long"
+    if pa.types.is_float32(t):
+        return "float"
+    if pa.types.is_float64(t):
+        return "double"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "bytes"
+    if pa.types.is_date32(t):
+        return {"type": "int", "logicalType": "date"}
+    if pa.types.is_timestamp(t):
+        logical = "timestamp-micros" if t.tz is not None else "local-timestamp-micros"
+        return {"type": "long", "logicalType": logical}
+    if pa.types.is_decimal(t):
+        size = _decimal_fixed_size(t.precision)
+        return {
+            "type": "fixed",
+            "name": "fixed",
+            "namespace": f"{record_name}.{field.name}",
+            "size": size,
+            "logicalType": "decimal",
+            "precision": t.precision,
+            "scale": t.scale,
+        }
+    raise InvalidArgumentError(
+        f"column {field.name!r} has type {t}, which hudi_layout cannot write "
+        "(supported: boolean, integers, float, double, decimal, string, binary, date, timestamp)"
+    )
+
+
+def _decimal_fixed_size(precision: int) -> int:
+    """Smallest byte count whose two's-complement range holds ``precision`` decimal digits."""
+    size = 1
+    while 2 ** (8 * size - 1) - 1 < 10**precision - 1:
+        size += 1
+    return size
+
+
+def arrow_to_avro_schema(schema: pa.Schema, table_name: str) -> dict[str, Any]:
+    """The Avro record schema (as a dict) Hudi would store for ``schema`` (data columns only)."""
+    record_name = f"{table_name}_record"
+    namespace = f"hoodie.{table_name}"
+    fields = []
+    for f in schema:
+        avro_t = _avro_type(f, f"{namespace}.{record_name}")
+        if f.nullable:
+            fields.append({"name": f.name, "type": ["null", avro_t], "default": None})
+        else:
+            fields.append({"name": f.name, "type": avro_t})
+    return {"type": "record", "name": record_name, "namespace": namespace, "fields": fields}
+
+
+def arrow_to_avro_schema_json(schema: pa.Schema, table_name: str) -> str:
+    return json.dumps(arrow_to_avro_schema(schema, table_name), separators=(",", ":"))
+
+
+def _arrow_type(avro_t: Any) -> pa.DataType:
+    if isinstance(avro_t, list):
+        non_null = [x for x in avro_t if x != "null"]
+        if len(non_null) != 1:
+            raise InvalidArgumentError(f"unsupported Avro union {avro_t}")
+        return _arrow_type(non_null[0])
+    if isinstance(avro_t, dict):
+        logical = avro_t.get("logicalType")
+        if logical == "date":
+            return pa.date32()
+        if logical in ("timestamp-micros", "timestamp-millis"):
+            return pa.timestamp("us", tz="UTC")
+        if logical in ("local-timestamp-micros", "local-timestamp-millis"):
+            return pa.timestamp("us")
+        if logical == "decimal":
+            return pa.decimal128(int(avro_t["precision"]), int(avro_t.get("scale", 0)))
+        base = avro_t.get("type")
+        if base in ("record", "array", "map", "enum"):
+            if base == "enum":
+                return pa.string()
+            raise InvalidArgumentError(f"nested Avro type {base} is not supported")
+        if base == "fixed":
+            return pa.binary(int(avro_t["size"]))
+        return _arrow_type(base)
+    mapping = {
+        "boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
+        "double": pa.float64(), "string": pa.string(), "bytes": pa.binary(), "null": pa.null(),
+    }
+    if avro_t not in mapping:
+        raise InvalidArgumentError(f"unsupported Avro type {avro_t!r}")
+    return mapping[avro_t]
+
+
+def avro_to_arrow_schema(avro_schema: str | dict[str, Any]) -> pa.Schema:
+    """Arrow schema of a flat Avro record schema (fields with nested types raise)."""
+    parsed = json.loads(avro_schema) if isinstance(avro_schema, str) else avro_schema
+    fields = []
+    for f in parsed["fields"]:
+        nullable = isinstance(f["type"], list) and "null" in f["type"]
+        fields.append(pa.field(f["name"], _arrow_type(f["type"]), nullable=nullable))
+    return pa.schema(fields)
+
+
+def comparable_type(t: pa.DataType) -> str:
+    """A coarse type name used to check that appended data matches the table schema."""
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
+        return "int"
+    if pa.types.is_large_string(t):
+        return "string"
+    if pa.types.is_large_binary(t):
+        return "binary"
+    if pa.types.is_timestamp(t):
+        return f"timestamp[{'tz' if t.tz else 'ntz'}]"
+    return str(t)

@@ -1,0 +1,70 @@
+"""``write()``: a Spark DataFrame into a Copy-on-Write Hudi table (``bulk_insert`` / ``insert`` / overwrite).
+
+One transaction (:class:`hudi_layout.writer.transaction.WriteSession`) around one Spark job
+(:mod:`hudi_layout.spark.write_job`), then inline clustering when ``hoodie.clustering.inline`` is on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hudi_layout import options as cfg
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.services.clustering_service import maybe_cluster_inline
+from hudi_layout.spark.write_job import partition_path_expr, record_key_expr, run_file_writer, spark_to_arrow_schema
+from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hudi_layout.writer.transaction import WriteResult, WriteSession
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+
+def write(
+    df: DataFrame,
+    path: str,
+    options: Mapping[str, Any] | None = None,
+    mode: str = "append",
+) -> WriteResult:
+    """Write ``df`` to the Hudi table at ``path`` (created if missing).
+
+    Args:
+        df: rows to write.
+        path: table base path (local file system).
+        options: Hudi options by their Hudi names (``hoodie.table.name``,
+            ``hoodie.datasource.write.recordkey.field``, ``hoodie.datasource.write.partitionpath.field``,
+            ``hoodie.datasource.write.hive_style_partitioning``, ``hoodie.datasource.write.operation``
+            (``bulk_insert`` default, or ``insert``), ``hoodie.parquet.max.file.size``,
+            ``hoodie.table.version`` (9 default, 8), ``hoodie.metadata.enable``...).
+        mode: ``append`` (default) or ``overwrite`` (an ``insert_overwrite_table`` replacecommit that
+            atomically replaces every file group; creates the table if missing).
+    """
+    from pyspark.sql import functions as F
+
+    df_schema = spark_to_arrow_schema(df)
+    meta_cols = [f.name for f in df_schema if f.name.startswith("_hoodie_")]
+    if meta_cols:
+        df = df.drop(*meta_cols)
+        df_schema = spark_to_arrow_schema(df)
+    if mode not in ("append", "overwrite"):
+        raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    session = WriteSession.start(path, options, df_schema, mode == "overwrite")
+    try:
+        prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
+                             record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
+                             partition_path_expr(session.partition_fields, session.hive_style
+                                                 ).alias(PARTITION_PATH_COLUMN))
+        written = run_file_writer(prepared, session.spec)
+        result = session.commit(written)
+    except BaseException:
+        session.abort()
+        raise
+    _maybe_inline_cluster(df, session.base, session.opts)
+    return result
+
+
+def _maybe_inline_cluster(df: DataFrame, base: Path, opts: Mapping[str, str]) -> None:
+    if not cfg.CLUSTERING_INLINE.get(opts):
+        return
+    maybe_cluster_inline(df.sparkSession, str(base), opts)

@@ -1,0 +1,134 @@
+"""The Spark half of a write: key / partition expressions, the ``mapInArrow`` file-writer job, schemas.
+
+Spark computes ``_hoodie_record_key`` and ``_hoodie_partition_path`` with native expressions;
+``mapInArrow`` hands each task's Arrow batches to :func:`hudi_layout.writer.base_file_writer.write_partition`
+(with the task's identity, looked up here), which writes the base files and returns one metadata row per
+file. Only those rows reach the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.writer.base_file_writer import (
+    ERROR_MARKER,
+    RESULT_SCHEMA,
+    TaskIdentity,
+    WriteSpec,
+    WrittenFile,
+    decode_results,
+    write_partition,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
+
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
+    return spark_to_arrow_schema_of(df.schema)
+
+
+def spark_to_arrow_schema_of(schema: StructType) -> pa.Schema:
+    """The Arrow schema of Spark ``schema`` as ``mapInArrow`` exchanges it."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        # Spark's TimestampType is an instant: any zone name works for the schema (we store UTC micros)
+        return to_arrow_schema(schema, timezone="UTC")
+    except TypeError as e:
+        raise InvalidArgumentError(f"unsupported column type: {e}") from e
+
+
+def task_identity() -> TaskIdentity:
+    """(partition id, stage id, task attempt id) of the running Spark task; zeros outside Spark."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return TaskIdentity()
+    return TaskIdentity(ctx.partitionId(), ctx.stageId(), ctx.taskAttemptId())
+
+
+def write_task(spec: WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """:func:`write_partition` for the running Spark task (its identity names the files)."""
+    return write_partition(spec, batches, task_identity())
+
+
+def make_mapper(spec: WriteSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function handed to ``DataFrame.mapInArrow`` (a closure over a picklable spec)."""
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return write_task(spec, batches)
+
+    return mapper
+
+
+def record_key_expr(fields: list[str]) -> Column:
+    from pyspark.sql import functions as F
+
+    def as_str(name: str) -> Column:
+        return F.col(f"`{name}`").cast("string")
+
+    if len(fields) == 1:
+        return F.nullif(as_str(fields[0]), F.lit(""))
+    parts = [
+        F.concat(F.lit(f"{f}:"), F.coalesce(F.when(as_str(f) == "", F.lit("__empty__")).otherwise(as_str(f)),
+                                          F.lit("__null__")))
+        for f in fields
+    ]
+    all_null: Column | None = None
+    for f in fields:
+        cond = F.col(f"`{f}`").isNull()
+        all_null = cond if all_null is None else (all_null & cond)
+    assert all_null is not None  # two fields or more
+    return F.when(all_null, F.lit(None).cast("string")).otherwise(F.concat_ws(",", *parts))
+
+
+def partition_path_expr(fields: list[str], hive_style: bool) -> Column:
+    from pyspark.sql import functions as F
+
+    if not fields:
+        return F.lit("")
+    parts = []
+    for f in fields:
+        value = F.coalesce(F.nullif(F.col(f"`{f}`").cast("string"), F.lit("")), F.lit(DEFAULT_PARTITION))
+        parts.append(F.concat(F.lit(f"{f}="), value) if hive_style else value)
+    return F.concat_ws("/", *parts)
+
+
+def _translate_spark_error(e: Exception) -> Exception:
+    text = str(e)
+    idx = text.find(ERROR_MARKER)
+    if idx >= 0:
+        line = text[idx + len(ERROR_MARKER):].strip().splitlines()[0]
+        return InvalidArgumentError(line.strip())
+    return e
+
+
+def run_file_writer(df: DataFrame, spec: WriteSpec) -> list[WrittenFile]:
+    """Run the executor-side writer over ``df`` and collect the per-file metadata rows."""
+    return collect_written(df, make_mapper(spec))
+
+
+def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
+    """Run ``mapper`` (a writer yielding :data:`RESULT_SCHEMA` rows) over ``df``; collect the metadata rows."""
+    from pyspark.sql.types import StructType
+
+    out_schema = StructType.fromJson({"type": "struct", "fields": [
+        {"name": f.name, "type": {"string": "string", "int64": "long", "binary": "binary"}[str(f.type)],
+         "nullable": True, "metadata": {}} for f in RESULT_SCHEMA]})
+    try:
+        rows = df.mapInArrow(mapper, out_schema).collect()  # metadata rows only
+    except Exception as e:  # Spark wraps executor errors; surface ours as one clear line
+        translated = _translate_spark_error(e)
+        if translated is e:
+            raise
+        raise translated from None
+    return decode_results(rows)

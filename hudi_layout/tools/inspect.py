@@ -1,0 +1,66 @@
+"""``hudi-layout inspect``: a table's properties, timeline, file groups, pending clustering and MDT."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.table.hudi_table import HudiTable
+
+
+def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
+    table = HudiTable(path)
+    props = table.properties
+    slices = table.file_slices()
+    per_partition = Counter(s.partition_path for s in slices)
+    pending = [{"instant": i.requested_time, "state": i.state.value,
+                "file_groups": sum(len(g.get("slices") or []) for g in (plan.get("inputGroups") or []))}
+               for i, plan in table.timeline.pending_clustering()]
+    instants = [{"requested": i.requested_time, "action": i.action, "state": i.state.value,
+                 "completed": i.completion_time} for i in table.timeline.instants][-max_instants:]
+    mdt: dict[str, Any] = {"exists": table.has_metadata_table, "partitions": props.metadata_partitions}
+    if table.has_metadata_table and "column_stats" in props.metadata_partitions:
+        try:
+            mdt["indexed_columns"] = ColumnStatsIndex(str(table.base_path)).indexed_columns()
+        except Exception as e:  # informational
+            mdt["indexed_columns_error"] = str(e)
+    return {
+        "path": str(table.base_path),
+        "table_name": props.table_name,
+        "table_type": props.table_type,
+        "table_version": props.version,
+        "record_key_fields": props.record_key_fields,
+        "partition_fields": props.partition_fields,
+        "hive_style_partitioning": props.hive_style_partitioning,
+        "partitions": len(per_partition),
+        "file_groups": len(slices),
+        "total_bytes": sum(s.size_bytes for s in slices),
+        "file_groups_per_partition": dict(sorted(per_partition.items())[:50]),
+        "pending_clustering": pending,
+        "timeline": instants,
+        "metadata_table": mdt,
+    }
+
+
+def render(info: dict[str, Any]) -> str:
+    lines = [
+        f"table        {info['table_name']} ({info['table_type']}, version {info['table_version']})",
+        f"path         {info['path']}",
+        f"record key   {', '.join(info['record_key_fields'])}",
+        f"partitions   {', '.join(info['partition_fields']) or '(none)'}"
+        f"{' hive-style' if info['hive_style_partitioning'] else ''}: {info['partitions']}",
+        f"file groups  {info['file_groups']} ({info['total_bytes'] / 1e6:.1f} MB)",
+        f"metadata     {'yes' if info['metadata_table']['exists'] else 'no'}: "
+        f"{', '.join(info['metadata_table']['partitions']) or '(no partitions)'}",
+    ]
+    cols = info["metadata_table"].get("indexed_columns")
+    if cols:
+        lines.append(f"indexed      {', '.join(cols)}")
+    if info["pending_clustering"]:
+        lines.append("pending clustering:")
+        lines += [f"  {p['instant']} ({p['state']}, {p['file_groups']} file groups)"
+                  for p in info["pending_clustering"]]
+    lines.append("timeline (latest last):")
+    lines += [f"  {i['requested']} {i['action']:<14} {i['state']:<10} {i['completed'] or ''}" for i in info["timeline"]]
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""Glue between our writes and the metadata table (MDT): which columns to index, creating the MDT, and
+the deltacommit that every data commit writes just before it completes.
+
+Rules we follow (format notes §5):
+* the MDT is created (``files`` + ``column_stats``) on a table's first write unless
+  ``hoodie.metadata.enable=false``; once it exists we always keep it current, whatever the options say,
+  so it can never go stale behind our back;
+* a table whose MDT holds partitions we cannot maintain (record_index, secondary / expression indexes,
+  bloom_filters, partition_stats) is refused before anything is written;
+* indexed columns: ``hoodie.metadata.index.column.stats.column.list`` if set, else Hudi's default — the
+  meta fields ``_hoodie_commit_time``, ``_hoodie_partition_path``, ``_hoodie_record_key`` plus the first
+  ``hoodie.metadata.index.column.stats.max.columns.to.index`` (32) data columns of supported types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_layout import options as cfg
+from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from hudi_layout.format.capabilities import require_metadata_maintainable
+from hudi_layout.format.instant import new_instant_time
+from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
+from hudi_layout.table.commit_protocol import latest_time_with_metadata
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.locks import TableLock
+from hudi_layout.writer.base_file_writer import WrittenFile, _stats_supported
+
+INDEXED_META_FIELDS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
+
+
+def mdt_exists(base: Path) -> bool:
+    return (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").is_file()
+
+
+def stats_columns_for(props: TableProperties, opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:
+    """Columns whose statistics the executors compute for this write (none when no index is kept)."""
+    enabled = cfg.METADATA_ENABLE.get(opts) and cfg.COLUMN_STATS_ENABLE.get(opts)
+    if not enabled and "column_stats" not in props.metadata_partitions:
+        return ()
+    return indexed_columns(opts, schema)
+
+
+def indexed_columns(opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:
+    """``hoodie.metadata.index.column.stats.column.list``, else Hudi's default set (see module docstring)."""
+    listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
+    if listed:
+        return tuple(c for c in listed if c in schema.names or c in INDEXED_META_FIELDS)
+    limit = cfg.COLUMN_STATS_MAX_COLUMNS.get(opts)
+    data = [f.name for f in schema if not f.name.startswith("_hoodie_") and _stats_supported(f.type)][:limit]
+    return (*INDEXED_META_FIELDS, *data)
+
+
+def _writer(base: Path, props: TableProperties, opts: Mapping[str, str]) -> MetadataWriter:
+    listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
+    return MetadataWriter(base, props, columns_to_index=listed or None,
+                          file_group_count=cfg.COLUMN_STATS_FILE_GROUPS.get(opts),
+                          max_delta_commits=cfg.MDT_COMPACT_MAX_DELTA_COMMITS.get(opts))
+
+
+def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str, str]) -> TableProperties:
+    """Refuse MDTs we cannot maintain; create the MDT on first use (indexing existing files).
+
+    Returns the table properties as they now are (re-read when the MDT was created, which changes them).
+    """
+    require_metadata_maintainable(props)
+    if mdt_exists(base):
+        if "column_stats" not in props.metadata_partitions or "files" not in props.metadata_partitions:
+            raise UnsupportedTableError(
+                f"{base}: the metadata table exists but hoodie.table.metadata.partitions lists "
+                f"{props.metadata_partitions or 'nothing'}; hudi_layout maintains exactly files + column_stats",
+                hint="rebuild the index with 'hudi-layout index PATH'")
+        return props
+    if not cfg.METADATA_ENABLE.get(opts):
+        return props
+    with TableLock(base):
+        props = load_properties(base / ".hoodie")
+        if mdt_exists(base):
+            return props
+        existing_files, existing_stats = existing_file_stats(base, props, opts)
+        writer = _writer(base, props, opts)
+        updates = writer.initialize(existing_files, existing_stats)
+        update_data_table_properties(base, updates)
+    return load_properties(base / ".hoodie")
+
+
+def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, str]
+                        ) -> tuple[dict[str, dict[str, int]], list[Any]]:
+    """Files and footer statistics of the table's current base files (for indexing an existing table).
+
+    Reads parquet footers only (no data); a column whose footer has no statistics gets no stats record,
+    so data skipping keeps that file.
+    """
+    files: dict[str, dict[str, int]] = {}
+    stats: list[Any] = []
+    try:
+        table = HudiTable(str(base))
+        slices = table.file_slices()
+    except Exception:  # a brand-new table has no commits yet
+        return files, stats
+    for s in slices:
+        files.setdefault(s.partition_path, {})[s.base_file_name] = s.size_bytes
+        stats.extend(footer_stats(s.base_file_path, s.partition_path, s.base_file_name, opts,
+                                  FileColumnStats))
+    return files, stats
+
+
+def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, str], cls: Any) -> list[Any]:
+    meta = pq.ParquetFile(path).metadata
+    schema = meta.schema.to_arrow_schema()
+    wanted = set(indexed_columns(opts, schema))
+    out = []
+    for ci, name in enumerate(schema.names):
+        if name not in wanted or not _stats_supported(schema.field(name).type):
+            continue
+        lo = hi = None
+        nulls = 0
+        ok = True
+        size = usize = 0
+        for rg in range(meta.num_row_groups):
+            col = meta.row_group(rg).column(ci)
+            size += col.total_compressed_size
+            usize += col.total_uncompressed_size
+            st = col.statistics
+            if st is None or not st.has_min_max or st.null_count is None:
+                if st is not None and st.null_count is not None and st.null_count == col.num_values:
+                    nulls += st.null_count  # an all-null chunk has no min/max but is fully described
+                    continue
+                ok = False
+                break
+            nulls += st.null_count
+            a, b = st.min, st.max
+            lo = a if lo is None or a < lo else lo
+            hi = b if hi is None or b > hi else hi
+        if not ok:
+            continue
+        t = schema.field(name).type
+        if pa.types.is_floating(t):
+            continue  # footers drop NaN from min/max: no safe upper bound, so no record (file kept)
+        out.append(cls(partition, file_name, name, lo, hi, nulls, meta.num_rows, t, size, usize))
+    return out
+
+
+def _column_stats(written: Sequence[WrittenFile], schema_types: Mapping[str, pa.DataType]) -> list[Any]:
+    out = []
+    for w in written:
+        for column, st in w.stats.items():
+            t = schema_types.get(column)
+            if t is None:
+                continue
+            out.append(FileColumnStats(w.partition_path, w.file_name, column, st["min"], st["max"],
+                                       st["null_count"], st["value_count"], t, st.get("total_size", 0),
+                                       st.get("total_uncompressed_size", 0)))
+    return out
+
+
+def metadata_update_hook(props: TableProperties, opts: Mapping[str, str], written: Sequence[WrittenFile],
+                         replaced: Mapping[str, Sequence[str]] | None = None,
+                         schema: pa.Schema | None = None) -> Callable[[Any], None]:
+    """The ``before_complete`` step: write the MDT deltacommit for this instant (if the table has an MDT)."""
+
+    def hook(pending: Any) -> None:
+        base = Path(pending.base_path)
+        if not mdt_exists(base):
+            return
+        current = load_properties(base / ".hoodie")
+        types = _types_of(base, written, schema)
+        files_added: dict[str, dict[str, int]] = {}
+        for w in written:
+            files_added.setdefault(w.partition_path, {})[w.file_name] = w.file_size
+        writer = _writer(base, current, opts)
+        writer.write_deltacommit(pending.instant_time, files_added, _column_stats(written, types),
+                                 partitions_added=sorted(files_added))
+
+    return hook
+
+
+def _types_of(base: Path, written: Sequence[WrittenFile], schema: pa.Schema | None) -> dict[str, pa.DataType]:
+    if schema is None:
+        for w in written:
+            rel = f"{w.partition_path}/{w.file_name}" if w.partition_path else w.file_name
+            schema = pq.read_schema(base / rel)
+            break
+    return {f.name: f.type for f in schema} if schema is not None else {}
+
+
+def compact_metadata_if_due(base: Path, opts: Mapping[str, str]) -> None:
+    """After a commit: compact the MDT once enough deltacommits piled up (under the table lock)."""
+    if not mdt_exists(base):
+        return
+    with TableLock(base):
+        props = load_properties(base / ".hoodie")
+        writer = _writer(base, props, opts)
+        if writer.deltacommits_since_compaction() < writer.max_delta_commits:
+            return
+        instant = new_instant_time(latest_time_with_metadata(base, props),
+                                   use_utc=props.timeline_timezone == "UTC")
+        try:
+            writer.compact(instant)
+        except CommitConflictError:  # a data write is pending: compact after a later commit
+            return

@@ -1,0 +1,165 @@
+"""Bad input: every refusal is one clear ``hudi_layout.errors`` error naming the problem, and nothing on
+disk changes (directory tree, sizes, mtimes and contents compared before and after)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hudi_layout
+from hudi_layout import errors
+from tests.helpers.integration import (
+    data_only,
+    diff_snapshots,
+    hudi_rs_read,
+    our_slices,
+    rows_digest,
+    timeline_files,
+    tree_snapshot,
+)
+
+pytestmark = pytest.mark.integration
+
+OPTS = {"hoodie.table.name": "bad", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p"}
+
+
+def rows(n=30, start=0):
+    return pa.table({"id": pa.array(range(start, start + n), pa.int32()),
+                     "name": [f"n{i}" for i in range(start, start + n)],
+                     "v": pa.array([i / 2 for i in range(n)], pa.float64()),
+                     "p": [["x", "y"][i % 2] for i in range(n)]})
+
+
+@pytest.fixture(scope="module")
+def base_table(spark, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("bad_input") / "table"
+    hudi_layout.write(spark.createDataFrame(rows()), str(path), OPTS)
+    return path
+
+
+@pytest.fixture()
+def table(base_table, tmp_path) -> Path:
+    """A private copy (mtimes preserved) of the module's table."""
+    dest = tmp_path / "table"
+    shutil.copytree(base_table, dest)
+    return dest
+
+
+def assert_refused(spark, path: Path, df, exc_type, pattern: str, opts=None, mode="append"):
+    """The write raises ``exc_type`` with a one-line message matching ``pattern``; ``path`` is untouched."""
+    before = tree_snapshot(path)
+    existed = path.exists()
+    with pytest.raises(exc_type) as info:
+        hudi_layout.write(df, str(path), OPTS if opts is None else opts, mode=mode)
+    message = str(info.value)
+    assert isinstance(info.value, errors.HudiLayoutError)
+    assert "\n" not in message.strip(), message
+    assert re.search(pattern, message, re.IGNORECASE), message
+    assert diff_snapshots(before, tree_snapshot(path)) == []
+    assert path.exists() == existed
+    return message
+
+
+def test_existing_path_that_is_a_file(spark, tmp_path):
+    path = tmp_path / "a_file"
+    path.write_text("hello")
+    assert_refused(spark, path, spark.createDataFrame(rows()), errors.NotAHudiTableError, "not a directory")
+    assert path.read_text() == "hello"
+
+
+def test_non_empty_non_hudi_folder(spark, tmp_path):
+    path = tmp_path / "folder"
+    (path / "sub").mkdir(parents=True)
+    (path / "data.csv").write_text("a,b\n1,2\n")
+    assert_refused(spark, path, spark.createDataFrame(rows()), errors.NotAHudiTableError, "not a Hudi table")
+
+
+def test_unknown_table_version(spark, table):
+    props = table / ".hoodie" / "hoodie.properties"
+    text = props.read_text()
+    props.write_text(re.sub(r"hoodie\.table\.version=\d+", "hoodie.table.version=42", text))
+    assert_refused(spark, table, spark.createDataFrame(rows(5, 100)), errors.UnsupportedTableError, r"version 42")
+
+
+@pytest.mark.parametrize("change,pattern", [
+    ("missing", r"missing columns: v"),
+    ("type", r"changed types: v"),
+    ("extra", r"new columns: extra"),
+])
+def test_schema_mismatch_on_append(spark, table, change, pattern):
+    df = spark.createDataFrame(rows(5, 100))
+    if change == "missing":
+        df = df.drop("v")
+    elif change == "type":
+        df = df.withColumn("v", df["v"].cast("string"))
+    else:
+        df = df.withColumn("extra", df["id"] * 2)
+    assert_refused(spark, table, df, errors.SchemaMismatchError, pattern)
+
+
+def test_missing_record_key_column(spark, table, tmp_path):
+    df = spark.createDataFrame(rows(5, 100)).drop("id")
+    assert_refused(spark, table, df, errors.HudiLayoutError, r"\bid\b")
+    # on a new table too (nothing created)
+    assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, r"record key field 'id'")
+
+
+def test_null_record_key_on_existing_table(spark, table):
+    before_rows = rows_digest(data_only(hudi_rs_read(table)))
+    before_slices = our_slices(table)
+    before_timeline = timeline_files(table)
+    df = spark.createDataFrame(pa.table({"id": pa.array([1000, None, 1002], pa.int32()),
+                                         "name": ["a", "b", "c"], "v": [1.0, 2.0, 3.0], "p": ["x", "y", "x"]}))
+    with pytest.raises(errors.InvalidArgumentError) as info:
+        hudi_layout.write(df, str(table), OPTS)
+    assert "record key is null" in str(info.value) and "\n" not in str(info.value)
+    # the table stays as before: same rows, same files, no new (or pending) data instant
+    assert rows_digest(data_only(hudi_rs_read(table))) == before_rows
+    assert our_slices(table) == before_slices
+    assert timeline_files(table) == before_timeline
+    assert not list((table / ".hoodie" / ".temp").glob("2*"))
+
+
+def test_null_record_key_on_new_table_leaves_nothing(spark, tmp_path):
+    path = tmp_path / "new_table"
+    df = spark.createDataFrame(pa.table({"id": pa.array([1, None], pa.int32()), "p": ["x", "y"]}))
+    with pytest.raises(errors.InvalidArgumentError, match="record key is null"):
+        hudi_layout.write(df, str(path), OPTS)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("column,ddl", [
+    ("m", "map<string,int>"), ("arr", "array<int>"), ("st", "struct<a:int,b:string>")])
+def test_unsupported_column_types_name_the_column(spark, tmp_path, column, ddl):
+    df = spark.sql(f"SELECT CAST(id AS INT) AS id, 'x' AS p, CAST(NULL AS {ddl}) AS {column} FROM range(3)")
+    assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, rf"\b{column}\b")
+
+
+def test_upsert_refused(spark, table):
+    opts = {**OPTS, "hoodie.datasource.write.operation": "upsert"}
+    assert_refused(spark, table, spark.createDataFrame(rows(5)), errors.UnsupportedTableError, "upsert", opts=opts)
+
+
+def test_append_to_v6_table_refused(spark, fixture_table):
+    path = fixture_table("cow_v6_nonpartitioned.zip")
+    df = spark.createDataFrame(rows(3)).drop("p")
+    assert_refused(spark, path, df, errors.UnsupportedTableError, r"version 6", opts={})
+
+
+def test_append_to_mor_table_refused(spark, fixture_table):
+    path = fixture_table("mor_avro_v9_txns_simple_meta.zip")
+    df = spark.createDataFrame(rows(3))
+    assert_refused(spark, path, df, errors.UnsupportedTableError, r"MERGE_ON_READ", opts={})
+
+
+def test_overwrite_of_non_hudi_folder_refused(spark, tmp_path):
+    path = tmp_path / "folder"
+    path.mkdir()
+    (path / "keep.txt").write_text("important")
+    assert_refused(spark, path, spark.createDataFrame(rows()), errors.NotAHudiTableError, "not a Hudi table",
+                   mode="overwrite")

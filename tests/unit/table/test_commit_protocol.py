@@ -1,0 +1,141 @@
+"""Commit protocol without Spark: begin / complete / abort / rollback of dead writers, clustering resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_layout.format.commit_metadata import commit_metadata_bytes, decode_rollback_metadata
+from hudi_layout.format.properties import load_properties
+from hudi_layout.table import commit_protocol as cp
+from hudi_layout.table.create import create_table_layout, table_properties_for
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
+
+SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
+
+
+def _table(tmp_path: Path) -> Path:
+    base = tmp_path / "t"
+    base.mkdir()
+    create_table_layout(base, table_properties_for(table_name="t", schema=SCHEMA, record_key_fields=["id"],
+                                                   partition_fields=[], hive_style=False))
+    return base
+
+
+def _data_file(base: Path, pending: cp.PendingWrite, n: int = 3) -> str:
+    from hudi_layout.table.partition_metadata import write_partition_metadata
+
+    write_partition_metadata(base, pending.instant_time, 0)
+    name = f"11111111-2222-3333-4444-555555555555-0_0-1-2_{pending.instant_time}.parquet"
+    marker = pending.marker_dir / f"{name}.marker.CREATE"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    t = pa.table({"_hoodie_commit_time": [pending.instant_time] * n, "_hoodie_commit_seqno": ["x"] * n,
+                  "_hoodie_record_key": [str(i) for i in range(n)], "_hoodie_partition_path": [""] * n,
+                  "_hoodie_file_name": [name] * n, "id": list(range(n)), "s": ["a"] * n})
+    pq.write_table(t, base / name)
+    return name
+
+
+def _commit_bytes(base: Path, name: str, instant: str) -> bytes:
+    stat = {"fileId": name.split("_")[0], "path": name, "prevCommit": "null", "numWrites": 3,
+            "partitionPath": "", "fileSizeInBytes": (base / name).stat().st_size}
+    return commit_metadata_bytes({"partitionToWriteStats": {"": [stat]}, "operationType": "BULK_INSERT"}, 9)
+
+
+def test_complete_makes_files_visible_atomically(tmp_path: Path) -> None:
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    assert HudiTable(base).file_slices() == []  # pending: invisible
+    stray = pending.marker_dir / "stray_0-1-3_x.parquet.marker.CREATE"
+    stray.touch()
+    (base / "stray_0-1-3_x.parquet").write_bytes(b"junk")
+    cp.complete_write(pending, _commit_bytes(base, name, pending.instant_time), committed_files=[name])
+    slices = HudiTable(base).file_slices()
+    assert [s.base_file_name for s in slices] == [name]
+    assert not (base / "stray_0-1-3_x.parquet").exists(), "marker reconciliation deletes uncommitted files"
+    assert not pending.marker_dir.exists()
+    assert not writer_is_alive(base, pending.instant_time)
+
+
+def test_dead_writer_is_rolled_back_with_a_rollback_instant(tmp_path: Path) -> None:
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    pending.heartbeat.stop(delete=False)  # the writer "dies": its heartbeat lock is released
+    props = load_properties(base / ".hoodie")
+    done = cp.rollback_failed_writes(base, props)
+    assert done == [pending.instant_time]
+    assert not (base / name).exists()
+    instants = cp.list_instants(base, props)
+    assert not [i for i in instants if i.requested_time == pending.instant_time]
+    rollbacks = [i for i in instants if i.action == "rollback" and i.is_completed]
+    assert len(rollbacks) == 1
+    meta = decode_rollback_metadata((cp.timeline_dir(base, props) / rollbacks[0].file_name).read_bytes())
+    assert meta["commitsRollback"] == [pending.instant_time]
+
+
+def test_live_writer_is_not_rolled_back(tmp_path: Path) -> None:
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    _data_file(base, pending)
+    assert writer_is_alive(base, pending.instant_time)
+    assert cp.rollback_failed_writes(base) == []
+    cp.abort_write(pending)
+    assert cp.pending_write_instants(base, load_properties(base / ".hoodie")) == []
+
+
+def test_interrupted_clustering_goes_back_to_requested(tmp_path: Path) -> None:
+    base = _table(tmp_path)
+    from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
+
+    plan = {"inputGroups": [], "strategy": {"strategyClassName": "x", "strategyParams": {}, "version": 1},
+            "extraMetadata": {}, "version": 1, "preserveHoodieMetadata": True, "missingSchedulePartitions": []}
+    t = "20260101000000000"
+    tdir = cp.timeline_dir(base, load_properties(base / ".hoodie"))
+    (tdir / f"{t}.clustering.requested").write_bytes(requested_replace_bytes(clustering_plan_metadata(plan)))
+    pending = cp.resume_clustering(base, t)
+    assert (tdir / f"{t}.clustering.inflight").exists()
+    name = _data_file(base, pending)
+    pending.heartbeat.stop(delete=False)
+    assert cp.rollback_failed_writes(base) == [t]
+    assert (tdir / f"{t}.clustering.requested").exists(), "the plan is kept for the next run"
+    assert not (tdir / f"{t}.clustering.inflight").exists()
+    assert not (base / name).exists()
+    # a requested-only clustering is a plan, not a failure
+    assert cp.rollback_failed_writes(base) == []
+
+
+def test_table_lock_times_out_while_held(tmp_path: Path) -> None:
+    base = _table(tmp_path)
+    from hudi_layout.table.locks import LockTimeoutError
+
+    with TableLock(base):
+        with pytest.raises(LockTimeoutError):
+            TableLock(base, timeout_s=0.2).acquire()
+
+
+def test_heartbeat_marks_alive_until_stopped(tmp_path: Path) -> None:
+    hb = Heartbeat(tmp_path, "20260101000000001")
+    assert writer_is_alive(tmp_path, "20260101000000001")
+    hb.stop()
+    assert not writer_is_alive(tmp_path, "20260101000000001")
+
+
+def test_a_rolled_back_instant_cannot_complete(tmp_path: Path) -> None:
+    from hudi_layout.errors import CommitConflictError
+
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    payload = _commit_bytes(base, name, pending.instant_time)
+    pending.heartbeat.stop(delete=False)  # judged dead ...
+    cp.rollback_failed_writes(base)
+    with pytest.raises(CommitConflictError):  # ... so its late completion must fail
+        cp.complete_write(pending, payload, committed_files=[name])
+    assert HudiTable(base).file_slices() == []

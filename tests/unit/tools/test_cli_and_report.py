@@ -1,0 +1,60 @@
+"""CLI commands that need no Spark (explain, inspect, report, index) on real fixture tables, and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hudi_layout.tools.cli import main
+from hudi_layout.tools.layout_report import overlap
+
+
+def test_explain_json_on_a_fixture_with_column_stats(fixture_table, capsys) -> None:
+    path = fixture_table("cow_v9_txns_simple_meta.zip")
+    assert main(["explain", str(path), "WHERE region = 'us'", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["files_total"] >= plan["files_after_partition_pruning"] >= plan["files_after_column_stats"]
+    assert plan["files_after_partition_pruning"] < plan["files_total"]
+
+
+def test_inspect_and_report(fixture_table, tmp_path: Path, capsys) -> None:
+    path = fixture_table("cow_v9_txns_simple_meta.zip")
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "COPY_ON_WRITE" in out and "column_stats" in out
+    assert main(["report", str(path), "--columns", "amount,txn_id", "--out", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / "layout_report.md").is_file() and (tmp_path / "r" / "layout_boxes.png").is_file()
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
+    assert main(["inspect", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("error:") and "not a Hudi table" in err[0]
+    (tmp_path / "plain").mkdir()
+    assert main(["explain", str(tmp_path / "plain"), "x = 1"]) == 2
+    assert main(["index", str(tmp_path / "plain"), "--option", "novalue"]) == 2
+
+
+def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys) -> None:
+    path = fixture_table("cow_v9_txns_simple_nometa.zip")
+    assert main(["index", str(path)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "built" and result["files"] > 0
+    from hudi_layout import ColumnStatsIndex, HudiTable
+
+    names = {s.base_file_name for s in HudiTable(path).file_slices()}
+    stats = ColumnStatsIndex(str(path)).load_column("txn_id")
+    assert names <= set(stats.column("file_name").to_pylist())
+
+
+@pytest.mark.parametrize("lo,hi,avg,mx", [
+    ([0, 10, 20], [9, 19, 29], 27 / 29, 1),
+    ([0, 0, 0], [29, 29, 29], 3.0, 3),
+    ([5], [5], 1.0, 1),
+])
+def test_overlap_depth(lo, hi, avg, mx) -> None:
+    got = overlap(np.array(lo, np.uint64), np.array(hi, np.uint64))
+    assert got[0] == pytest.approx(avg) and got[1] == mx

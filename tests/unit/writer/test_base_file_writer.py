@@ -1,0 +1,109 @@
+"""The executor-side writer, run without Spark (it only needs Arrow batches)."""
+
+from __future__ import annotations
+
+import math
+import pickle
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_layout.format.file_naming import parse_base_file_name
+from hudi_layout.writer.base_file_writer import (
+    ERROR_MARKER,
+    META_COLUMNS,
+    WriterInputError,
+    WriteSpec,
+    constant_strings,
+    decode_results,
+    write_partition,
+)
+
+T = "20260101000000000"
+
+
+def _batch(n: int, part: str | list[str] = "region=a", start: int = 0) -> pa.RecordBatch:
+    parts = part if isinstance(part, list) else [part] * n
+    return pa.RecordBatch.from_pydict({
+        "id": pa.array(range(start, start + n), pa.int64()),
+        "x": pa.array([float(i) for i in range(n)], pa.float64()),
+        "s": pa.array([f"v{i:05d}" for i in range(n)]),
+        "_hoodie_record_key": pa.array([str(i) for i in range(start, start + n)]),
+        "_hoodie_partition_path": pa.array(parts),
+    })
+
+
+def _spec(tmp_path: Path, **kw) -> WriteSpec:
+    return WriteSpec(base_path=str(tmp_path), instant_time=T, data_columns=("id", "x", "s"),
+                     stats_columns=("id", "x", "s", "_hoodie_record_key"), **kw)
+
+
+def test_writes_hudi_named_files_with_meta_columns_markers_and_partition_metadata(tmp_path: Path) -> None:
+    out = list(write_partition(_spec(tmp_path), iter([_batch(10, ["region=a"] * 6 + ["region=b"] * 4)])))
+    files = decode_results(out[0].to_pylist())
+    assert sorted(f.partition_path for f in files) == ["region=a", "region=b"]
+    for f in files:
+        parsed = parse_base_file_name(f.file_name)
+        assert parsed.instant_time == T and parsed.file_id == f.file_id
+        table = pq.read_table(tmp_path / f.partition_path / f.file_name)
+        assert table.column_names[:5] == list(META_COLUMNS)
+        assert set(table.column("_hoodie_file_name").to_pylist()) == {f.file_name}
+        assert set(table.column("_hoodie_commit_time").to_pylist()) == {T}
+        assert table.num_rows == f.num_records
+        assert (tmp_path / f.partition_path / ".hoodie_partition_metadata").is_file()
+        assert (tmp_path / ".hoodie" / ".temp" / T / f.partition_path / (f.file_name + ".marker.CREATE")).is_file()
+        assert f.stats["id"]["value_count"] == f.num_records
+
+
+def test_exact_stats_and_nan_makes_max_unknown(tmp_path: Path) -> None:
+    b = pa.RecordBatch.from_pydict({
+        "id": pa.array([3, None, 1], pa.int64()), "x": pa.array([1.0, float("nan"), None]),
+        "s": pa.array(["b", "a", None]), "_hoodie_record_key": pa.array(["k1", "k2", "k3"]),
+        "_hoodie_partition_path": pa.array(["", "", ""])})
+    (f,) = decode_results(next(write_partition(_spec(tmp_path), iter([b]))).to_pylist())
+    assert f.partition_path == "" and (tmp_path / f.file_name).is_file()
+    assert f.stats["id"] == {**f.stats["id"], "min": 1, "max": 3, "null_count": 1, "value_count": 3}
+    assert f.stats["s"]["min"] == "a" and f.stats["s"]["max"] == "b"
+    assert f.stats["x"]["min"] == 1.0 and math.isnan(f.stats["x"]["max"])
+
+
+def test_rolls_over_at_max_file_size(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, max_file_size=20_000, parquet_row_group_rows=500)
+    batches = [_batch(500, start=i * 500) for i in range(20)]
+    files = decode_results([r for b in write_partition(spec, iter(batches)) for r in b.to_pylist()])
+    assert len(files) > 2
+    assert sum(f.num_records for f in files) == 10_000
+    assert len({f.file_id for f in files}) == len(files)
+
+
+def test_null_record_key_is_a_clear_error(tmp_path: Path) -> None:
+    b = _batch(3)
+    b = b.set_column(3, "_hoodie_record_key", pa.array(["1", None, "3"]))
+    with pytest.raises(WriterInputError) as e:
+        list(write_partition(_spec(tmp_path), iter([b])))
+    assert str(e.value).startswith(ERROR_MARKER) and "record key is null" in str(e.value)
+
+
+def test_preserves_commit_metadata_when_clustering(tmp_path: Path) -> None:
+    b = _batch(4).to_pydict()
+    b["_hoodie_commit_time"] = ["20250101000000000"] * 4
+    b["_hoodie_commit_seqno"] = [f"20250101000000000_0_{i}" for i in range(4)]
+    spec = _spec(tmp_path, preserve_commit_metadata=True)
+    (f,) = decode_results(next(write_partition(spec, iter([pa.RecordBatch.from_pydict(b)]))).to_pylist())
+    t = pq.read_table(tmp_path / f.partition_path / f.file_name)
+    assert t.column("_hoodie_commit_time").to_pylist() == ["20250101000000000"] * 4
+    assert t.column("_hoodie_commit_seqno").to_pylist() == b["_hoodie_commit_seqno"]
+
+
+def test_constant_strings() -> None:
+    assert constant_strings("ab", 3).to_pylist() == ["ab"] * 3
+    assert constant_strings("", 2).to_pylist() == ["", ""]
+    assert constant_strings("x", 0).to_pylist() == []
+
+
+def test_results_pickle_round_trip(tmp_path: Path) -> None:
+    out = next(write_partition(_spec(tmp_path), iter([_batch(5)])))
+    row = out.to_pylist()[0]
+    assert isinstance(pickle.loads(row["stats"]), dict)
