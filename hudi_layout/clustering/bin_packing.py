@@ -1,6 +1,6 @@
 """Greedy size-based bin packing, exactly as Hudi's ``PartitionAwareClusteringPlanStrategy`` does it.
 
-``buildClusteringGroupsForPartition`` (format notes §4.3), per partition:
+``buildClusteringGroupsForPartition`` (docs/hudi-format.md §4.3), per partition:
 
 1. sort the slices by size, largest first;
 2. walk them, adding each to the current group; when adding the next one would push the group over

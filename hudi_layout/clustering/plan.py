@@ -1,6 +1,6 @@
 """Clustering plans: options, pure planning from file slices, and the HoodieClusteringPlan Avro dict.
 
-Planning follows Hudi's default plan strategy ``SparkSizeBasedClusteringPlanStrategy`` (format notes
+Planning follows Hudi's default plan strategy ``SparkSizeBasedClusteringPlanStrategy`` (docs/hudi-format.md
 §4.3) so that a plan we schedule is the plan Hudi would have scheduled, and the Avro dict we produce has
 exactly the shape Hudi writes (§4.2): a Hudi writer can execute our plans and we can execute Hudi's.
 
@@ -91,7 +91,7 @@ def _choice_arg(opt: cfg.Option[T], value: str | None, options: Mapping[str, Any
 
 @dataclass(frozen=True)
 class ClusteringOptions:
-    """Clustering plan settings, with Hudi's keys and defaults (format notes §4.5).
+    """Clustering plan settings, with Hudi's keys and defaults (docs/hudi-format.md §4.5).
 
     ``include_all_files`` has no Hudi key: it plans every slice whatever its size (Hudi only plans base
     files below ``small.file.limit``), which is what re-clustering an already big table along new columns
@@ -377,7 +377,7 @@ class ClusteringPlanSpec:
         return sum(g.num_output_file_groups for g in self.groups)
 
     def to_avro_plan(self) -> dict[str, Any]:
-        """The HoodieClusteringPlan record as Hudi writes it (format notes §4.2)."""
+        """The HoodieClusteringPlan record as Hudi writes it (docs/hudi-format.md §4.2)."""
         missing = self.missing_schedule_partitions
         return {
             "inputGroups": [g.to_avro() for g in self.groups],

@@ -1,4 +1,4 @@
-"""Encode/decode the content of timeline files (format notes §2.3, §3, §4.1).
+"""Encode/decode the content of timeline files (docs/hudi-format.md §2.3, §3, §4.1).
 
 * v6 (layout 1) commit / deltacommit / replacecommit: Jackson pretty-printed JSON.
 * v8/v9: Avro object container file, codec ``null``, exactly one record.

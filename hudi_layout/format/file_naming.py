@@ -1,4 +1,4 @@
-"""Hudi data file names, write tokens, file ids and partition paths (format notes §1.4–§1.6).
+"""Hudi data file names, write tokens, file ids and partition paths (docs/hudi-format.md §1.4–§1.6).
 
 Base file: ``<fileId>_<writeToken>_<instantTime>.<ext>`` (``FSUtils.makeBaseFileName``).
 Log file:  ``.<fileId>_<instant>.<ext>.<version>_<writeToken>[.cdc]``.

@@ -1,6 +1,6 @@
 """Timeline instants: file-name parsing/formatting for layouts 1 (v6) and 2 (v8/v9), instant times.
 
-File names (format notes §2.2)::
+File names (docs/hudi-format.md §2.2)::
 
     T.<action>.requested     T.<action>.inflight     T.inflight (= commit inflight)
     T.<action>               (completed, layout 1; also legacy names accepted by layout 2)

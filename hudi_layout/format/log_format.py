@@ -1,4 +1,4 @@
-"""Hudi log files: block framing, block types, file naming (hudi-format-notes.md §1.6, §5.8).
+"""Hudi log files: block framing, block types, file naming (docs/hudi-format.md §1.6, §5.8).
 
 Block layout (big-endian)::
 

@@ -1,6 +1,6 @@
 """Hudi metadata table (MDT): keys, ``HoodieMetadataRecord`` codec, log blocks, reader, writer, column stats.
 
-Spec: ``/work/shared/docs/hudi-format-notes.md`` §5 (MDT) and §6.8 (prefix lookups).
+Spec: ``docs/hudi-format.md`` §5 (MDT) and §6.8 (prefix lookups).
 
 Public entry points (imported lazily so ``import hudi_layout.metadata.hfile`` stays light):
 

@@ -1,6 +1,6 @@
 """Metadata-table record keys and key → file-group mapping.
 
-Spec: hudi-format-notes.md §5.2 (file groups, Java ``String.hashCode`` mapping) and §5.5 (column_stats keys).
+Spec: docs/hudi-format.md §5.2 (file groups, Java ``String.hashCode`` mapping) and §5.5 (column_stats keys).
 
 A column_stats key is ``ColumnIndexID ‖ PartitionIndexID ‖ FileIndexID`` where the first two are Base64 of
 the big-endian XXH64 digest (seed **sign-extended** ``0xFFFFFFFFDABADABA``: Java passes ``int 0xdabadaba``

@@ -1,6 +1,6 @@
 """Read the metadata table (``<base>/.hoodie/metadata``): ``files`` and ``column_stats`` partitions.
 
-Spec: hudi-format-notes.md §5.1–§5.8. The MDT is a MOR table of HFiles. Per MDT file group we read the latest
+Spec: docs/hudi-format.md §5.1–§5.8. The MDT is a MOR table of HFiles. Per MDT file group we read the latest
 base HFile written by a completed MDT instant, then the log files of that slice in order, applying only log
 blocks whose ``INSTANT_TIME`` passes the reader sync rule (§5.7,
 ``HoodieTableMetadataUtil.getValidInstantTimestamps``):

@@ -1,4 +1,4 @@
-"""MDT merge rules (hudi-format-notes.md §5.4, §5.5) and DELETE blocks, shared by reader and writer."""
+"""MDT merge rules (docs/hudi-format.md §5.4, §5.5) and DELETE blocks, shared by reader and writer."""
 
 from __future__ import annotations
 

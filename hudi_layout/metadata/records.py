@@ -1,6 +1,6 @@
 """``HoodieMetadataRecord`` values: typed builders, a hand-rolled Avro encoder, fast + generic decoders.
 
-Spec: hudi-format-notes.md §5.3–§5.5. Values are Avro *binary datums* (no container) of the writer schema in
+Spec: docs/hudi-format.md §5.3–§5.5. Values are Avro *binary datums* (no container) of the writer schema in
 the HFile file info / log block header. We write the schema from :mod:`.schema`; on read we use a hand-written
 decoder when the writer schema is structurally one of our known forms (v8 / v9) — ~10× faster than
 ``fastavro.schemaless_reader`` — and fall back to fastavro for anything else.

@@ -1,4 +1,4 @@
-"""The ``HoodieMetadataRecord`` Avro schema, as Hudi 1.x writes it (hudi-format-notes.md §5.3).
+"""The ``HoodieMetadataRecord`` Avro schema, as Hudi 1.x writes it (docs/hudi-format.md §5.3).
 
 Source of truth: ``hudi: hudi-common/src/main/avro/HoodieMetadata.avsc``; checked field by field against the
 writer schema embedded (file-info key ``schema``) in the v9 fixture MDT HFiles (see tests).

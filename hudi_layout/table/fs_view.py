@@ -1,4 +1,4 @@
-"""File-system view: which base files a snapshot reader sees (format notes §4.7).
+"""File-system view: which base files a snapshot reader sees (docs/hudi-format.md §4.7).
 
 Rules (``AbstractTableFileSystemView`` / hudi-rs ``fs_view.rs``):
 

@@ -1,4 +1,4 @@
-"""The active timeline: listing instant files, filtering, reading their content (format notes §2).
+"""The active timeline: listing instant files, filtering, reading their content (docs/hudi-format.md §2).
 
 Layout 1 (v6) keeps instant files directly in ``.hoodie/``; layout 2 (v8/v9) in ``.hoodie/timeline/``
 (``hoodie.timeline.path``). The same class serves the metadata table (pass its ``.hoodie`` dir).

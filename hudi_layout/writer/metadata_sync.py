@@ -1,7 +1,7 @@
 """Glue between our writes and the metadata table (MDT): which columns to index, creating the MDT, and
 the deltacommit that every data commit writes just before it completes.
 
-Rules we follow (format notes §5):
+Rules we follow (docs/hudi-format.md §5):
 * the MDT is created (``files`` + ``column_stats``) on a table's first write unless
   ``hoodie.metadata.enable=false``; once it exists we always keep it current, whatever the options say,
   so it can never go stale behind our back;

@@ -1,4 +1,4 @@
-"""HFile v3 reader and writer (the file format of Hudi's metadata table). Spec: ``hudi-format-notes.md`` §6.
+"""HFile v3 reader and writer (the file format of Hudi's metadata table). Spec: ``docs/hudi-format.md`` §6.
 
 - :class:`HFileReader` reads a path or bytes (HFiles are embedded in MDT log blocks, §5.8);
 - :class:`HFileWriter` / :func:`write_hfile` write HBase-2.4-compatible files (§6.9).

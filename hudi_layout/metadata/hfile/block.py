@@ -1,6 +1,6 @@
 """HFile v3 block framing: 33-byte header, (compressed) payload, per-chunk checksums.
 
-Spec: ``hudi-format-notes.md`` §6.3. Header::
+Spec: ``docs/hudi-format.md`` §6.3. Header::
 
     magic[8] | onDiskSizeWithoutHeader i32 | uncompressedSizeWithoutHeader i32 | prevBlockOffset i64
     | checksumType i8 | bytesPerChecksum i32 | onDiskDataSizeWithHeader i32

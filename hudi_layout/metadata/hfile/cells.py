@@ -1,6 +1,6 @@
 """KeyValue cells inside DATABLK* blocks.
 
-Spec: ``hudi-format-notes.md`` §6.4::
+Spec: ``docs/hudi-format.md`` §6.4::
 
     keyLength i32 | valueLength i32 | key | value | [tagsLength i16 | tags] | [mvcc Hadoop-VLong]
     key = rowLength i16 | row | familyLength i8 | family | qualifier | timestamp i64 | keyType i8

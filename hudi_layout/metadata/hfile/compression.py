@@ -1,6 +1,6 @@
 """HFile compression codecs (trailer field 12). Only NONE and GZ are supported.
 
-Spec: ``hudi-format-notes.md`` §6.3 (every block, including index and file info blocks, is compressed with the
+Spec: ``docs/hudi-format.md`` §6.3 (every block, including index and file info blocks, is compressed with the
 file codec; GZ payloads are gzip streams ``1f 8b ...``) and §6.7 (codec ids).
 """
 

@@ -1,6 +1,6 @@
 """The FILEINF2 block body: ``"PBUF"`` + delimited ``InfoProto { repeated BytesBytesPair map_entry = 1 }``.
 
-Spec: ``hudi-format-notes.md`` §6.6.
+Spec: ``docs/hudi-format.md`` §6.6.
 """
 
 from __future__ import annotations

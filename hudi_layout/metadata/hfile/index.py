@@ -1,6 +1,6 @@
 """HFile block indexes: root (IDXROOT2, also used for the meta index) and leaf/intermediate (IDXLEAF2/IDXINTE2).
 
-Spec: ``hudi-format-notes.md`` §6.5.
+Spec: ``docs/hudi-format.md`` §6.5.
 
 - root body: ``count x { blockOffset i64 | onDiskSize i32 (incl. header) | keyLen Hadoop-VLong | key }``, possibly
   followed by HBase "mid-key" metadata, which we ignore;

@@ -1,6 +1,6 @@
 """A minimal hand-written protobuf (proto2 wire format) codec for the two HFile messages.
 
-Spec: ``hudi-format-notes.md`` §6.6 (``InfoProto`` in the file info block) and §6.7 (``TrailerProto``).
+Spec: ``docs/hudi-format.md`` §6.6 (``InfoProto`` in the file info block) and §6.7 (``TrailerProto``).
 Only wire types 0 (varint), 1 (fixed64), 2 (length-delimited) and 5 (fixed32) are understood; unknown fields
 of those types are skipped, anything else is a format error.
 """

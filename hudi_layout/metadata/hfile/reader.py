@@ -1,6 +1,6 @@
 """Read HFile v3 files (HBase 2.4 / Hudi 1.0 and Hudi 1.1 native writers) from a path or from bytes.
 
-Spec: ``hudi-format-notes.md`` §6 (layout §6.2, blocks §6.3, cells §6.4, indexes §6.5, file info §6.6,
+Spec: ``docs/hudi-format.md`` §6 (layout §6.2, blocks §6.3, cells §6.4, indexes §6.5, file info §6.6,
 trailer §6.7, lookups §6.8) and §5.8 (HFiles embedded in MDT log blocks, hence the ``bytes`` source).
 
 Design notes:

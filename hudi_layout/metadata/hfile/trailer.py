@@ -1,6 +1,6 @@
 """The fixed-size HFile trailer (last 4096 bytes): ``TRABLK"$`` + delimited ``TrailerProto`` + version int.
 
-Spec: ``hudi-format-notes.md`` §6.7. All proto fields are optional (proto2); missing ones read as 0, except
+Spec: ``docs/hudi-format.md`` §6.7. All proto fields are optional (proto2); missing ones read as 0, except
 the first/last data block offsets, which default to -1 (HBase writes 2^64-1 for empty files).
 """
 

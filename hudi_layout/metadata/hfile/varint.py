@@ -1,6 +1,6 @@
 """Variable-length integers used by HFile: protobuf base-128 varints and Hadoop ``WritableUtils`` VLongs.
 
-Spec: ``hudi-format-notes.md`` §6.5 (Hadoop VLong: index key lengths, cell MVCC) and §6.6/§6.7
+Spec: ``docs/hudi-format.md`` §6.5 (Hadoop VLong: index key lengths, cell MVCC) and §6.6/§6.7
 (protobuf varints: file info and trailer framing).
 
 Decoders take ``(buf, pos)`` and return ``(value, new_pos)``; they raise ``HFileFormatError`` on truncation.

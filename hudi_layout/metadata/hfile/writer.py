@@ -1,6 +1,6 @@
 """Write HFile v3 files that Hudi 1.0 (HBase 2.4 reader) and Hudi 1.1 (native reader) accept.
 
-Spec: ``hudi-format-notes.md`` §6.9 (writing guidance), §6.2 (layout), §6.3 (blocks), §6.4 (cells), §6.5
+Spec: ``docs/hudi-format.md`` §6.9 (writing guidance), §6.2 (layout), §6.3 (blocks), §6.4 (cells), §6.5
 (indexes), §6.6 (file info), §6.7 (trailer).
 
 Choices (HBase-compatible flavour, since CRC32C checksums make files readable by both Hudi lines):
