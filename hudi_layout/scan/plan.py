@@ -23,17 +23,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from .errors import HudiLayoutError, InvalidArgumentError
-from .skipping.bind import bind
-from .skipping.ir import AlwaysTrue, Predicate
-from .skipping.partitions import prune_partitions
-from .skipping.pruning import prune
-from .skipping.visitors import referenced_columns
-from .table import cache as table_cache
-from .table.fs_view import FileSlice
-from .table.hudi_table import HudiTable
-from .table.properties import constant_partition_columns
-from .table.schema_conversion import avro_to_arrow_schema
+from ..errors import HudiLayoutError, InvalidArgumentError
+from ..skipping.bind import bind
+from ..skipping.ir import AlwaysTrue, Predicate
+from ..skipping.partitions import prune_partitions
+from ..skipping.pruning import prune
+from ..skipping.visitors import referenced_columns
+from ..table import cache as table_cache
+from ..table.fs_view import FileSlice
+from ..table.hudi_table import HudiTable
+from ..table.properties import constant_partition_columns
+from ..table.schema_conversion import avro_to_arrow_schema
 
 log = logging.getLogger(__name__)
 
@@ -114,16 +114,16 @@ def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None)
     if isinstance(where, Predicate):
         return where
     if isinstance(where, str):
-        from .skipping.sql import from_sql
+        from ..skipping.sql import from_sql
 
         return from_sql(where, schema)
     if isinstance(where, (list, tuple)):
-        from .skipping.tuples import from_tuples
+        from ..skipping.tuples import from_tuples
 
         items = [where] if where and isinstance(where[0], str) else where
         return from_tuples(items, schema)
     if type(where).__name__ == "Column":
-        from .skipping.spark_column import from_spark_column
+        from ..skipping.spark_column import from_spark_column
 
         return from_spark_column(where, spark)
     raise InvalidArgumentError(f"unsupported filter {where!r}: give SQL text, a Column, tuples or a predicate")
@@ -261,7 +261,7 @@ def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence
                       ) -> dict[str, pa.Table]:
     """column_stats of ``columns`` for the partitions of ``slices``, through the validated cache (the key is
     the MDT state listed now, see :mod:`hudi_layout.table.cache`)."""
-    from .metadata.column_stats_index import ColumnStatsIndex
+    from ..metadata.column_stats_index import ColumnStatsIndex
 
     partitions = tuple(sorted({s.partition_path for s in slices})) if table.properties.partition_fields else None
     key = table_cache.mdt_key(table.base_path) if table_cache.enabled() else None
