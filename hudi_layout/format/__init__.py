@@ -1,0 +1,1 @@
+"""Hudi on-disk grammar: bytes <-> values (log block content, names, metadata), no directory walking."""
