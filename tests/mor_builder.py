@@ -287,6 +287,31 @@ class MorTable:
             commit_metadata_bytes(doc, self.version))
         return done
 
+    def compact(self, fid: str, rows: Sequence[Mapping[str, Any]], *, completion: str | None = None) -> Commit:
+        """A compaction of file group ``fid`` (v8/v9): a new base file holding ``rows`` (the caller gives the
+        merged rows), ``compaction.requested`` / ``.inflight`` and a completed ``commit``."""
+        assert self.version >= 8, "compaction instants are only modelled for v8/v9"
+        t = self.next_instant()
+        self._timeline_file(t, "compaction", State.REQUESTED).write_bytes(b"")
+        self._timeline_file(t, "compaction", State.INFLIGHT).write_bytes(b"")
+        partition = self.partitions[fid]
+        name = make_base_file_name(fid, "0-0-0", t)
+        data_schema = arrow_schema_for_avro(self.avro_schema)
+        schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + list(data_schema))
+        metas = self._meta_rows(rows, t, partition, name)
+        for m, r in zip(metas, rows):  # a compaction keeps each record's commit time
+            m["_hoodie_commit_time"] = r.get("_hoodie_commit_time", t)
+        pq.write_table(pa.Table.from_pylist(metas, schema=schema), self._partition_dir(partition, t) / name)
+        self.slices[(partition, fid)] = t
+        rel = f"{partition}/{name}" if partition else name
+        stats = {partition: [WriteStat(file_id=fid, path=rel, partition_path=partition, num_writes=len(rows),
+                                       file_size_in_bytes=(self.base / rel).stat().st_size, prev_commit=t)]}
+        done = completion or self.later(t)
+        doc = {"partitionToWriteStats": stats, "operationType": "COMPACT", "compacted": True,
+               "extraMetadata": {"schema": self.schema_text}}
+        self._timeline_file(t, "commit", State.COMPLETED, done).write_bytes(commit_metadata_bytes(doc, self.version))
+        return Commit(t, done)
+
     def rollback(self, target: str) -> str:
         """Roll back a pending deltacommit as Hudi does: v6 appends a rollback command block to every log the
         instant wrote to; v8/v9 delete its log files. Then the rollback instant completes."""

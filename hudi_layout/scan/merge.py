@@ -4,18 +4,19 @@ Pure and picklable: the Spark read path and the clustering executor call :func:`
 executors with a :class:`MergeSpec` built once on the driver (:func:`merge_spec_for_table`). The rules are
 written down in ``docs/mor-read.md``; in short:
 
-* **Blocks used** (:func:`select_blocks`): corrupt regions are skipped; data and delete blocks count only when
-  their ``INSTANT_TIME`` is a committed instant (completed, or older than the active timeline and not
-  pending / rolled back), is not after the query's upper bound (time travel) and lies in the incremental
-  range; a rollback command block voids every block of its target instant in any log file of the slice;
-  log-compacted blocks (``COMPACTED_BLOCK_TIMES``) stand in for the blocks they replace. Blocks are applied
-  instant by instant in order of first appearance, each instant's blocks in file order (Hudi's
-  ``BaseHoodieLogRecordReader``).
+* **Blocks used** (:func:`select_blocks`): corrupt regions are skipped; data and delete blocks count only
+  when their ``INSTANT_TIME`` is a committed instant (completed, or older than the active timeline and not
+  pending / rolled back), is not after the query's upper bound (time travel) and, for incremental reads,
+  belongs to one of the selected instants; a rollback command block voids every block of its target instant
+  in any log file of the slice; log-compacted blocks (``COMPACTED_BLOCK_TIMES``) stand in for the blocks they
+  replace. Blocks are applied instant by instant in order of first appearance, each instant's blocks in file
+  order (Hudi's ``BaseHoodieLogRecordReader``).
 * **Merge** (:func:`merge_blocks`): the log records of a key are folded in that order, then merged with the
   base record. ``COMMIT_TIME_ORDERING``: the last write wins. ``EVENT_TIME_ORDERING``: the greatest ordering
   value wins (fields compared in order, nulls lowest, ties to the later write); a delete without an ordering
-  value ("natural order", Java's ``Integer 0``) always wins and the fold restarts after it; records whose
-  ``_hoodie_is_deleted`` is true are deletes that take part in ordering like any record.
+  value ("natural order", Java's ``Integer 0``) always wins and absorbs later deletes, and the next record
+  starts the fold again; a record whose ``_hoodie_is_deleted`` is true is a delete that takes part in the
+  ordering like any record.
 
 Vectorised: records and deletes become one Arrow "events" table (key, sequence, ordering values, flags);
 winners come from a sort by (key, ordering desc, sequence desc) and one ``take``. Base rows whose key no log
@@ -72,7 +73,12 @@ class MergeMode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class InstantRange:
-    """Incremental read range on instant times: ``start < t <= end`` (an open side is ``None``)."""
+    """Incremental read range ``start < t <= end`` (an open side is ``None``).
+
+    :func:`merge_spec_for_table` compares it with completion times on v8/v9 tables (Hudi 1.x's incremental
+    queries, hudi-rs likewise) and with requested times on v6 tables, and turns it into the set of instants
+    whose records the read returns (:attr:`MergeSpec.incremental_instants`).
+    """
 
     start: str | None = None
     end: str | None = None
@@ -90,6 +96,8 @@ class MergeSpec:
     ``schema`` is the output schema (meta columns + data columns); ``committed_instants`` are the requested
     times of the completed write instants the query may see; instants older than ``timeline_start`` count as
     committed (archived) unless listed in ``uncommitted_instants`` (pending or rolled back).
+    ``incremental_instants`` (incremental reads): only blocks of these instants are applied and only rows
+    whose ``_hoodie_commit_time`` is one of them are returned.
     """
 
     schema: pa.Schema
@@ -99,7 +107,7 @@ class MergeSpec:
     timeline_start: str | None = None
     uncommitted_instants: frozenset[str] = frozenset()
     upper_bound: str | None = None
-    instant_range: InstantRange | None = None
+    incremental_instants: frozenset[str] | None = None
     columns: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -135,7 +143,7 @@ class MergeSpec:
             needed |= set(self.ordering_fields)
         if IS_DELETED in self.schema.names:
             needed.add(IS_DELETED)
-        if self.instant_range is not None:
+        if self.incremental_instants is not None:
             needed.add(COMMIT_TIME)
         return pa.schema([f for f in self.schema if f.name in needed])
 
@@ -226,7 +234,8 @@ def merge_spec_for_table(table: HudiTable, *, as_of: str | None = None,
     """A :class:`MergeSpec` for ``table`` (driver side: reads properties and the timeline once).
 
     ``as_of`` (time travel) keeps the completed instants *requested* at or before it, like the file-system
-    view and hudi-rs, and ignores log blocks written after it.
+    view and hudi-rs, and ignores log blocks written after it. ``instant_range`` (incremental read) selects
+    the completed instants whose completion time (v8/v9; requested time on v6) lies in the range.
     """
     mode, ordering = merge_config(table.properties)
     schema_text = table.schema()
@@ -238,10 +247,17 @@ def merge_spec_for_table(table: HudiTable, *, as_of: str | None = None,
     committed = frozenset(i.requested_time for i in completed
                           if as_of is None or i.requested_time <= as_of)
     uncommitted = frozenset({i.requested_time for i in commits.pending()} | _rolled_back_instants(table))
+    incremental = None
+    if instant_range is not None:
+        by_completion = table.table_version >= 8
+        incremental = frozenset(
+            i.requested_time for i in completed if i.requested_time in committed
+            and instant_range.contains((i.completion_time or i.requested_time) if by_completion
+                                       else i.requested_time))
     return MergeSpec(
         schema=table_output_schema(schema_text), merge_mode=mode, ordering_fields=ordering,
         committed_instants=committed, timeline_start=first.requested_time if first else None,
-        uncommitted_instants=uncommitted - committed, upper_bound=as_of, instant_range=instant_range,
+        uncommitted_instants=uncommitted - committed, upper_bound=as_of, incremental_instants=incremental,
         columns=None if columns is None else tuple(columns))
 
 
@@ -299,7 +315,7 @@ def select_blocks(log_files: Sequence[tuple[str, Sequence[LogBlock]]], spec: Mer
             _check_block(block, source)
             t = block.header[HeaderKey.INSTANT_TIME]
             if (spec.upper_bound is not None and t > spec.upper_bound) or not spec.is_committed(t) \
-                    or (spec.instant_range is not None and not spec.instant_range.contains(t)):
+                    or (spec.incremental_instants is not None and t not in spec.incremental_instants):
                 skipped += 1
                 continue
             if t not in by_instant:
@@ -532,15 +548,19 @@ def _winners(events: pa.Table, spec: MergeSpec) -> np.ndarray:
     event_time = spec.merge_mode is MergeMode.EVENT_TIME_ORDERING
     natural = events.column("natural").to_numpy(zero_copy_only=False)
     if event_time and natural.any():
-        # Everything before a key's last natural-order delete is void; the base record only survives when
-        # log records follow that delete (Hudi folds the log first, then merges the base record).
+        # A natural-order delete replaces whatever came before it and absorbs the deletes that follow it; the
+        # first log record after it starts the fold again. The base record only takes part when such a record
+        # exists (Hudi folds the log first, then merges the base record with the result).
         idx = pc.sort_indices(events, sort_keys=[("key", "ascending"), ("seq", "ascending")]).to_numpy()
         starts = _group_starts(events.column("key").take(idx).combine_chunks())
         sizes = np.diff(np.append(starts, n))
         s_seq, s_nat, s_log = seq[idx], natural[idx], from_log[idx]
+        s_record = s_log & ~events.column("is_delete").to_numpy(zero_copy_only=False)[idx]
         last_nat = np.repeat(np.maximum.reduceat(np.where(s_nat, s_seq, -1), starts), sizes)
-        group_max = np.repeat(np.maximum.reduceat(s_seq, starts), sizes)
-        keep = (s_seq > last_nat) | (~s_log & (group_max > last_nat))
+        never = np.int64(n)
+        restart = np.repeat(np.minimum.reduceat(np.where(s_record & (s_seq > last_nat), s_seq, never), starts),
+                            sizes)
+        keep = (last_nat < 0) | (s_seq >= restart) | (~s_log & (restart < never))
         candidates = np.sort(idx[keep])
     sub = events.take(candidates)
     sort_keys = [("key", "ascending")]
@@ -629,15 +649,9 @@ def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: M
 
 
 def _finish(rows: pa.Table, spec: MergeSpec) -> pa.Table:
-    if spec.instant_range is not None and rows.num_rows:
-        rng = spec.instant_range
-        t = rows.column(COMMIT_TIME)
-        mask = pc.is_valid(t)
-        if rng.start is not None:
-            mask = pc.and_(mask, pc.greater(t, rng.start))
-        if rng.end is not None:
-            mask = pc.and_(mask, pc.less_equal(t, rng.end))
-        rows = rows.filter(mask)
+    if spec.incremental_instants is not None and rows.num_rows:
+        wanted = pa.array(sorted(spec.incremental_instants), pa.string())
+        rows = rows.filter(pc.is_in(rows.column(COMMIT_TIME), value_set=wanted))
     return rows.select(spec.output_schema.names)
 
 
