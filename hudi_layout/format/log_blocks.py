@@ -374,7 +374,7 @@ def encode_parquet_data_block(instant_time: str, schema_text: str, table: pa.Tab
     return encode_block(BlockType.PARQUET_DATA, _header(instant_time, schema_text, extra_header), buf.getvalue())
 
 
-def encode_delete_block(instant_time: str, deletes: Iterable[tuple[str, str, OrderingValue | None]], *,
+def encode_delete_block(instant_time: str, deletes: Iterable[tuple[str | None, str | None, OrderingValue | None]], *,
                         schema_text: str | None = None, extra_header: Mapping[int, str] | None = None) -> bytes:
     """A framed DELETE block (content version 3) of ``(record_key, partition_path, ordering_value)``."""
     doc = {"deleteRecordList": [

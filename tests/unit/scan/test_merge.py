@@ -583,8 +583,9 @@ def test_incremental_reads_match_hudi_rs_on_sequential_commits(tmp_path: Path) -
 
 def test_incremental_range_is_on_completion_times_on_v9(tmp_path: Path) -> None:
     """Hudi 1.x selects incremental instants by completion time: a deltacommit that started before the range
-    but finished inside it is part of it, one that started inside and finished after is not. (hudi-rs 0.5
-    selects by requested time and slices by completion time, so it differs here.)"""
+    but finished inside it is part of it, one that started inside and finished after is not. (hudi-rs 0.5 also
+    filters the rows by ``start < _hoodie_commit_time``, a requested time, and so drops c1's rows from the
+    range (c1 requested, c3 completed]; we keep the rows of every selected instant, as Hudi does.)"""
     t = _table(tmp_path, 9)
     c1 = t.deltacommit(inserts={"": [row("a", 1), row("z", 1)]})
     fid = c1.file_ids[0]
@@ -597,6 +598,7 @@ def test_incremental_range_is_on_completion_times_on_v9(tmp_path: Path) -> None:
         return [(r["id"], r["name"]) for r in rows]
 
     assert names(c1.completion, c3.completion) == [("b", "b")]
+    assert names(c1.instant, c3.completion) == [("a", "a"), ("b", "b")]
     assert names(c3.completion, None) == [("a", "slow")]
     assert names(None, c1.completion) == [("a", "a"), ("z", "z")]
 
