@@ -9,7 +9,11 @@ from __future__ import annotations
 
 
 class HudiLayoutError(Exception):
-    """Base of every error hudi_layout raises deliberately."""
+    """Base of every error hudi_layout raises deliberately.
+
+    ``hint`` says what to do about it; classes set a default that fits every instance (a missing table, a
+    damaged file), callers pass a specific one.
+    """
 
     hint: str | None = None
 
@@ -26,6 +30,9 @@ class InvalidArgumentError(HudiLayoutError, ValueError):
 class NotAHudiTableError(HudiLayoutError):
     """The path exists (or not) but holds no readable ``.hoodie/hoodie.properties``."""
 
+    hint = ("give the table's base folder (the one holding .hoodie/hoodie.properties); "
+            "'hudi-layout ingest' creates a new table")
+
 
 class UnsupportedTableError(HudiLayoutError):
     """The table uses a feature (version, type, index) we cannot read or maintain correctly."""
@@ -33,6 +40,9 @@ class UnsupportedTableError(HudiLayoutError):
 
 class CorruptFileError(HudiLayoutError):
     """A file on disk does not parse as the format it claims to be."""
+
+    hint = ("the named file is damaged or not what its name says: restore it from a copy; a damaged metadata "
+            "table (.hoodie/metadata) is rebuilt with 'hudi-layout index PATH --rebuild'")
 
 
 class HFileFormatError(CorruptFileError):
