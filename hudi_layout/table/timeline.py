@@ -10,6 +10,7 @@ including superseded requested/inflight ones, are in :attr:`Timeline.files`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -243,8 +244,7 @@ class Timeline:
             if f.action != ROLLBACK:
                 continue
             if f.state is State.COMPLETED:
-                meta = table_cache.commit_metadata(
-                    self.path_of(f), lambda f=f: cm.decode_timeline_content(self.read_bytes(f), str(self.path_of(f))))
+                meta = table_cache.commit_metadata(self.path_of(f), functools.partial(self._decode_any, f))
                 out.update(str(t) for t in meta.get("commitsRollback") or [])
                 out.update(str(i.get("commitTime")) for i in meta.get("instantsRollback") or [] if i)
             elif f.state is State.REQUESTED:
@@ -256,6 +256,9 @@ class Timeline:
                 if target:
                     out.add(str(target))
         return frozenset(out)
+
+    def _decode_any(self, instant: Instant) -> dict[str, Any]:
+        return cm.decode_timeline_content(self.read_bytes(instant), str(self.path_of(instant)))
 
     def archive_covers(self, instant_time: str) -> bool:
         """Whether the archived timeline may hold ``instant_time``.

@@ -1,14 +1,15 @@
 """The doomed writer of the fault-injection tests: one operation on one table, in its own process.
 
-    python integration/fault_driver.py OP TABLE [--start N] [--rows N] [--spark] [--max-file-size B]
+    python tests/integration/fault_driver.py OP TABLE [--start N] [--rows N] [--spark] [--max-file-size B]
 
 OP is ``ingest`` (append rows ``start .. start+rows``), ``overwrite`` (replace the table with them),
 ``cluster`` (z-order on ``v, id``; starts Spark) or ``rollback`` (what every writer does first: roll back
 the writes of dead writers). Without ``--spark`` the executor-side writer runs in this process (the
 same WriteSession the data source uses), so driver-side crash points cost no Spark start-up.
+``HUDI_LAYOUT_FAULT`` names crash points of :mod:`hudi_layout.table.faults`.
 
 The process prints ``READY`` once Spark (if any) is up, ``WRITING`` right before the operation and
-``DONE`` after it; crash points come from ``HUDI_LAYOUT_FAULT`` (see ``hudi_layout.faults``). Rows are
+``DONE`` after it; crash points come from ``HUDI_LAYOUT_FAULT`` (see ``hudi_layout.table.faults``). Rows are
 :func:`fault_rows`, so the test computes exactly which rows a table must hold.
 """
 
@@ -37,9 +38,9 @@ SPARK_ROWS_SQL = ("CAST(id AS INT) AS id", "concat('n', CAST(id AS STRING)) AS n
 
 
 def _write_without_spark(path: str, data: pa.Table, opts: dict[str, str], overwrite: bool) -> None:
-    from hudi_layout.spark.base_file_writer import write_partition
-    from hudi_layout.spark.datasource import _key_and_partition
-    from hudi_layout.spark.ingest import WriteSession
+    from hudi_layout.writer.base_file_writer import key_and_partition_values as _key_and_partition
+    from hudi_layout.writer.base_file_writer import write_partition
+    from hudi_layout.writer.transaction import WriteSession
 
     session = WriteSession.start(path, opts, data.schema, overwrite)
     try:
@@ -58,7 +59,7 @@ def _late_writer_driver(args: argparse.Namespace) -> int:
     import pickle
     import subprocess
 
-    from hudi_layout.spark.ingest import WriteSession
+    from hudi_layout.writer.transaction import WriteSession
 
     opts = {**OPTS, "hoodie.parquet.max.file.size": args.max_file_size}
     data = fault_rows(args.start, args.rows)
@@ -81,8 +82,8 @@ def _late_executor(spec_file: str, start: int, rows: int) -> int:
     import pickle
     import time
 
-    from hudi_layout.spark.base_file_writer import write_partition
-    from hudi_layout.spark.datasource import _key_and_partition
+    from hudi_layout.writer.base_file_writer import key_and_partition_values as _key_and_partition
+    from hudi_layout.writer.base_file_writer import write_partition
 
     spec = pickle.loads(Path(spec_file).read_bytes())
     data = fault_rows(start, rows)
@@ -132,9 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.op == "cluster":
         hudi_layout.cluster(spark, args.table, ["v", "id"], strategy="z-order", options=opts)
     elif args.op == "rollback":
+        from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
         from hudi_layout.table.commit_protocol import rollback_failed_writes
 
-        rollback_failed_writes(args.table)
+        rollback_failed_writes(args.table, hooks=COMMIT_HOOKS)
     elif spark is not None:
         df = spark.range(args.start, args.start + args.rows, 1, args.partitions).selectExpr(*SPARK_ROWS_SQL)
         hudi_layout.write(df, args.table, opts, mode="overwrite" if args.op == "overwrite" else "append")
@@ -145,5 +147,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     sys.exit(main())

@@ -13,7 +13,7 @@ the failed write); then the next write rolls the failure back and no file of the
 CI runs a representative subset (~3 min: the driver-side crash points of ingest, overwrite and rollback,
 a JVM-only kill mid-write, a late writer; ``test_crash_recovery`` and ``test_clustering_faults`` add group
 kills of ingest and clustering). ``HUDI_LAYOUT_FAULTS=all`` runs every case (~25 min):
-``HUDI_LAYOUT_FAULTS=all .venv/bin/python -m pytest -q integration/test_fault_injection.py``.
+``HUDI_LAYOUT_FAULTS=all .venv/bin/python -m pytest -q tests/integration/test_fault_injection.py``.
 """
 
 from __future__ import annotations
@@ -29,14 +29,21 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from fault_driver import OPTS, fault_rows
-from helpers import base_files_on_disk, hudi_rs_read, hudi_rs_slices, our_slices, rows_digest, timeline_files
 
 import hudi_layout
+from tests.helpers.integration import (
+    base_files_on_disk,
+    hudi_rs_read,
+    hudi_rs_slices,
+    our_slices,
+    rows_digest,
+    timeline_files,
+)
+from tests.integration.fault_driver import OPTS, fault_rows
 
 pytestmark = pytest.mark.integration
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).resolve().parent / "fault_driver.py"
 ALL = os.environ.get("HUDI_LAYOUT_FAULTS") == "all"
 full_only = pytest.mark.skipif(not ALL, reason="long fault case: HUDI_LAYOUT_FAULTS=all runs it")
@@ -198,7 +205,7 @@ def recover(spark, path: Path, committed: list[tuple[int, int]], failed: set[str
 @dataclass(frozen=True)
 class Case:
     op: str            # ingest | overwrite | cluster | rollback
-    point: str         # crash point name (hudi_layout.faults)
+    point: str         # crash point name (hudi_layout.table.faults)
     commits: bool = False  # the doomed write is complete when the process dies (after_complete)
     ci: bool = True
 

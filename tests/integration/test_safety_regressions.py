@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from helpers import data_only, diff_snapshots, hudi_rs_read, rows_digest, tree_snapshot
 
 import hudi_layout
 from hudi_layout import errors
+from tests.helpers.integration import data_only, diff_snapshots, hudi_rs_read, rows_digest, tree_snapshot
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +28,7 @@ def rows(ps: list[str], start: int = 0) -> pa.Table:
 
 
 def cli(*args: str, capsys) -> tuple[int, list[str]]:
-    from hudi_layout.cli import main
+    from hudi_layout.tools.cli import main
 
     code = main(list(args))
     return code, capsys.readouterr().err.strip().splitlines()

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 from hudi_layout.format.partition_path import UnsafePartitionPathError
-from hudi_layout.spark.base_file_writer import WriterInputError, executor_error, write_partition
-from hudi_layout.spark.datasource import _key_and_partition
-from hudi_layout.spark.ingest import WriteSession
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import writer_is_alive
+from hudi_layout.writer.base_file_writer import WriterInputError, write_partition
+from hudi_layout.writer.base_file_writer import key_and_partition_values as _key_and_partition
+from hudi_layout.writer.transaction import WriteSession
 
 OPTS = {"hoodie.table.name": "safety", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.metadata.enable": "false"}
@@ -45,7 +45,7 @@ def write(path: Path, data: pa.Table, opts: dict[str, str] | None = None, overwr
         try:
             out = [r for o in write_partition(session.spec, batches) for r in o.to_pylist()]
         except WriterInputError as e:
-            raise executor_error(str(e)) from None
+            raise from_spark_error_text(str(e)) from None
         session.commit(out)
     except BaseException:
         session.abort()
