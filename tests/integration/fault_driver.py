@@ -66,10 +66,10 @@ def _late_writer_driver(args: argparse.Namespace) -> int:
     session = WriteSession.start(args.table, opts, data.schema, False)
     spec_file = Path(args.table).parent / "late-writer.spec"
     spec_file.write_bytes(pickle.dumps(session.spec))
-    log = open(Path(args.table).parent / "w.log.executor", "wb")  # noqa: SIM115
-    subprocess.Popen([sys.executable, __file__, "ingest", args.table, "--executor", str(spec_file),
-                      "--start", str(args.start), "--rows", str(args.rows)], stdout=log, stderr=subprocess.STDOUT,
-                     start_new_session=True)
+    with open(Path(args.table).parent / "w.log.executor", "wb") as log:
+        subprocess.Popen([sys.executable, __file__, "ingest", args.table, "--executor", str(spec_file),
+                          "--start", str(args.start), "--rows", str(args.rows)], stdout=log,
+                         stderr=subprocess.STDOUT, start_new_session=True)
     print("WRITING", flush=True)
     import time
 
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print("WRITING", flush=True)
     if args.op == "cluster":
-        hudi_layout.cluster(spark, args.table, ["v", "id"], strategy="z-order", options=opts)
+        hudi_layout.cluster(args.table, ["v", "id"], spark=spark, strategy="z-order", options=opts)
     elif args.op == "rollback":
         from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
         from hudi_layout.table.commit_protocol import rollback_failed_writes

@@ -62,9 +62,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def start_driver(op: str, table: Path, log: Path, *args: str, **env: str) -> subprocess.Popen[bytes]:
-    fh = open(log, "wb")  # noqa: SIM115 - the child owns it
-    return subprocess.Popen([sys.executable, str(DRIVER), op, str(table), *args], stdout=fh,
-                            stderr=subprocess.STDOUT, cwd=str(PROJECT), env=_env(**env), start_new_session=True)
+    with open(log, "wb") as fh:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen([sys.executable, str(DRIVER), op, str(table), *args], stdout=fh,
+                                stderr=subprocess.STDOUT, cwd=str(PROJECT), env=_env(**env), start_new_session=True)
 
 
 def children(pid: int) -> list[int]:
@@ -170,7 +170,7 @@ def check_table(spark, path: Path, committed: list[tuple[int, int]]) -> None:
     want = digest_of(committed)
     rs = hudi_rs_read(path)
     assert rows_digest(data_only(rs)) == want, "hudi-rs does not read exactly the committed rows"
-    ours = hudi_layout.read(spark, str(path)).toArrow()
+    ours = hudi_layout.read(str(path), spark=spark).toArrow()
     assert rows_digest(data_only(ours)) == want, "hudi_layout.read does not read exactly the committed rows"
     assert hudi_rs_slices(path) == our_slices(path)
     ids = ours.column("id").to_pylist()
@@ -307,7 +307,7 @@ def test_spark_driver_killed_at_crash_point(spark, tmp_path: Path, case: Case):
     check_table(spark, path, committed)
     committed = recover(spark, path, committed, failed)
     if case.op == "cluster":
-        hudi_layout.execute_pending(spark, str(path), OPTS)  # the plan survives and completes
+        hudi_layout.execute_pending(str(path), spark=spark, options=OPTS)  # the plan survives and completes
         check_table(spark, path, committed)
 
 

@@ -54,10 +54,10 @@ def test_url_encoded_hostile_values_are_written_and_read_back(spark, tmp_path: P
     hudi_layout.write(spark.createDataFrame(rows(values)), str(table),
                       {**OPTS, "hoodie.datasource.write.partitionpath.urlencode": "true"})
     assert sorted(os.listdir(tmp_path)) == ["T"]
-    for reader in (hudi_rs_read(table), hudi_layout.read(spark, str(table)).toArrow()):
+    for reader in (hudi_rs_read(table), hudi_layout.read(str(table), spark=spark).toArrow()):
         assert sorted(zip(reader.column("id").to_pylist(), reader.column("p").to_pylist())) == list(
             enumerate(values))
-    got = hudi_layout.read(spark, str(table), where="p = '../ESCAPED'").toArrow()  # pruning decodes
+    got = hudi_layout.read(str(table), where="p = '../ESCAPED'", spark=spark).toArrow()  # pruning decodes
     assert got.column("id").to_pylist() == [0]
 
 
@@ -104,6 +104,6 @@ def test_failed_first_write_rows_never_visible(spark, tmp_path: Path):
     src = Path(first.base_file_path)
     late = src.with_name(src.name.replace(first.commit_time, "20000101000000000").replace(first.file_id, "late-0"))
     late.write_bytes(src.read_bytes())
-    assert rows_digest(data_only(hudi_layout.read(spark, str(table)).toArrow())) == rows_digest(
+    assert rows_digest(data_only(hudi_layout.read(str(table), spark=spark).toArrow())) == rows_digest(
         data_only(hudi_rs_read(table)))
-    assert hudi_layout.read(spark, str(table)).count() == 2
+    assert hudi_layout.read(str(table), spark=spark).count() == 2
