@@ -69,7 +69,7 @@ class SchemaMismatchError(HudiLayoutError):
 
 #: starts the message of an error raised in a Spark Python worker, so the driver can rebuild it
 SPARK_ERROR_MARKER = "HUDI_LAYOUT_ERROR:"
-_TRACEBACK_LINE = re.compile(r"^(?:hudi_layout(?:\.\w+)*\.)(\w+(?:Error|Exception))(?:: (.*))?$")
+_ERROR_LINE = re.compile(r"(?:^|\s)hudi_layout(?:\.\w+)*\.(\w+(?:Error|Exception))(?:: (.*))?$")
 
 
 def _error_class(name: str) -> type[HudiLayoutError] | None:
@@ -90,8 +90,9 @@ def spark_error_text(exc: HudiLayoutError) -> str:
 
 def from_spark_error_text(text: str) -> HudiLayoutError | None:
     """Our error inside the text of an exception Spark raised (a task failure, an ``AnalysisException`` of
-    the Python data source): from :func:`spark_error_text`'s marker, else from the last traceback line that
-    names a hudi_layout error class. ``None`` when the text carries neither."""
+    the Python data source): from :func:`spark_error_text`'s marker, else from the last line that names a
+    hudi_layout error class (``hudi_layout.errors.NotAHudiTableError: ...``, as a worker reports it). ``None``
+    when the text carries neither."""
     idx = text.find(SPARK_ERROR_MARKER)
     if idx >= 0:
         line = text[idx + len(SPARK_ERROR_MARKER):].strip().splitlines()[0].strip()
@@ -102,7 +103,7 @@ def from_spark_error_text(text: str) -> HudiLayoutError | None:
         cls = _error_class(str(doc.get("type"))) or InvalidArgumentError
         return cls(str(doc.get("message")), hint=doc.get("hint"))
     for raw in reversed(text.splitlines()):
-        m = _TRACEBACK_LINE.match(raw.strip())
+        m = _ERROR_LINE.search(raw.strip())
         if m:
             found = _error_class(m.group(1))
             if found is not None:

@@ -107,3 +107,44 @@ def test_failed_first_write_rows_never_visible(spark, tmp_path: Path):
     assert rows_digest(data_only(hudi_layout.read(str(table), spark=spark).toArrow())) == rows_digest(
         data_only(hudi_rs_read(table)))
     assert hudi_layout.read(str(table), spark=spark).count() == 2
+
+
+def test_decompression_bomb_is_one_line_in_explain_and_inspect(spark, tmp_path: Path, capsys, monkeypatch):
+    """Finding 5: an MDT block that would inflate past what it may is never inflated: loading the index fails
+    with one error naming the file; ``inspect`` reports it, ``explain`` plans without the index (no file
+    skipped) and says why."""
+    from hudi_layout.format import bounded
+    from hudi_layout.table import cache
+
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b"])), str(table), OPTS)
+    monkeypatch.setattr(bounded, "MAX_INFLATED_BYTES", 64)  # every real MDT block is now a "bomb"
+    monkeypatch.setattr(cache, "_enabled", False)  # decode the files now, not arrays cached by the write
+    from hudi_layout.tools.cli import main
+
+    assert main(["inspect", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "index        unreadable:" in out and ".hoodie/metadata/column_stats/" in out and "inflated bytes" in out
+    assert main(["explain", str(table), "id = 1"]) == 0
+    out = capsys.readouterr().out
+    assert "column_stats index not used" in out and ".hoodie/metadata/column_stats/" in out
+    assert "inflated bytes" in out
+    with pytest.raises(errors.CorruptFileError, match=r"\.hoodie/metadata/column_stats/.*inflated bytes"):
+        hudi_layout.ColumnStatsIndex(str(table)).load_column("id")
+
+
+def test_missing_table_errors_carry_a_hint_also_through_the_data_source(spark, tmp_path: Path, capsys):
+    """Finding 8: one line + hint from the CLI; through ``spark.read.format("hudi_layout")`` the Spark error's
+    first line is our error (no worker traceback), and the CLI turns such errors back into ours."""
+    code, err = cli("inspect", str(tmp_path / "missing"), capsys=capsys)
+    assert code == 2 and "not a Hudi table" in err[0] and err[1].startswith("hint:")
+    from hudi_layout.spark.datasource import register
+
+    register(spark)
+    with pytest.raises(Exception) as e:  # noqa: B017 - Spark's AnalysisException
+        spark.read.format("hudi_layout").load(str(tmp_path / "missing")).count()
+    first = str(e.value).strip().splitlines()[0]
+    assert "NotAHudiTableError" in first and "not a Hudi table" in first, str(e.value)[:500]
+    assert "Traceback" not in str(e.value)
+    ours = errors.from_spark_error_text(str(e.value))
+    assert isinstance(ours, errors.NotAHudiTableError) and ours.hint
