@@ -54,6 +54,7 @@ def test_unescape_java_quirks():
     assert unescape_path_name("%\uff21\uff26") == "\xaf"  # Character.digit reads full-width A-F
 
 
+@pytest.mark.property
 @given(st.text(alphabet=st.characters(codec="utf-8"), min_size=1))
 def test_escape_round_trips(value):
     assert unescape_path_name(escape_path_name(value)) == value
@@ -115,6 +116,7 @@ def test_hive_rule_refuses_bad_field_names():
             PartitionPathRule((bad,), hive_style=True).check_fields()
 
 
+@pytest.mark.property
 @settings(max_examples=300, deadline=None)
 @given(st.lists(partition_values, min_size=1, max_size=3), st.booleans(), st.booleans())
 def test_property_paths_stay_inside_and_decode_back(values, hive_style, url_encode):

@@ -67,6 +67,7 @@ def test_create_new_file_never_overwrites_or_follows_links(tmp_path: Path):
     assert target.read_text() == "keep"
 
 
+@pytest.mark.property
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(alphabet=st.sampled_from(list("./\\%=\x00aé")), max_size=6), min_size=1, max_size=4))
 def test_property_accepted_paths_stay_under_the_base(tmp_path_factory, segments):

@@ -99,6 +99,7 @@ def test_url_encoded_table_takes_hostile_values(tmp_path: Path):
         zip(range(len(values)), values))
 
 
+@pytest.mark.property
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(st.none(), st.sampled_from(["..", ".", "/", "a/../b", "\x00", ".hoodie", "%", "=",
                                                        "x" * 240, "é" * 90]),
