@@ -6,7 +6,8 @@ empty value becomes ``__HIVE_DEFAULT_PARTITION__``; otherwise, when
 ``hoodie.datasource.write.partitionpath.urlencode=true``, the value goes through Hive's path escaper
 (``PartitionPathEncodeUtils.escapePathName``: control characters and ``"#%'*/:=?\\{[]^`` plus DEL become
 ``%XX``, upper-case hex; nothing else changes); with hive-style partitioning the segment is
-``<field>=<value>``; segments are joined with ``/``. See ``docs/partition-paths.md``.
+``<field>=<value>``; segments are joined with ``/`` (live-tables notes §6.1-§6.4). Our choices on top of it
+are in ``docs/safety.md``.
 
 Hudi's own writer without url-encoding turns a ``/`` inside a value into nested folders, and guards only
 against ``..`` segments. hudi_layout never lets a value choose where a file lands:
