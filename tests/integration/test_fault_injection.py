@@ -359,7 +359,8 @@ def _kill_mid_write(spark, tmp_path: Path, op: str, mode: str, delay: float) -> 
         if mode == "worker" and "DONE" in text:  # the task was retried and the write committed
             committed = [(0, BASE_ROWS), (500_000, 400_000)] if op == "ingest" else [(500_000, 400_000)]
             check_table(spark, path, committed)
-            stray = set(base_files_on_disk(path)) - our_slices(path)
+            new = instants_of(path) - before
+            stray = files_of(path, new) - our_slices(path)
             assert not stray, f"files of the killed task attempt stayed: {sorted(stray)[:3]}"
             return
         assert "DONE" not in text, "the write finished before it could be killed"
