@@ -76,7 +76,8 @@ def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
-            include_all_files: bool = True) -> ClusteringMetrics | None:
+            include_all_files: bool = True, resume: bool = False,
+            abandon_pending: bool = False) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
     no file group qualified).
 
@@ -84,6 +85,10 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
+
+    A plan an interrupted run left pending is reported (``PendingClusteringError``) rather than skipped:
+    ``resume=True`` executes such plans (no ``columns`` needed), ``abandon_pending=True`` rolls them back
+    first.
     """
     if is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
         _legacy("cluster", "cluster(path, columns, spark=spark, ...)")
@@ -101,10 +106,10 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
             raise TypeError("cluster() got too many positional arguments")
     elif legacy:
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
-    if columns is None:
+    if columns is None and not resume:
         raise TypeError("cluster() missing the columns to cluster by")
     return _clustering.cluster(session_or_default(spark), path, columns, strategy, method, options,
-                               include_all_files=include_all_files)
+                               include_all_files=include_all_files, resume=resume, abandon_pending=abandon_pending)
 
 
 def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,

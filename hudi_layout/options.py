@@ -56,6 +56,32 @@ def _str(v: str) -> str:
     return v
 
 
+def _positive_int(v: str) -> int:
+    n = int(v.strip())
+    if n <= 0:
+        raise ValueError("expected a positive integer")
+    return n
+
+
+def _non_negative_int(v: str) -> int:
+    n = int(v.strip())
+    if n < 0:
+        raise ValueError("expected an integer >= 0")
+    return n
+
+
+def _codec(v: str) -> str:
+    norm = v.strip().lower()
+    norm = "none" if norm == "uncompressed" else norm
+    if norm not in PARQUET_CODECS:
+        raise ValueError(f"expected one of {', '.join(PARQUET_CODECS)}")
+    return norm
+
+
+#: parquet codecs the executors' writer (pyarrow) can write, by Hudi's names
+PARQUET_CODECS = ("snappy", "gzip", "zstd", "lz4", "brotli", "none")
+
+
 class _NamedChoice(str, enum.Enum):
     """A str-valued enum whose values are Hudi's spellings; :meth:`parse` is the one place a name is read."""
 
@@ -138,10 +164,11 @@ RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
                               aliases=("hoodie.table.partition.fields",))
 HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool)
+URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, _parse_bool)
 OPERATION: Option[WriteOperation | str] = Option("hoodie.datasource.write.operation", WriteOperation.BULK_INSERT,
                                                  _operation)
-MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, int)
-PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", lambda v: v.strip().lower())
+MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int)
+PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec)
 TABLE_VERSION = Option("hoodie.table.version", 9, int)
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),
                     aliases=("hoodie.table.type",))
@@ -150,18 +177,18 @@ PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str)
 METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool)
 COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool)
 COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str)
-COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, int)
-COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, int)
-MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, int)
+COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, _positive_int)
+COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, _positive_int)
+MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, _positive_int)
 # --- clustering ------------------------------------------------------------------------------------
 CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, _parse_bool,
                            aliases=("hoodie.datasource.clustering.inline.enable",))
-CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, int)
-CLUSTERING_ASYNC_MAX_COMMITS = Option("hoodie.clustering.async.max.commits", 4, int)
-SMALL_FILE_LIMIT = Option("hoodie.clustering.plan.strategy.small.file.limit", 314_572_800, int)
-MAX_BYTES_PER_GROUP = Option("hoodie.clustering.plan.strategy.max.bytes.per.group", 2_147_483_648, int)
-MAX_NUM_GROUPS = Option("hoodie.clustering.plan.strategy.max.num.groups", 30, int)
-TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.bytes", 1_073_741_824, int)
+CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, _positive_int)
+CLUSTERING_ASYNC_MAX_COMMITS = Option("hoodie.clustering.async.max.commits", 4, _positive_int)
+SMALL_FILE_LIMIT = Option("hoodie.clustering.plan.strategy.small.file.limit", 314_572_800, _non_negative_int)
+MAX_BYTES_PER_GROUP = Option("hoodie.clustering.plan.strategy.max.bytes.per.group", 2_147_483_648, _positive_int)
+MAX_NUM_GROUPS = Option("hoodie.clustering.plan.strategy.max.num.groups", 30, _positive_int)
+TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.bytes", 1_073_741_824, _positive_int)
 SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str)
 SINGLE_GROUP_CLUSTERING = Option("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
                                  _parse_bool)
@@ -170,9 +197,9 @@ PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.patter
 LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse)
 CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBuildMethod.DIRECT,
                             CurveBuildMethod.parse)
-CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, int)
+CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, _positive_int)
 # hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
-SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, int)
+SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, _positive_int)
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))
@@ -231,3 +258,72 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
 
 def split_fields(value: str) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()]
+
+
+def validate_all(options: Mapping[str, Any]) -> None:
+    """Parse every known option present in ``options`` (raises the first :class:`InvalidArgumentError`,
+    naming key and value). Writers call it before anything is written, so a bad value never leaves a
+    half-started instant behind."""
+    for option in ALL_OPTIONS:
+        option.get(options)
+
+
+def _fields(value: str) -> str:
+    """A field list as Hudi compares it: names without ``:type`` suffixes, comma-joined, no blanks."""
+    return ",".join(f.split(":", 1)[0] for f in split_fields(value))
+
+
+def _bool_text(value: str) -> str:
+    return str(_parse_bool(value)).lower()
+
+
+def _table_type(value: str) -> str:
+    v = value.strip().upper()
+    return {"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"}.get(v, v)
+
+
+#: writer options whose value is fixed by a table's ``hoodie.properties``: writer key (and aliases), the
+#: table properties that hold it (first present wins), the value a table without them has, a normaliser
+TABLE_CONFIG_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None, Callable[[str], str]], ...] = (
+    (("hoodie.table.name",), ("hoodie.table.name",), None, str.strip),
+    (("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields"),
+     ("hoodie.table.recordkey.fields",), None, _fields),
+    (("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields"),
+     ("hoodie.table.partition.fields",), "", _fields),
+    (("hoodie.table.version",), ("hoodie.table.version",), None, str.strip),
+    (("hoodie.datasource.write.table.type", "hoodie.table.type"), ("hoodie.table.type",), "COPY_ON_WRITE",
+     _table_type),
+    (("hoodie.datasource.write.hive_style_partitioning",), ("hoodie.datasource.write.hive_style_partitioning",),
+     "false", _bool_text),
+    (("hoodie.datasource.write.partitionpath.urlencode",), ("hoodie.datasource.write.partitionpath.urlencode",),
+     "false", _bool_text),
+    (("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", "hoodie.table.ordering.fields"),
+     ("hoodie.table.ordering.fields", "hoodie.table.precombine.field"), None, _fields),
+    (("hoodie.datasource.write.keygenerator.type", "hoodie.table.keygenerator.type"),
+     ("hoodie.table.keygenerator.type",), None, lambda v: v.strip().upper()),
+    (("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class"),
+     ("hoodie.table.keygenerator.class",), None, str.strip),
+)
+
+
+def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """``(option key, table value, given value)`` for every option in ``given`` that contradicts the table's
+    ``hoodie.properties`` (as Hudi's ``HoodieWriterUtils.validateTableConfig`` refuses them). Options the
+    table does not record (and has no default for) are not compared."""
+    out = []
+    for keys, table_keys, default, norm in TABLE_CONFIG_OPTIONS:
+        key = next((k for k in keys if given.get(k) is not None and str(given[k]).strip() != ""), None)
+        if key is None:
+            continue
+        table_value = next((table_props[k] for k in table_keys if table_props.get(k)), default)
+        if table_value is None:
+            continue
+        raw = given[key]
+        value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        try:
+            same = norm(value) == norm(table_value)
+        except ValueError:
+            same = False
+        if not same:
+            out.append((key, table_value, value))
+    return out

@@ -38,6 +38,7 @@ from hudi_layout.format.instant import State, instant_file_name, new_instant_tim
 from hudi_layout.format.properties import TableProperties, constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.table.commit_protocol import latest_time_with_metadata, timeline_dir
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 
@@ -137,6 +138,7 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
                                  layout_version=props.timeline_layout_version)
         data = requested_replace_bytes(clustering_plan_metadata(plan.to_avro_plan()))
         atomic_write(tdir / name, data, table.hoodie_dir / ".temp")
+    crash_point("cluster.after_plan")
     return t, plan
 
 

@@ -76,7 +76,8 @@ def operation_refusal(operation: WriteOperation | str) -> Refusal | None:
     judge here (the options layer reports them as bad input)."""
     if operation in WRITE_OPERATIONS or not isinstance(operation, WriteOperation):
         return None
-    return Refusal(f"operation {operation.value!r} is not supported by hudi_layout (only bulk_insert and insert)",
+    return Refusal(f"hoodie.datasource.write.operation={operation.value!r} is not supported by hudi_layout "
+                   "(only bulk_insert and insert)",
                    "use Hudi's own Spark writer for upserts and deletes")
 
 

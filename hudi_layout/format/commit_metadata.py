@@ -20,6 +20,7 @@ from typing import Any
 import fastavro
 
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError
+from hudi_layout.format.avro_container import read_container
 from hudi_layout.format.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS, parsed_schema
 from hudi_layout.format.capabilities import READ_VERSIONS
 
@@ -179,7 +180,9 @@ def decode_avro_container(data: bytes, what: str = "timeline file") -> dict[str,
     if not data:
         return {}
     try:
-        records = list(fastavro.reader(io.BytesIO(data)))
+        records = read_container(data, what)
+    except CorruptFileError:
+        raise
     except Exception as exc:  # fastavro raises assorted errors on garbage
         raise CorruptFileError(f"{what}: not a readable Avro container file: {exc}") from exc
     if len(records) != 1:

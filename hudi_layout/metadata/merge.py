@@ -87,7 +87,10 @@ def delete_block_keys(block: L.LogBlock) -> list[str]:
 
     import fastavro
 
-    payload = L.delete_block_payload(block)
+    try:
+        payload = L.delete_block_payload(block)
+    except ValueError as e:
+        raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time}: {e}") from e
     if payload in (b"", b"\x00"):
         return []
     schema_text = block.header.get(L.HeaderKey.SCHEMA)

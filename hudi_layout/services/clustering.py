@@ -15,11 +15,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.clustering.plan import ClusteringPlanSpec
 from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
-from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
+from hudi_layout.errors import (
+    CommitConflictError,
+    CorruptFileError,
+    HudiLayoutError,
+    InvalidArgumentError,
+    PendingClusteringError,
+    from_spark_error_text,
+)
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.properties import load_properties
@@ -27,7 +37,13 @@ from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.spark.clustering_job import data_schema, run_groups
-from hudi_layout.table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
+from hudi_layout.table.commit_protocol import (
+    PendingWrite,
+    complete_write,
+    resume_clustering,
+    rollback_failed_writes,
+    rollback_pending_instant,
+)
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock, writer_is_alive
 from hudi_layout.writer.metadata_sync import compact_metadata_if_due, mdt_exists, metadata_update_hook
@@ -55,19 +71,38 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
     return done
 
 
-def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
+def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
             strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
             method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
-            include_all_files: bool = True) -> ClusteringMetrics | None:
+            include_all_files: bool = True, resume: bool = False,
+            abandon_pending: bool = False) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
     no file group qualified).
 
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
+
+    Plans an interrupted run left pending (their executor is gone) are never skipped silently: without a
+    flag this raises :class:`PendingClusteringError` naming them; ``resume=True`` executes them (and nothing
+    else: ``columns`` may be ``None``; returns the last one's metrics); ``abandon_pending=True`` rolls them
+    back (a Hudi ``rollback`` instant each) before scheduling the new clustering.
     """
     opts = cfg.resolve_options(options)
+    cfg.validate_all(opts)
+    if resume and abandon_pending:
+        raise InvalidArgumentError("resume and abandon_pending exclude each other")
+    base = Path(path).absolute()
     drop_metadata_table_if_disabled(path, opts)
+    if resume:
+        done = execute_pending(spark, str(base), opts)
+        return done[-1] if done else None
+    if abandon_pending:
+        abandon_pending_clustering(str(base))
+    else:
+        _refuse_pending_plans(base)
+    if columns is None:
+        raise InvalidArgumentError("name the columns to cluster by", hint="--columns a,b")
     layout = parse_layout_strategy(strategy, what="strategy")
     scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
                                     include_all_files=include_all_files, resolve=False)
@@ -75,6 +110,43 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
         return None
     instant_time, plan = scheduled
     return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+
+
+def stale_pending_plans(base: Path) -> list[tuple[str, int]]:
+    """``(instant, file groups)`` of pending clustering plans whose executor is not alive (inflight ones
+    of dead executors go back to requested first)."""
+    rollback_failed_writes(base, hooks=COMMIT_HOOKS)
+    table = HudiTable(str(base))
+    out = []
+    for inst, plan in table.timeline.pending_clustering():
+        if not writer_is_alive(base, inst.requested_time):
+            groups = sum(len(g.get("slices") or []) for g in plan.get("inputGroups") or [])
+            out.append((inst.requested_time, groups))
+    return out
+
+
+def _refuse_pending_plans(base: Path) -> None:
+    stale = stale_pending_plans(base)
+    if stale:
+        listed = ", ".join(f"{t} ({n} file groups)" for t, n in stale)
+        raise PendingClusteringError(
+            f"{base} has {len(stale)} pending clustering plan(s) that an interrupted run left: {listed}",
+            hint=f"finish them: 'hudi-layout cluster {base} --resume'; or roll them back: "
+                 f"'hudi-layout cluster {base} --abandon-pending --columns ...'")
+
+
+def abandon_pending_clustering(path: str, *, only: str | None = None) -> list[str]:
+    """Roll back pending clustering plans whose executor is gone (plan included: Hudi's rollback of a pending
+    replacecommit). Returns the abandoned instant times."""
+    base = Path(path).absolute()
+    done = []
+    for t, _groups in stale_pending_plans(base):
+        if only is not None and t != only:
+            continue
+        if rollback_pending_instant(base, t, hooks=COMMIT_HOOKS):
+            log.warning("abandoned pending clustering %s of %s", t, base)
+            done.append(t)
+    return done
 
 
 def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
@@ -107,6 +179,31 @@ def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
     return True
 
 
+def _failure(exc: Exception, base: Path, instant_time: str, plan: ClusteringPlanSpec) -> Exception:
+    """One clear error for a failed clustering (the plan stays pending): a damaged input file is named;
+    an error our executors reported comes back as itself; anything else is returned unchanged."""
+    how = (f"plan {instant_time} stays pending: repair or restore the file, then "
+           f"'hudi-layout cluster {base} --resume'; or roll it back: 'hudi-layout cluster {base} --abandon-pending'")
+    for group in plan.groups:
+        for s in group.slices:
+            try:
+                pq.read_metadata(s.base_file_path)
+            except (OSError, pa.ArrowException) as e:
+                return CorruptFileError(f"clustering input {s.base_file_path} cannot be read: {e}", hint=how)
+    ours = exc if isinstance(exc, HudiLayoutError) else from_spark_error_text(str(exc))
+    if isinstance(ours, CorruptFileError):
+        ours.hint = how
+    if ours is not None:
+        return ours
+    text = str(exc)
+    for group in plan.groups:
+        for s in group.slices:
+            if s.base_file_path and (s.base_file_path in text or s.base_file_name in text):
+                first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+                return CorruptFileError(f"clustering input {s.base_file_path} cannot be read: {first}", hint=how)
+    return exc
+
+
 def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
     """Conflict check (under the table lock): every input file group must still be live and unchanged."""
     table = HudiTable(str(base))
@@ -127,6 +224,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     """Execute the pending clustering ``instant_time`` (scheduled by us or by Hudi)."""
     started = time.time()
     opts = cfg.resolve_options(options)
+    cfg.validate_all(opts)
     base = Path(base_path).absolute()
     props = load_properties(base / ".hoodie")
     require(props, Action.CLUSTER)
@@ -154,13 +252,17 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         complete_write(pending, payload, committed_files=[w.relative_path for w in written],
                        before_complete=before_complete)
         compact_metadata_if_due(base, opts)
-    except BaseException:
+    except BaseException as exc:
         pending.heartbeat.stop(delete=True)
         # Back to "requested": delete this attempt's files, keep the plan for the next run.
         try:
             rollback_failed_writes(base, lock=pending.lock, hooks=COMMIT_HOOKS)
         except HudiLayoutError:  # pragma: no cover - the next run retries
             log.exception("could not roll back clustering %s", instant_time)
+        if isinstance(exc, Exception):
+            translated = _failure(exc, base, instant_time, plan)
+            if translated is not exc:
+                raise translated from None
         raise
     return ClusteringMetrics(
         instant_time=instant_time, strategy=plan.options.layout_strategy,

@@ -13,8 +13,13 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.services.clustering_service import maybe_cluster_inline
-from hudi_layout.spark.write_job import partition_path_expr, record_key_expr, run_file_writer, spark_to_arrow_schema
-from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hudi_layout.spark.write_job import (
+    partition_value_exprs,
+    record_key_expr,
+    run_file_writer,
+    spark_to_arrow_schema,
+)
+from hudi_layout.writer.base_file_writer import RECORD_KEY_COLUMN
 from hudi_layout.writer.transaction import WriteResult, WriteSession
 
 if TYPE_CHECKING:
@@ -53,8 +58,7 @@ def write(
     try:
         prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
                              record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
-                             partition_path_expr(session.partition_fields, session.hive_style
-                                                 ).alias(PARTITION_PATH_COLUMN))
+                             *partition_value_exprs(session.partition_fields))
         written = run_file_writer(prepared, session.spec)
         result = session.commit(written)
     except BaseException:

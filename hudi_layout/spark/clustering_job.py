@@ -144,7 +144,8 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
         spec = WriteSpec(
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
-            stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True)
+            stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True,
+            gate=pending.file_gate)
         written = _write_group(spark, df, group, plan, spec, opts)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),

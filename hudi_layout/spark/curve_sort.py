@@ -162,13 +162,20 @@ def _file_batches(paths: Sequence[str], columns: Sequence[str]) -> Iterator[pa.R
     for path in paths:
         try:
             pf = pq.ParquetFile(path)
-        except (OSError, pa.ArrowInvalid) as e:
-            raise WriterInputError(f"cannot read base file {path}: {e}") from e
+        except (OSError, pa.ArrowException) as e:
+            raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
         present = set(pf.schema_arrow.names)
         missing = [c for c in columns if c not in present]
         if missing:
             raise WriterInputError(f"base file {path} lacks columns {missing} (schema evolution is not supported)")
-        for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=list(columns)):
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=list(columns))
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except (OSError, pa.ArrowException) as e:  # a damaged page, not only a damaged footer
+                raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
             yield batch.select(list(columns))
 
 

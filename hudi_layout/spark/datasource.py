@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql.datasource import (
     DataSource,
@@ -33,13 +32,14 @@ from pyspark.sql.datasource import (
 )
 
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import spark_schema
 from hudi_layout.spark.write_job import write_task
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
-from hudi_layout.writer.base_file_writer import META_COLUMNS, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hudi_layout.writer.base_file_writer import META_COLUMNS, key_and_partition_values
 from hudi_layout.writer.transaction import WriteSession
 
 SOURCE_NAME = "hudi_layout"
@@ -119,40 +119,8 @@ class _FilesMessage(WriterCommitMessage):
     rows: list[dict[str, Any]]
 
 
-def _key_and_partition(batch: pa.RecordBatch, record_keys: list[str], partition_fields: list[str],
-                       hive_style: bool) -> pa.RecordBatch:
-    table = pa.Table.from_batches([batch])
-
-    def as_str(name: str) -> pa.ChunkedArray:
-        return pc.cast(table.column(name), pa.string())
-
-    if len(record_keys) == 1:
-        key = as_str(record_keys[0])
-        key = pc.if_else(pc.equal(key, ""), pa.scalar(None, pa.string()), key)
-    else:
-        parts = []
-        for f in record_keys:
-            s = as_str(f)
-            s = pc.if_else(pc.equal(s, ""), "__empty__", s)
-            parts.append(pc.binary_join_element_wise(f"{f}:", pc.fill_null(s, "__null__"), ""))
-        key = pc.binary_join_element_wise(*parts, ",")
-        all_null = None
-        for f in record_keys:
-            cond = pc.is_null(table.column(f))
-            all_null = cond if all_null is None else pc.and_(all_null, cond)
-        key = pc.if_else(all_null, pa.scalar(None, pa.string()), key)
-    if partition_fields:
-        segs = []
-        for f in partition_fields:
-            s = as_str(f)
-            s = pc.fill_null(pc.if_else(pc.equal(s, ""), pa.scalar(None, pa.string()), s),
-                             "__HIVE_DEFAULT_PARTITION__")
-            segs.append(pc.binary_join_element_wise(f"{f}=", s, "") if hive_style else s)
-        part = pc.binary_join_element_wise(*segs, "/") if len(segs) > 1 else segs[0]
-    else:
-        part = pa.array([""] * table.num_rows, pa.string())
-    table = table.append_column(RECORD_KEY_COLUMN, key).append_column(PARTITION_PATH_COLUMN, part)
-    return table.combine_chunks().to_batches()[0] if table.num_rows else batch
+#: the Arrow path's keys and partition values (shared with in-process writers and tests)
+_key_and_partition = key_and_partition_values
 
 
 #: Heartbeats started in this process, by (base path, instant time) — see :class:`_HeartbeatRef`.
@@ -195,14 +163,13 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         pending.heartbeat = _HeartbeatRef(str(pending.base_path), pending.instant_time, os.getpid())
         self.spec = self.session.spec
         self.record_keys = self.session.record_keys
-        self.partition_fields = self.session.partition_fields
-        self.hive_style = self.session.hive_style
+        self.partition_rule = self.spec.partition_rule or PartitionPathRule(())
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         def prepared() -> Iterator[pa.RecordBatch]:
             for b in iterator:
                 if b.num_rows:
-                    yield _key_and_partition(b, self.record_keys, self.partition_fields, self.hive_style)
+                    yield key_and_partition_values(b, self.record_keys, self.partition_rule)
 
         rows: list[dict[str, Any]] = []
         for out in write_task(self.spec, prepared()):

@@ -36,6 +36,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
     # better range-partition bounds for curve keys (default 100 samples per partition)
     "spark.sql.execution.rangeExchange.sampleSizePerPartition": "500",
+    # an error raised in a Python worker (the hudi_layout data source, the executors' writer) reaches the user
+    # as its one-line message, not a 10-line worker traceback; "false" shows the tracebacks (UDFs' too)
+    "spark.sql.execution.pyspark.udf.hideTraceback.enabled": "true",
 }
 
 

@@ -1,6 +1,7 @@
 """The Spark half of a write: key / partition expressions, the ``mapInArrow`` file-writer job, schemas.
 
-Spark computes ``_hoodie_record_key`` and ``_hoodie_partition_path`` with native expressions;
+Spark computes ``_hoodie_record_key`` and each partition field's string value with native expressions (the
+writer encodes the values into ``_hoodie_partition_path`` with the table's partition-path rule);
 ``mapInArrow`` hands each task's Arrow batches to :func:`hudi_layout.writer.base_file_writer.write_partition`
 (with the task's identity, looked up here), which writes the base files and returns one metadata row per
 file. Only those rows reach the driver.
@@ -13,23 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError, from_spark_error_text
 from hudi_layout.writer.base_file_writer import (
-    ERROR_MARKER,
     RESULT_SCHEMA,
     TaskIdentity,
     WriteSpec,
     WrittenFile,
     decode_results,
+    partition_value_column,
     write_partition,
 )
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
-
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-
 
 def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
     return spark_to_arrow_schema_of(df.schema)
@@ -91,25 +89,18 @@ def record_key_expr(fields: list[str]) -> Column:
     return F.when(all_null, F.lit(None).cast("string")).otherwise(F.concat_ws(",", *parts))
 
 
-def partition_path_expr(fields: list[str], hive_style: bool) -> Column:
+def partition_value_exprs(fields: list[str]) -> list[Column]:
+    """Each partition field's value as Spark casts it to a string, as ``_hoodie_partition_value_<i>``: the
+    executors' writer turns them into the partition path with the table's
+    :class:`~hudi_layout.format.partition_path.PartitionPathRule` (one encoder for every write path)."""
     from pyspark.sql import functions as F
 
-    if not fields:
-        return F.lit("")
-    parts = []
-    for f in fields:
-        value = F.coalesce(F.nullif(F.col(f"`{f}`").cast("string"), F.lit("")), F.lit(DEFAULT_PARTITION))
-        parts.append(F.concat(F.lit(f"{f}="), value) if hive_style else value)
-    return F.concat_ws("/", *parts)
+    return [F.col(f"`{f}`").cast("string").alias(partition_value_column(i)) for i, f in enumerate(fields)]
 
 
 def _translate_spark_error(e: Exception) -> Exception:
-    text = str(e)
-    idx = text.find(ERROR_MARKER)
-    if idx >= 0:
-        line = text[idx + len(ERROR_MARKER):].strip().splitlines()[0]
-        return InvalidArgumentError(line.strip())
-    return e
+    """Our error when the executors raised one (its class, one line, hint), else ``e`` itself."""
+    return from_spark_error_text(str(e)) or e
 
 
 def run_file_writer(df: DataFrame, spec: WriteSpec) -> list[WrittenFile]:

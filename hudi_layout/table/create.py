@@ -28,6 +28,7 @@ def table_properties_for(
     partition_fields: list[str],
     hive_style: bool,
     table_version: int = 9,
+    url_encode: bool = False,
     extra: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The ``hoodie.properties`` content for a new COW table at ``table_version`` (8 or 9)."""
@@ -46,7 +47,7 @@ def table_properties_for(
         "hoodie.table.recordkey.fields": ",".join(record_key_fields),
         "hoodie.table.keygenerator.type": keygenerator_type(record_key_fields, partition_fields),
         "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
-        "hoodie.datasource.write.partitionpath.urlencode": "false",
+        "hoodie.datasource.write.partitionpath.urlencode": "true" if url_encode else "false",
         "hoodie.datasource.write.drop.partition.columns": "false",
         "hoodie.table.create.schema": arrow_to_avro_schema_json(schema, table_name),
         "hoodie.table.base.file.format": "PARQUET",

@@ -4,8 +4,11 @@ Rules (``AbstractTableFileSystemView`` / hudi-rs ``fs_view.rs``):
 
 1. partitions = folders holding ``.hoodie_partition_metadata`` (the base path itself when non-partitioned);
 2. a base file is committed iff its instant is a completed commit/deltacommit/replacecommit on the active
-   timeline, or it is older than the first instant of the active commits timeline (archived) and not on
-   the timeline at all; with ``as_of`` also ``instant <= as_of``;
+   timeline, or it is archived: not on the active timeline at all, older than its first commit instant,
+   held by the archived timeline (:meth:`Timeline.archive_covers`), and named by no rollback on the active
+   timeline. Hudi's Java view stops at "older than the first instant"; that alone would make the files of a
+   failed *first* write (rolled back, or still being finished by an orphaned executor) visible, which
+   hudi-rs (completed instants only) never shows. With ``as_of`` also ``instant <= as_of``;
 3. latest committed base file per (partition, fileId);
 4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (requested ≤ ``as_of``)
    are dropped. Pending clustering changes nothing for readers.
@@ -84,12 +87,22 @@ class FileSystemView:
         first = commits.first()
         first_time = first.requested_time if first is not None else None
 
+        archived: dict[str, bool] = {}
+        rolled_back: list[frozenset[str]] = []
+
+        def is_archived(t: str) -> bool:
+            if t not in archived:
+                if not rolled_back:
+                    rolled_back.append(tl.rolled_back_times())
+                archived[t] = tl.archive_covers(t) and t not in rolled_back[0]
+            return archived[t]
+
         def committed(t: str) -> bool:
             if as_of is not None and t > as_of:
                 return False
             if t in completed:
                 return True
-            return t not in on_timeline and first_time is not None and t < first_time
+            return t not in on_timeline and first_time is not None and t < first_time and is_archived(t)
 
         return committed
 

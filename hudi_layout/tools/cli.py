@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
-from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 from hudi_layout.tools.inspect import inspect_table, render
 from hudi_layout.tools.layout_report import write_report
 
@@ -65,11 +65,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def cmd_cluster(args: argparse.Namespace) -> int:
+    if args.resume and args.abandon_pending:
+        raise InvalidArgumentError("--resume and --abandon-pending exclude each other")
+    if not args.columns and not args.resume:
+        raise InvalidArgumentError("--columns is required (except with --resume)", hint="--columns a,b")
     spark = _spark(args)
-    metrics = cluster(args.path, _columns(args.columns), spark=spark, strategy=args.strategy, method=args.method,
-                      options=_options(args.option), include_all_files=not args.small_files_only)
+    metrics = cluster(args.path, _columns(args.columns) or None, spark=spark, strategy=args.strategy,
+                      method=args.method, options=_options(args.option), include_all_files=not args.small_files_only,
+                      resume=args.resume, abandon_pending=args.abandon_pending)
     if metrics is None:
-        print("nothing to cluster (no file group qualified)")
+        print("no pending clustering to resume" if args.resume else "nothing to cluster (no file group qualified)")
         return 0
     _print_json(metrics.to_dict())
     return 0
@@ -174,7 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = sub.add_parser("cluster", help="lay the table out along a curve (schedule + execute a clustering)")
     sp.add_argument("path")
-    sp.add_argument("--columns", required=True, help="columns to cluster by, comma-separated")
+    sp.add_argument("--columns", help="columns to cluster by, comma-separated")
+    sp.add_argument("--resume", action="store_true",
+                    help="execute the clustering plans an interrupted run left pending (nothing else)")
+    sp.add_argument("--abandon-pending", action="store_true",
+                    help="roll back plans an interrupted run left pending, then cluster --columns")
     sp.add_argument("--strategy", default="z-order", choices=["linear", "z-order", "zorder", "hilbert"])
     sp.add_argument("--method", default="direct", choices=["direct", "sample"])
     sp.add_argument("--small-files-only", action="store_true",
@@ -248,7 +257,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # Spark analysis errors etc.: one line, not a JVM stack
         name = type(e).__name__
         if name in ("AnalysisException", "ParseException", "IllegalArgumentException", "PySparkException",
-                    "SparkRuntimeException") or "pyspark" in type(e).__module__:
+                    "SparkRuntimeException", "PythonException") or "pyspark" in type(e).__module__:
+            ours = from_spark_error_text(str(e))  # our error raised inside Spark (data source, executors)
+            if ours is not None:
+                print(f"error: {ours}", file=sys.stderr)
+                if ours.hint:
+                    print(f"hint: {ours.hint}", file=sys.stderr)
+                return EXIT_USAGE
             first = str(e).strip().splitlines()[0] if str(e).strip() else name
             print(f"error: {first}", file=sys.stderr)
             return EXIT_USAGE

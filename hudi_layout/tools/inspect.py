@@ -23,7 +23,7 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
     if table.has_metadata_table and "column_stats" in props.metadata_partitions:
         try:
             mdt["indexed_columns"] = ColumnStatsIndex(str(table.base_path)).indexed_columns()
-        except Exception as e:  # informational
+        except Exception as e:  # informational: inspect reports a damaged index instead of failing
             mdt["indexed_columns_error"] = str(e)
     return {
         "path": str(table.base_path),
@@ -57,6 +57,9 @@ def render(info: dict[str, Any]) -> str:
     cols = info["metadata_table"].get("indexed_columns")
     if cols:
         lines.append(f"indexed      {', '.join(cols)}")
+    unreadable = info["metadata_table"].get("indexed_columns_error")
+    if unreadable:
+        lines.append(f"index        unreadable: {unreadable}")
     if info["pending_clustering"]:
         lines.append("pending clustering:")
         lines += [f"  {p['instant']} ({p['state']}, {p['file_groups']} file groups)"

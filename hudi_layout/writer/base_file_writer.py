@@ -9,6 +9,12 @@ rows; table data never reaches it.
 
 Before a data file is created, its DIRECT marker (``.hoodie/.temp/<instant>/<partition>/<file>.marker.CREATE``)
 is written, so a rollback can find and delete files of a failed write even if no metadata row came back.
+Every creation goes through :mod:`hudi_layout.table.file_guard`: the targets are resolved and kept under the
+base path (never in ``.hoodie/`` except the marker), and the instant's file gate is checked first, so a
+worker that outlives its driver, or flushes after its JVM died, cannot add files to a rolled-back or
+completed instant. Partition paths are encoded here, by the table's
+:class:`~hudi_layout.format.partition_path.PartitionPathRule`, from the partition value columns
+(``_hoodie_partition_value_<i>``) every write path hands in: one encoder for all of them.
 
 The module does not import pyspark: the Spark layer passes the task identity in (:class:`TaskIdentity`), so
 the writer tests without Spark.
@@ -16,6 +22,7 @@ the writer tests without Spark.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import uuid
@@ -28,6 +35,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, spark_error_text
+from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.table.faults import crash_point
+from hudi_layout.table.file_guard import FileGate, create_new_file, data_file_path, marker_path
 from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
 
 META_COLUMNS: tuple[str, ...] = (
@@ -41,11 +52,13 @@ META_COLUMNS: tuple[str, ...] = (
 #: Column carrying each row's partition path into the writer (computed by Spark before the write).
 PARTITION_PATH_COLUMN = "_hoodie_partition_path"
 RECORD_KEY_COLUMN = "_hoodie_record_key"
+#: Input columns with each partition field's value as a string, encoded here into the partition path.
+PARTITION_VALUE_PREFIX = "_hoodie_partition_value_"
 #: Optional input columns already holding preserved meta values (clustering keeps commit time / seqno).
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
 
-ERROR_MARKER = "HUDI_LAYOUT_ERROR:"
+ERROR_MARKER = SPARK_ERROR_MARKER
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -78,14 +91,33 @@ class WriteSpec:
     #: roll over to a new file after this many rows (0: only ``max_file_size`` decides). A task's last file
     #: takes up to half as many more rows instead of leaving a small tail file.
     max_rows_per_file: int = 0
+    #: checked before every file is created (None only in unit tests of the writer itself)
+    gate: FileGate | None = None
+    #: encodes the ``_hoodie_partition_value_<i>`` input columns into ``_hoodie_partition_path``
+    partition_rule: PartitionPathRule | None = None
+
+
+def partition_value_column(i: int) -> str:
+    return f"{PARTITION_VALUE_PREFIX}{i}"
 
 
 class WriterInputError(ValueError):
-    """Bad input found on an executor; its message starts with :data:`ERROR_MARKER` so the driver can
-    turn Spark's wrapped Python exception back into one clear line."""
+    """An error found on an executor, carried as :func:`hudi_layout.errors.spark_error_text` so the driver
+    turns Spark's wrapped Python exception back into our error (class, one-line message, hint)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(f"{ERROR_MARKER} {message}")
+    def __init__(self, message: str, *, kind: str = "InvalidArgumentError", hint: str | None = None) -> None:
+        from hudi_layout import errors
+
+        cls = getattr(errors, kind, None)
+        exc = cls(message, hint=hint) if isinstance(cls, type) and issubclass(cls, HudiLayoutError) \
+            else errors.InvalidArgumentError(message, hint=hint)
+        super().__init__(spark_error_text(exc))
+
+    @classmethod
+    def of(cls, exc: HudiLayoutError) -> WriterInputError:
+        out = cls.__new__(cls)
+        ValueError.__init__(out, spark_error_text(exc))
+        return out
 
 
 @dataclass
@@ -158,17 +190,21 @@ class _OpenFile:
         self.partition_path = partition_path
         self.file_id = file_id
         self.file_name = f"{file_id}_{token}_{spec.instant_time}.parquet"
-        part_dir = os.path.join(spec.base_path, partition_path) if partition_path else spec.base_path
-        marker_dir = os.path.join(spec.base_path, ".hoodie", ".temp", spec.instant_time, partition_path)
-        os.makedirs(marker_dir, exist_ok=True)
-        with open(os.path.join(marker_dir, self.file_name + ".marker.CREATE"), "wb"):
-            pass
-        os.makedirs(part_dir, exist_ok=True)
-        if not has_partition_metadata(part_dir):
-            depth = len(partition_path.strip("/").split("/")) if partition_path else 0
-            write_partition_metadata(part_dir, spec.instant_time, depth)
-        self.path = os.path.join(part_dir, self.file_name)
-        self.sink = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+        try:
+            marker = marker_path(spec.base_path, spec.instant_time, partition_path, self.file_name)
+            self.path = data_file_path(spec.base_path, partition_path, self.file_name)
+            with spec.gate.creating() if spec.gate is not None else contextlib.nullcontext():
+                os.makedirs(os.path.dirname(marker), exist_ok=True)
+                os.close(create_new_file(marker))
+                crash_point("executor.after_marker")
+                part_dir = os.path.dirname(self.path)
+                os.makedirs(part_dir, exist_ok=True)
+                if not has_partition_metadata(part_dir):
+                    depth = len(partition_path.strip("/").split("/")) if partition_path else 0
+                    write_partition_metadata(part_dir, spec.instant_time, depth)
+                self.sink = os.fdopen(create_new_file(self.path), "wb")
+        except HudiLayoutError as e:
+            raise WriterInputError.of(e) from None
         self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression, write_statistics=True,
                                        use_dictionary=dictionary)
         self.num_records = 0
@@ -178,6 +214,7 @@ class _OpenFile:
 
     def write(self, table: pa.Table) -> None:
         self.writer.write_table(table)
+        crash_point("executor.mid_file")
         self.num_records += table.num_rows
         keys = table.column(RECORD_KEY_COLUMN)
         mm = pc.min_max(keys)
@@ -405,6 +442,7 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
             raise WriterInputError(
                 "a record key is null; every row needs a non-null value in the record key field(s)"
             )
+        table = _with_partition_paths(spec, table)
         parts = table.column(PARTITION_PATH_COLUMN)
         distinct = pc.unique(parts).to_pylist()
         for partition_path in distinct:
@@ -419,6 +457,52 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
         output.close()
     if files.results:
         yield pa.RecordBatch.from_pylist(files.results, schema=RESULT_SCHEMA)
+
+
+def key_and_partition_values(batch: pa.RecordBatch, record_keys: Sequence[str],
+                             rule: PartitionPathRule) -> pa.RecordBatch:
+    """Add ``_hoodie_record_key`` and the partition value columns to a batch with Arrow (the data source's
+    path; :func:`hudi_layout.spark.write_job.record_key_expr` is the Spark-expression twin of the key)."""
+    table = pa.Table.from_batches([batch])
+
+    def as_str(name: str) -> pa.ChunkedArray:
+        return pc.cast(table.column(name), pa.string())
+
+    if len(record_keys) == 1:
+        key = as_str(record_keys[0])
+        key = pc.if_else(pc.equal(key, ""), pa.scalar(None, pa.string()), key)
+    else:
+        parts = []
+        for f in record_keys:
+            s = as_str(f)
+            s = pc.if_else(pc.equal(s, ""), "__empty__", s)
+            parts.append(pc.binary_join_element_wise(f"{f}:", pc.fill_null(s, "__null__"), ""))
+        key = pc.binary_join_element_wise(*parts, ",")
+        all_null = None
+        for f in record_keys:
+            cond = pc.is_null(table.column(f))
+            all_null = cond if all_null is None else pc.and_(all_null, cond)
+        key = pc.if_else(all_null, pa.scalar(None, pa.string()), key)
+    table = table.append_column(RECORD_KEY_COLUMN, key)
+    for i, f in enumerate(rule.fields):
+        table = table.append_column(partition_value_column(i), as_str(f))
+    return table.combine_chunks().to_batches()[0] if table.num_rows else batch
+
+
+def _with_partition_paths(spec: WriteSpec, table: pa.Table) -> pa.Table:
+    """Add ``_hoodie_partition_path`` from the partition value columns, or keep the one the input carries
+    (clustering rewrites rows of existing partitions; :func:`data_file_path` checks every path anyway)."""
+    if PARTITION_PATH_COLUMN in table.column_names:
+        return table
+    rule = spec.partition_rule
+    if rule is None or not rule.fields:
+        return table.append_column(PARTITION_PATH_COLUMN, constant_strings("", table.num_rows))
+    names = [partition_value_column(i) for i in range(len(rule.fields))]
+    try:
+        paths = rule.arrow_paths([table.column(n) for n in names])
+    except HudiLayoutError as e:
+        raise WriterInputError.of(e) from None
+    return table.drop_columns(names).append_column(PARTITION_PATH_COLUMN, paths)
 
 
 @dataclass(frozen=True)

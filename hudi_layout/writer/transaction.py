@@ -15,7 +15,7 @@ import logging
 import shutil
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +36,14 @@ from hudi_layout.format.commit_metadata import (
     replace_commit_metadata_bytes,
     requested_replace_bytes,
 )
+from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema, comparable_type
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.options import WriteOperation
 from hudi_layout.table.commit_protocol import PendingWrite, abort_write, begin_write, complete_write, list_instants
 from hudi_layout.table.create import create_table_layout, table_properties_for
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile, decode_results
@@ -122,7 +124,9 @@ class WriteSession:
     df_schema: pa.Schema
     pending: PendingWrite
     spec: WriteSpec
-    created_here: bool
+    #: None when the table existed; else the folders this write created (deepest first; none when the
+    #: table went into an existing empty folder)
+    created_here: list[Path] | None
     started: float
 
     @classmethod
@@ -131,36 +135,50 @@ class WriteSession:
         """Validate everything, create the table if needed, and begin the instant (driver side).
 
         ``df_schema`` is the Arrow schema of the rows to write (the Spark layer converts Spark schemas).
+        Every check that can fail (options, schema, table config, partition fields) runs before the first
+        byte is written; a failure after that removes what this call created (only that: a folder that
+        existed before stays) and releases the instant.
         """
         started = time.time()
-        opts = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
+        given = {k: v for k, v in (options or {}).items() if k != "path"}
+        opts = cfg.resolve_options(given)
+        cfg.validate_all(opts)
         operation = _write_operation(opts)
         base = Path(path).absolute()
         if base.exists() and not base.is_dir():
-            raise NotAHudiTableError(f"{base} exists and is not a directory")
+            raise NotAHudiTableError(f"{base} exists and is not a directory",
+                                     hint="give the path of a table folder (new or existing)")
         for f in df_schema:
             arrow_to_avro_schema_json(pa.schema([f]), "check")  # unsupported types -> clear error
-        created_here = not _is_table(base)
-        if created_here:
-            layout = _create_table(base, opts, df_schema)
+        if _is_table(base):
+            layout, new_props = _existing_table_layout(base, df_schema, given), None
         else:
-            layout = _existing_table_layout(base, df_schema)
+            layout, new_props = _new_table_layout(base, opts, df_schema)
+        layout.rule.check_fields()
+        spec = WriteSpec(
+            base_path=str(base), instant_time="", data_columns=tuple(df_schema.names),
+            max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
+            stats_columns=stats_columns_for(layout.props, opts, df_schema), partition_rule=layout.rule)
+        # ---- nothing is written before this line; from here on, a failure undoes what this call created
+        created = _missing_dirs(base) if new_props is not None else None
         props = layout.props
         try:
+            if new_props is not None:
+                base.mkdir(parents=True, exist_ok=True)
+                create_table_layout(base, new_props)
+                props = load_properties(base / ".hoodie")
             props = prepare_metadata_table(base, props, opts)
             pending = _begin_instant(base, overwrite)
         except BaseException:
-            if created_here:
-                shutil.rmtree(base, ignore_errors=True)
+            if created is not None:
+                _remove_created(base, created)
             raise
-        spec = WriteSpec(
-            base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(df_schema.names),
-            max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
-            stats_columns=stats_columns_for(props, opts, df_schema))
+        spec = replace(spec, instant_time=pending.instant_time, gate=pending.file_gate)
         return cls(base, props, opts, operation, overwrite, layout.record_keys, layout.partition_fields,
-                   layout.hive_style, df_schema, pending, spec, created_here, started)
+                   layout.rule.hive_style, df_schema, pending, spec, created, started)
 
     def commit(self, written: list[WrittenFile] | list[dict[str, Any]]) -> WriteResult:
+        crash_point("write.after_files")
         files = [w for w in written if isinstance(w, WrittenFile)] or decode_results(
             [w for w in written if isinstance(w, dict)])
         replaced = _all_file_groups(self.base) if self.overwrite else None
@@ -186,12 +204,14 @@ class WriteSession:
             replaced_file_groups=sum(len(v) for v in (replaced or {}).values()))
 
     def abort(self) -> None:
+        """Roll the instant back and release it (heartbeat, file gate, markers); a table this write created
+        and that never got a commit is removed again - only what this write created."""
         try:
             abort_write(self.pending)
         except Exception:  # pragma: no cover - best effort; the next writer rolls back anyway
             log.exception("could not roll back %s", self.pending.instant_time)
-        if self.created_here and not _has_completed_instant(self.base, self.props):
-            shutil.rmtree(self.base, ignore_errors=True)
+        if self.created_here is not None and not _has_completed_instant(self.base, self.props):
+            _remove_created(self.base, self.created_here)
 
 
 DataSourceWriteSession = WriteSession
@@ -204,7 +224,7 @@ class _KeyLayout:
     props: TableProperties
     record_keys: list[str]
     partition_fields: list[str]
-    hive_style: bool
+    rule: PartitionPathRule
 
 
 def _write_operation(opts: Mapping[str, str]) -> WriteOperation:
@@ -213,15 +233,20 @@ def _write_operation(opts: Mapping[str, str]) -> WriteOperation:
     if refused is not None:
         raise refused.error()
     if not isinstance(operation, WriteOperation):
-        raise InvalidArgumentError(f"unknown hoodie.datasource.write.operation {operation!r}")
+        raise InvalidArgumentError(f"unknown hoodie.datasource.write.operation {operation!r}",
+                                   hint="use bulk_insert (default) or insert")
     return operation
 
 
-def _existing_table_layout(base: Path, df_schema: pa.Schema) -> _KeyLayout:
-    """An append to an existing table: the table decides keys and partitioning; the data must match it."""
+def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str, Any]) -> _KeyLayout:
+    """An append to an existing table: the table decides keys and partitioning; the data (and every option
+    the caller gave) must match it."""
     props = load_properties(base / ".hoodie")
     require(props, Action.WRITE)
-    layout = _KeyLayout(props, props.record_key_fields, props.partition_fields, props.hive_style_partitioning)
+    _check_table_config(props, given)
+    rule = PartitionPathRule(tuple(props.partition_fields), props.hive_style_partitioning,
+                             props.url_encode_partitioning)
+    layout = _KeyLayout(props, props.record_key_fields, props.partition_fields, rule)
     _check_columns(df_schema, layout.record_keys, "record key")
     _check_columns(df_schema, layout.partition_fields, "partition path")
     table_schema = table_arrow_schema(base, props)
@@ -230,18 +255,21 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema) -> _KeyLayout:
     return layout
 
 
-def _create_table(base: Path, opts: Mapping[str, str], df_schema: pa.Schema) -> _KeyLayout:
-    """A first write: keys and partitioning from the options; writes ``.hoodie/`` (caller removes it on failure)."""
+def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
+                      ) -> tuple[_KeyLayout, dict[str, str]]:
+    """A first write: keys and partitioning from the options, and the ``hoodie.properties`` to create
+    (validated here; nothing is written)."""
     if base.exists() and any(base.iterdir()):
         raise NotAHudiTableError(
             f"{base} exists and is not empty but has no .hoodie/hoodie.properties: not a Hudi table",
             hint="point at an existing Hudi table or at a new/empty folder")
     record_keys = cfg.split_fields(cfg.RECORD_KEY_FIELD.get(opts))
     partition_fields = cfg.split_fields(cfg.PARTITION_PATH_FIELD.get(opts))
-    hive_style = cfg.HIVE_STYLE.get(opts)
+    rule = PartitionPathRule(tuple(partition_fields), cfg.HIVE_STYLE.get(opts), cfg.URL_ENCODE_PARTITION.get(opts))
     if not record_keys:
         raise InvalidArgumentError(
-            "hoodie.datasource.write.recordkey.field is required to create a table")
+            "hoodie.datasource.write.recordkey.field is required to create a table",
+            hint="name the record key column(s): --record-key / hoodie.datasource.write.recordkey.field")
     _check_columns(df_schema, record_keys, "record key")
     _check_columns(df_schema, partition_fields, "partition path")
     require_creatable(table_type=cfg.TABLE_TYPE.get(opts))
@@ -250,11 +278,42 @@ def _create_table(base: Path, opts: Mapping[str, str], df_schema: pa.Schema) -> 
         "hoodie.table.name", "hoodie.table.version", "hoodie.table.type")}
     props_map = table_properties_for(
         table_name=table_name, schema=df_schema, record_key_fields=record_keys,
-        partition_fields=partition_fields, hive_style=hive_style,
+        partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
         table_version=cfg.TABLE_VERSION.get(opts), extra=passthrough)
-    base.mkdir(parents=True, exist_ok=True)
-    create_table_layout(base, props_map)
-    return _KeyLayout(load_properties(base / ".hoodie"), record_keys, partition_fields, hive_style)
+    return _KeyLayout(TableProperties(props_map), record_keys, partition_fields, rule), props_map
+
+
+def _missing_dirs(base: Path) -> list[Path]:
+    """``base`` and its ancestors that do not exist yet, deepest first."""
+    out = []
+    p = base
+    while not p.exists() and p != p.parent:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def _remove_created(base: Path, created: list[Path]) -> None:
+    """Undo a table creation: the topmost folder this write created, or - when ``base`` existed (it was
+    empty: :func:`_new_table_layout` checks) - only what is inside it. Never what was there before."""
+    if created:
+        shutil.rmtree(created[-1], ignore_errors=True)
+        return
+    for child in base.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def _check_table_config(props: TableProperties, given: Mapping[str, Any]) -> None:
+    """Options that contradict the table's ``hoodie.properties`` are refused, never ignored."""
+    conflicts = cfg.table_config_conflicts(props, given)
+    if conflicts:
+        text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
+        raise InvalidArgumentError(
+            f"options conflict with table {props.table_name!r} (hoodie.properties): {text}",
+            hint="drop these options (the table's values apply) or write to a new table")
 
 
 def _begin_instant(base: Path, overwrite: bool) -> PendingWrite:
@@ -279,7 +338,8 @@ def _check_no_pending_clustering(base: Path, replaced: Mapping[str, list[str]]) 
     if clash:
         raise CommitConflictError(
             f"overwrite would replace {len(clash)} file group(s) under a pending clustering (e.g. {clash[0]})",
-            hint="let the clustering finish (hudi-layout clustering-service / execute_pending) and retry")
+            hint=f"finish it with 'hudi-layout cluster {base} --resume', or roll it back with "
+                 f"'hudi-layout cluster {base} --abandon-pending', then retry")
 
 
 def _all_file_groups(base: Path) -> dict[str, list[str]]:
