@@ -12,7 +12,9 @@ Two shapes:
   typed Python values; pick a column with ``filter`` and use :meth:`load_column` for computation).
 
 Only the key ranges of the requested columns (or column+partition) are read (prefix scans, §6.8), and decoding
-is vectorised (:mod:`.colstats_vec`). Tombstoned records are dropped. Rows whose min/max cannot be converted
+is vectorised (:mod:`.colstats_vec`). Tombstoned records are dropped, and so (by default, ``live_only``) are the
+records of files that are no longer in the latest file slices (replaced file groups, older slices), which the
+index keeps until a clean deletes those files. Rows whose min/max cannot be converted
 to the column's common type are dropped — a file absent from the index is never pruned, which is safe.
 ``partition`` is the data partition path (``""`` for non-partitioned tables), recovered from the key's
 PartitionIndexID and the ``files`` partition's ``__all_partitions__`` record (null when unknown).
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata import colstats_scan as S
@@ -43,6 +46,12 @@ from hudi_layout.metadata.records import (
 )
 from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_str
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
+from hudi_layout.table.timeline import Timeline
+
+#: a base file name ``<fileId>_<writeToken>_<instant>.<ext>`` (docs/hudi-format.md §1.5), for :meth:`live_rows`
+_BASE_NAME_PATTERN = r"^(?P<fid>[^/]+?)_(?P<token>\d+-\d+-\d+)_(?P<t>\d{14,20})\.[A-Za-z0-9]+$"
+#: a log file name ``.<fileId>_<instant>.log.<version>[_<token>[.cdc]]`` (docs/hudi-format.md §1.6)
+_LOG_NAME_PATTERN = r"^\.(?P<fid>[^/]+)_(?P<t>\d{14,20})\.log\.\d+(?P<rest>(?:_\d+-\d+-\d+)?(?:\.cdc)?)$"
 
 META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
                 "_hoodie_file_name")
@@ -62,6 +71,7 @@ class ColumnStatsIndex:
         self.base_path = Path(base_path)
         self.reader = reader or MetadataTableReader(self.base_path)
         self._partition_by_id: dict[bytes, str] | None = None
+        self._replaced: frozenset[str] | None = None
 
     # -- metadata ------------------------------------------------------------------------------------------
 
@@ -114,8 +124,17 @@ class ColumnStatsIndex:
             return [K.column_prefix(column)]
         return sorted({K.column_partition_prefix(column, p) for p in partitions})
 
-    def load_column(self, column: str, partitions: Sequence[str] | None = None) -> pa.Table:
-        """Typed stats of one column: ``partition, file_name, min, max, null_count, value_count``."""
+    def load_column(self, column: str, partitions: Sequence[str] | None = None, *,
+                    live_only: bool = True) -> pa.Table:
+        """Typed stats of one column: ``partition, file_name, min, max, null_count, value_count``.
+
+        ``live_only`` (default) keeps only files of the latest file slices: the index also holds the records of
+        replaced file groups and older slices until a clean removes those files and tombstones their records;
+        ``live_only=False`` returns every record the index holds (e.g. to measure its size)."""
+        table = self._load_column(column, partitions)
+        return self.live_rows(table) if live_only else table
+
+    def _load_column(self, column: str, partitions: Sequence[str] | None) -> pa.Table:
         prefixes = self._prefixes(column, partitions)
         try:
             fast = self._fast(prefixes)
@@ -133,6 +152,48 @@ class ColumnStatsIndex:
             return self._vectorised(keys, values, form)
         except V._Unsupported:
             return self._slow(keys, values, form)
+
+    # -- liveness ------------------------------------------------------------------------------------------
+
+    def _replaced_groups(self) -> frozenset[str]:
+        """``partition NUL fileId`` of every file group replaced by a completed replacecommit."""
+        if self._replaced is None:
+            props = self.reader.data_props
+            timeline = Timeline.load(self.base_path / ".hoodie", props.timeline_layout_version, props.timeline_path)
+            self._replaced = frozenset(f"{p}\x00{f}" for p, f in timeline.replaced_file_groups())
+        return self._replaced
+
+    def live_rows(self, table: pa.Table) -> pa.Table:
+        """The rows of ``table`` (a :meth:`load_column` result) whose file is in the latest file slices: rows of
+        replaced file groups are dropped, and of each file group only the newest base file and the log files
+        written at or after it are kept (the file-system view's slicing, docs/hudi-format.md §4.7).
+
+        Every record the index shows belongs to a committed file (the MDT's sync rule hides uncommitted writes,
+        and rollbacks remove their records), so the newest base file of a group that is not replaced is its
+        latest slice. Rows whose file name is neither a base nor a log file name are kept."""
+        if table.num_rows == 0:
+            return table
+        names = table.column("file_name")
+        is_log = pc.fill_null(pc.starts_with(names, "."), False)
+        base = pc.extract_regex(names, _BASE_NAME_PATTERN)
+        log = pc.extract_regex(names, _LOG_NAME_PATTERN)
+        fid = pc.if_else(is_log, pc.struct_field(log, "fid"), pc.struct_field(base, "fid"))
+        instant = pc.if_else(is_log, pc.struct_field(log, "t"), pc.struct_field(base, "t"))
+        key = pc.binary_join_element_wise(pc.fill_null(table.column("partition"), "\x01"), fid, "\x00")
+        replaced = self._replaced_groups()
+        keep = pc.invert(pc.fill_null(pc.is_in(key, pa.array(sorted(replaced), pa.string())), False)) \
+            if replaced else pa.array(np.ones(table.num_rows, bool))
+        valid = pc.drop_null(key)
+        if len(valid) != pc.count_distinct(valid).as_py():  # several files of one group: slice them
+            base_t = pc.if_else(is_log, pa.scalar(None, pa.string()), instant)
+            newest = pa.table({"k": key, "t": base_t}).group_by("k").aggregate([("t", "max")])
+            newest_base = pc.take(newest.column("t_max"), pc.index_in(key, newest.column("k")))
+            in_slice = pc.if_else(is_log, pc.or_kleene(pc.is_null(newest_base), pc.greater_equal(instant, newest_base)),
+                                  pc.equal(instant, newest_base))
+            keep = pc.and_(keep, pc.fill_null(in_slice, True))
+        if pc.all(keep).as_py():
+            return table
+        return table.filter(keep)
 
     def stats_by_column(self, columns: Iterable[str], partitions: Sequence[str] | None = None
                         ) -> dict[str, pa.Table]:

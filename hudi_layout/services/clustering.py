@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
+from hudi_layout.cleaning import clean_if_due
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.clustering.plan import ClusteringPlanSpec
 from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
@@ -162,6 +163,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         except HudiLayoutError:  # pragma: no cover - the next run retries
             log.exception("could not roll back clustering %s", instant_time)
         raise
+    clean_if_due(base, opts)  # hoodie.clean.automatic
     return ClusteringMetrics(
         instant_time=instant_time, strategy=plan.options.layout_strategy,
         method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),

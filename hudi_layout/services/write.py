@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
+from hudi_layout.cleaning import clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.services.clustering_service import maybe_cluster_inline
 from hudi_layout.spark.write_job import partition_path_expr, record_key_expr, run_file_writer, spark_to_arrow_schema
@@ -61,6 +62,7 @@ def write(
         session.abort()
         raise
     _maybe_inline_cluster(df, session.base, session.opts)
+    clean_if_due(session.base, session.opts)  # hoodie.clean.automatic
     return result
 
 

@@ -32,6 +32,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from hudi_layout.cleaning import clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.skipping.datasource import from_datasource_filters
@@ -212,6 +213,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = [r for m in messages if isinstance(m, _FilesMessage) for r in m.rows]
         self.session.commit(rows)
+        clean_if_due(self.session.base, self.session.opts)  # hoodie.clean.automatic (pure, no Spark job)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.session.abort()
