@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import clean_if_due
 from hudi_layout.clustering.metrics import ClusteringMetrics
@@ -24,7 +26,7 @@ from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgu
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.properties import load_properties
-from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
+from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.spark.clustering_job import data_schema, run_groups
@@ -108,6 +110,16 @@ def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
     return True
 
 
+def _arrow_schema_or_none(schema_json: str | None) -> pa.Schema | None:
+    """The table's Arrow schema, or ``None`` (no schema, or types we cannot convert: files are read as they are)."""
+    if not schema_json:
+        return None
+    try:
+        return avro_to_arrow_schema(schema_json)
+    except InvalidArgumentError:
+        return None
+
+
 def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
     """Conflict check (under the table lock): every input file group must still be live and unchanged."""
     table = HudiTable(str(base))
@@ -135,17 +147,23 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         require_metadata_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
     table = HudiTable(str(base))
     data_columns = table.data_columns()
+    table_schema = _arrow_schema_or_none(table.schema())
     pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
-        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns)
+        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, table_schema)
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             for s in g.slices:
                 replaced.setdefault(s.partition_path, []).append(s.file_id)
-        schema = data_schema(spark, plan, data_columns)
-        meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
-                                   replaced)
-        payload = replace_commit_metadata_bytes(meta, props.version)
+        fallback = table_schema or data_schema(spark, plan, data_columns)
+
+        def payload() -> bytes:
+            """Under the table lock: the table's schema as it is now (a write may have evolved it while this
+            clustering ran; the rewritten rows read back with it like any older file)."""
+            schema_json = HudiTable(str(base)).schema() or arrow_to_avro_schema_json(fallback, props.table_name)
+            meta = commit_metadata_for(written, schema_json, "CLUSTER", replaced)
+            return replace_commit_metadata_bytes(meta, props.version)
+
         mdt_hook = metadata_update_hook(props, opts, written, replaced)
 
         def before_complete(p: PendingWrite) -> None:

@@ -34,6 +34,7 @@ from pyspark.sql.datasource import (
 
 from hudi_layout.cleaning import clean_if_due
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.schema_evolution import conform_batch
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import spark_schema
@@ -82,10 +83,15 @@ class HudiLayoutReader(DataSourceReader):
         paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
         for p in paths:
             pf = pq.ParquetFile(p)
-            for batch in pf.iter_batches(columns=names, batch_size=65_536):
-                columns = [batch.column(n) if batch.schema.field(n).type == f.type
-                           else batch.column(n).cast(f.type) for n, f in zip(names, target)]
-                yield pa.RecordBatch.from_arrays(columns, schema=target)
+            present = [n for n in names if n in pf.schema_arrow.names]
+            if not present:  # only columns added after this file was written: all null
+                for rg in range(pf.metadata.num_row_groups):
+                    rows = pf.metadata.row_group(rg).num_rows
+                    yield pa.RecordBatch.from_arrays([pa.nulls(rows, f.type) for f in target], schema=target)
+                continue
+            for batch in pf.iter_batches(columns=present, batch_size=65_536):
+                # files written before a schema change: missing columns are null, widened ones are cast
+                yield conform_batch(batch, target)
 
 
 class HudiLayoutDataSource(DataSource):

@@ -78,6 +78,9 @@ class WriteSpec:
     #: roll over to a new file after this many rows (0: only ``max_file_size`` decides). A task's last file
     #: takes up to half as many more rows instead of leaving a small tail file.
     max_rows_per_file: int = 0
+    #: the table's types of the data columns: a column arriving with another type (narrower data, e.g. int
+    #: into a long column) is cast to it (None: written as it arrives)
+    data_schema: pa.Schema | None = None
 
 
 class WriterInputError(ValueError):
@@ -269,8 +272,12 @@ def _with_meta_columns(
     columns.append(batch.column(PARTITION_PATH_COLUMN))
     columns.append(constant_strings(file_name, n))
     names = list(META_COLUMNS)
+    target = spec.data_schema
     for name in spec.data_columns:
-        columns.append(batch.column(name))
+        col = batch.column(name)
+        if target is not None and name in target.names and col.type != target.field(name).type:
+            col = pc.cast(col, target.field(name).type)
+        columns.append(col)
         names.append(name)
     return pa.Table.from_arrays(columns, names=names)
 
