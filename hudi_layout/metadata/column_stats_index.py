@@ -48,11 +48,6 @@ from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_st
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
 from hudi_layout.table.timeline import Timeline
 
-#: a base file name ``<fileId>_<writeToken>_<instant>.<ext>`` (docs/hudi-format.md §1.5), for :meth:`live_rows`
-_BASE_NAME_PATTERN = r"^(?P<fid>[^/]+?)_(?P<token>\d+-\d+-\d+)_(?P<t>\d{14,20})\.[A-Za-z0-9]+$"
-#: a log file name ``.<fileId>_<instant>.log.<version>[_<token>[.cdc]]`` (docs/hudi-format.md §1.6)
-_LOG_NAME_PATTERN = r"^\.(?P<fid>[^/]+)_(?P<t>\d{14,20})\.log\.\d+(?P<rest>(?:_\d+-\d+-\d+)?(?:\.cdc)?)$"
-
 META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
                 "_hoodie_file_name")
 
@@ -71,7 +66,12 @@ class ColumnStatsIndex:
         self.base_path = Path(base_path)
         self.reader = reader or MetadataTableReader(self.base_path)
         self._partition_by_id: dict[bytes, str] | None = None
-        self._replaced: frozenset[str] | None = None
+        # liveness (live_rows): the data timeline, and what the file names seen so far say
+        self._data_timeline: Timeline | None = None
+        self._replaced: pa.Array | None = None
+        self._analysed = pa.table({"key": pa.array([], pa.string()), "name": pa.array([], pa.string()),
+                                   "instant": pa.array([], pa.string()), "is_log": pa.array([], pa.bool_())})
+        self._dead_names: pa.Array = pa.array([], pa.string())
 
     # -- metadata ------------------------------------------------------------------------------------------
 
@@ -155,13 +155,21 @@ class ColumnStatsIndex:
 
     # -- liveness ------------------------------------------------------------------------------------------
 
-    def _replaced_groups(self) -> frozenset[str]:
-        """``partition NUL fileId`` of every file group replaced by a completed replacecommit."""
-        if self._replaced is None:
+    def _timeline(self) -> Timeline:
+        if self._data_timeline is None:
             props = self.reader.data_props
-            timeline = Timeline.load(self.base_path / ".hoodie", props.timeline_layout_version, props.timeline_path)
-            self._replaced = frozenset(f"{p}\x00{f}" for p, f in timeline.replaced_file_groups())
-        return self._replaced
+            self._data_timeline = Timeline.load(self.base_path / ".hoodie", props.timeline_layout_version,
+                                                props.timeline_path)
+        return self._data_timeline
+
+    def _nothing_superseded(self) -> bool:
+        """No completed commit on the active timeline and no archived history: the index describes files no
+        commit ever replaced or rewrote (an index built over files, e.g. a synthetic benchmark table)."""
+        tl = self._timeline()
+        if tl.completed().commits_and_replaces():
+            return False
+        history = [self.base_path / ".hoodie" / "archived", tl.timeline_dir / "history"]
+        return not any(d.is_dir() and any(d.iterdir()) for d in history)
 
     def live_rows(self, table: pa.Table) -> pa.Table:
         """The rows of ``table`` (a :meth:`load_column` result) whose file is in the latest file slices: rows of
@@ -170,30 +178,54 @@ class ColumnStatsIndex:
 
         Every record the index shows belongs to a committed file (the MDT's sync rule hides uncommitted writes,
         and rollbacks remove their records), so the newest base file of a group that is not replaced is its
-        latest slice. Rows whose file name is neither a base nor a log file name are kept."""
-        if table.num_rows == 0:
+        latest slice. File names are analysed once per instance, vectorised (Hudi's ``FSUtils`` rule: the file id
+        is the name up to the first ``_``, the instant the third ``_``-separated part, or the second for a log
+        file); further columns reuse the verdicts. Rows whose file name is neither a base nor a log file name are
+        kept."""
+        if table.num_rows == 0 or self._nothing_superseded():
             return table
         names = table.column("file_name")
-        is_log = pc.fill_null(pc.starts_with(names, "."), False)
-        base = pc.extract_regex(names, _BASE_NAME_PATTERN)
-        log = pc.extract_regex(names, _LOG_NAME_PATTERN)
-        fid = pc.if_else(is_log, pc.struct_field(log, "fid"), pc.struct_field(base, "fid"))
-        instant = pc.if_else(is_log, pc.struct_field(log, "t"), pc.struct_field(base, "t"))
-        key = pc.binary_join_element_wise(pc.fill_null(table.column("partition"), "\x01"), fid, "\x00")
-        replaced = self._replaced_groups()
-        keep = pc.invert(pc.fill_null(pc.is_in(key, pa.array(sorted(replaced), pa.string())), False)) \
-            if replaced else pa.array(np.ones(table.num_rows, bool))
-        valid = pc.drop_null(key)
-        if len(valid) != pc.count_distinct(valid).as_py():  # several files of one group: slice them
-            base_t = pc.if_else(is_log, pa.scalar(None, pa.string()), instant)
-            newest = pa.table({"k": key, "t": base_t}).group_by("k").aggregate([("t", "max")])
-            newest_base = pc.take(newest.column("t_max"), pc.index_in(key, newest.column("k")))
-            in_slice = pc.if_else(is_log, pc.or_kleene(pc.is_null(newest_base), pc.greater_equal(instant, newest_base)),
-                                  pc.equal(instant, newest_base))
-            keep = pc.and_(keep, pc.fill_null(in_slice, True))
-        if pc.all(keep).as_py():
+        fresh = table.filter(pc.invert(pc.is_in(names, self._analysed.column("name")))) \
+            if self._analysed.num_rows else table
+        if fresh.num_rows:
+            self._analyse(fresh.column("partition"), fresh.column("file_name"))
+        if not len(self._dead_names):
             return table
-        return table.filter(keep)
+        return table.filter(pc.invert(pc.is_in(names, self._dead_names)))
+
+    def _analyse(self, partitions: pa.ChunkedArray, names: pa.ChunkedArray) -> None:
+        if self._replaced is None:
+            self._replaced = pa.array(sorted(f"{p}\x00{f}" for p, f in self._timeline().replaced_file_groups()),
+                                      pa.string())
+        is_log = pc.fill_null(pc.starts_with(names, "."), False)
+        bare = pc.if_else(is_log, pc.utf8_slice_codeunits(names, 1), names)
+        parsable = pc.fill_null(pc.greater_equal(pc.count_substring(bare, "_"), pc.if_else(is_log, 1, 2)), False)
+        rows = pa.table({"partition": partitions, "name": names, "bare": bare, "is_log": is_log}).filter(parsable)
+        parts = pc.split_pattern(rows.column("bare"), "_", max_splits=2)
+        when = pc.if_else(rows.column("is_log"), pc.list_element(parts, 1),
+                          pc.list_element(pc.list_slice(parts, 2, 3, return_fixed_size_list=False), 0))
+        instant = pc.list_element(pc.split_pattern(when, ".", max_splits=1), 0)
+        key = pc.binary_join_element_wise(pc.fill_null(rows.column("partition"), "\x01"),
+                                          pc.list_element(parts, 0), "\x00")
+        new = pa.table({"key": key, "name": rows.column("name"), "instant": instant,
+                        "is_log": rows.column("is_log")})
+        everything = pa.concat_tables([self._analysed, new]) if self._analysed.num_rows else new
+        # names that do not parse are analysed too (kept): remember them so they are not looked at again
+        skipped = names.filter(pc.invert(parsable))
+        if len(skipped):
+            everything = pa.concat_tables([everything, pa.table({
+                "key": pa.nulls(len(skipped), pa.string()), "name": skipped,
+                "instant": pa.nulls(len(skipped), pa.string()), "is_log": pa.array([False] * len(skipped))})])
+        self._analysed = everything
+        base_instant = pc.if_else(everything.column("is_log"), pa.scalar(None, pa.string()),
+                                  everything.column("instant"))
+        newest = pa.table({"key": everything.column("key"), "t": base_instant}).group_by("key").aggregate(
+            [("t", "max")])
+        newest_base = pc.take(newest.column("t_max"), pc.index_in(everything.column("key"), newest.column("key")))
+        t = everything.column("instant")
+        older = pc.if_else(everything.column("is_log"), pc.less(t, newest_base), pc.not_equal(t, newest_base))
+        dead = pc.or_kleene(pc.is_in(everything.column("key"), self._replaced), older)
+        self._dead_names = everything.column("name").filter(pc.fill_null(dead, False)).combine_chunks()
 
     def stats_by_column(self, columns: Iterable[str], partitions: Sequence[str] | None = None
                         ) -> dict[str, pa.Table]:
