@@ -35,7 +35,7 @@ from typing import Any
 
 from hudi_layout import options as cfg
 from hudi_layout.cleaning.config import CleanConfig
-from hudi_layout.cleaning.plan import PlannedClean, gather_state, plan_clean
+from hudi_layout.cleaning.plan import PlannedClean, gather_state, plan_clean, timeline_now
 from hudi_layout.errors import CommitConflictError, CorruptFileError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import (
@@ -60,6 +60,7 @@ from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.column_stats_index import META_COLUMNS
+from hudi_layout.metadata.mdt_clean import obsolete_files as obsolete_mdt_files
 from hudi_layout.metadata.mdt_reader import instant_files
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, MetadataWriter, rollback_metadata_instant
 from hudi_layout.metadata.records import column_stats_tombstone
@@ -152,6 +153,7 @@ def clean(base_path: str | os.PathLike[str], options: Mapping[str, str] | None =
         t, plan, planned, heartbeat = scheduled
         results.append(_execute(base, t, plan, heartbeat, lock, options or {}, resumed=False,
                                 deferred=planned.deferred))
+    _clean_metadata_table(base, lock, config, now)
     return results
 
 
@@ -333,6 +335,21 @@ def _compact_metadata_if_due(base: Path, lock: TableLock, opts: Mapping[str, str
                                             use_utc=props.timeline_timezone == "UTC"))
         except CommitConflictError:  # a write is pending: a later commit compacts
             return
+
+
+def _clean_metadata_table(base: Path, lock: TableLock, config: CleanConfig, now: datetime | None) -> int:
+    """Delete the metadata table's file slices that its latest compaction made obsolete (grace period
+    included, :mod:`hudi_layout.metadata.mdt_clean`); returns how many files went."""
+    if not _has_mdt(base):
+        return 0
+    with lock:
+        props = load_properties(base / ".hoodie")
+        paths = obsolete_mdt_files(base, now or timeline_now(props), config.grace_seconds)
+        for p in paths:
+            p.unlink(missing_ok=True)
+    if paths:
+        log.info("cleaned %d obsolete metadata-table file(s) of %s", len(paths), base)
+    return len(paths)
 
 
 # --------------------------------------------------------------------------------------------- trigger

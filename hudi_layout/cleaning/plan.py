@@ -207,7 +207,8 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
 # ------------------------------------------------------------------------------------------ gathering
 
 
-def _timeline_now(props: TableProperties) -> datetime:
+def timeline_now(props: TableProperties) -> datetime:
+    """Now, naive, in the table's timeline zone (``hoodie.table.timeline.timezone``)."""
     if props.timeline_timezone == "UTC":
         return datetime.now(timezone.utc).replace(tzinfo=None)
     return datetime.now()
@@ -262,4 +263,4 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
                     if p:
                         protected.add((part, p.rstrip("/").rsplit("/", 1)[-1]))
     return TableState(completed, pending, frozenset(f.requested_time for f in timeline.files), tuple(files),
-                      replaced, frozenset(protected), now or _timeline_now(props))
+                      replaced, frozenset(protected), now or timeline_now(props))

@@ -315,3 +315,24 @@ def test_cli_clean_does_not_start_spark(tmp_path: Path, monkeypatch, capsys) -> 
     assert "nothing to clean" in capsys.readouterr().out
     assert cli.main(["clean", str(t.base), "-o", "hoodie.clean.async=true"]) == 2
     assert "hoodie.clean.async" in capsys.readouterr().err
+
+
+def _mdt_data_files(base: Path) -> list[Path]:
+    return [p for part in ("files", "column_stats") for p in (base / ".hoodie" / "metadata" / part).iterdir()
+            if not p.name.startswith(".hoodie_partition")]
+
+
+def test_metadata_table_slices_before_its_last_compaction_are_cleaned(tmp_path: Path) -> None:
+    t = clustered(tmp_path, 12)  # 13 deltacommits: one MDT compaction
+    MetadataWriter(t.base).compact()  # and another one right now
+    before = _mdt_data_files(t.base)
+    kept = {"hoodie.cleaner.commits.retained": "20", "hudi_layout.clean.grace.period.seconds": "3600"}
+    assert clean(t.base, kept) == [] and _mdt_data_files(t.base) == before  # compaction too recent
+    assert clean(t.base, opts(hoodie_cleaner_commits_retained="20")) == []
+    after = _mdt_data_files(t.base)
+    # one base per file group (files: 1 group, column_stats: 2), no log file: all compacted
+    assert len(after) == 3 and all(p.suffix == ".hfile" for p in after) and len(before) > 3
+    assert mdt_files(t.base) == t.data_files()
+    assert index_files(t.base) == {Path(f).name for f in t.data_files()}
+    t.insert({"region=us": 1})  # the MDT keeps working: a new deltacommit on top of the new base
+    assert mdt_files(t.base) == t.data_files()
