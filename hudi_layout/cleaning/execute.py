@@ -35,8 +35,14 @@ from typing import Any
 
 from hudi_layout import options as cfg
 from hudi_layout.cleaning.config import CleanConfig
-from hudi_layout.cleaning.plan import PlannedClean, gather_state, plan_clean, timeline_now
-from hudi_layout.errors import CommitConflictError, CorruptFileError
+from hudi_layout.cleaning.plan import (
+    PlannedClean,
+    earliest_commit_to_retain,
+    gather_state,
+    plan_clean,
+    timeline_now,
+)
+from hudi_layout.errors import CommitConflictError, CorruptFileError, HudiLayoutError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import (
     Action,
@@ -64,6 +70,7 @@ from hudi_layout.metadata.mdt_clean import obsolete_files as obsolete_mdt_files
 from hudi_layout.metadata.mdt_reader import instant_files
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, MetadataWriter, rollback_metadata_instant
 from hudi_layout.metadata.records import column_stats_tombstone
+from hudi_layout.options import CleaningPolicy
 from hudi_layout.table.commit_protocol import latest_time_with_metadata, rollback_failed_writes, timeline_dir
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
@@ -138,17 +145,19 @@ def _has_mdt(base: Path) -> bool:
 
 
 def clean(base_path: str | os.PathLike[str], options: Mapping[str, str] | None = None, *,
-          now: datetime | None = None, lock: TableLock | None = None) -> list[CleanResult]:
+          now: datetime | None = None, lock: TableLock | None = None, thorough: bool = True) -> list[CleanResult]:
     """Finish every pending clean whose process is gone, then plan and run a new one when anything is eligible.
 
     ``options`` are resolved Hudi options (the cleaner keys of :mod:`hudi_layout.options`); ``now`` (naive, in
-    the table's timeline zone) is for tests of the grace period. Returns what each clean instant did (oldest
+    the table's timeline zone) is for tests of the grace period. ``thorough=False`` (the automatic clean after
+    a commit) skips listing the partitions while the policy has no earliest commit to retain yet, as Hudi does;
+    orphans of aborted writes are then found by a later clean. Returns what each clean instant did (oldest
     first); an empty list when there was nothing to delete."""
     config = CleanConfig.from_options(options or {})
     base = Path(base_path).absolute()
     lock = lock or TableLock(base)
     results = _finish_pending(base, lock, options or {})
-    scheduled = _schedule(base, config, lock, now)
+    scheduled = _schedule(base, config, lock, now, thorough)
     if scheduled is not None:
         t, plan, planned, heartbeat = scheduled
         results.append(_execute(base, t, plan, heartbeat, lock, options or {}, resumed=False,
@@ -172,8 +181,10 @@ def _finish_pending(base: Path, lock: TableLock, opts: Mapping[str, str]) -> lis
             heartbeat = Heartbeat(base, t)
         log.info("finishing clean %s left pending", t)
         try:
-            plan = decode_cleaner_plan(_clean_file(base, props, t, State.REQUESTED).read_bytes(), base,
-                                       f"{base}: clean plan {t}")
+            requested = _clean_file(base, props, t, State.REQUESTED)
+            if not requested.is_file():
+                raise CorruptFileError(f"{requested} is missing")
+            plan = decode_cleaner_plan(requested.read_bytes(), base, f"{base}: clean plan {t}")
         except BaseException as e:
             heartbeat.stop()
             if isinstance(e, CorruptFileError):
@@ -183,7 +194,7 @@ def _finish_pending(base: Path, lock: TableLock, opts: Mapping[str, str]) -> lis
         results.append(_execute(base, t, plan, heartbeat, lock, opts, resumed=True))
 
 
-def _schedule(base: Path, config: CleanConfig, lock: TableLock, now: datetime | None
+def _schedule(base: Path, config: CleanConfig, lock: TableLock, now: datetime | None, thorough: bool
               ) -> tuple[str, CleanerPlan, PlannedClean, Heartbeat] | None:
     with lock:
         props = load_properties(base / ".hoodie")
@@ -191,6 +202,10 @@ def _schedule(base: Path, config: CleanConfig, lock: TableLock, now: datetime | 
         if any(writer_is_alive(base, i.requested_time) for i in pending_cleans(_load_timeline(base, props))):
             return None  # another process is cleaning right now
         rollback_failed_writes(base, props, lock=lock, hooks=COMMIT_HOOKS)
+        if not thorough and config.policy is not CleaningPolicy.KEEP_LATEST_FILE_VERSIONS:
+            history = gather_state(base, props, now=now, list_files=False)
+            if earliest_commit_to_retain(history, config) is None:
+                return None  # not enough history to delete anything yet (as Hudi): no partition listing
         planned = plan_clean(gather_state(base, props, now=now), config)
         if not planned.to_delete:
             if planned.deferred:
@@ -365,7 +380,11 @@ def commits_since_last_clean(timeline: Timeline) -> int:
 def clean_if_due(base_path: str | os.PathLike[str], options: Mapping[str, str] | None = None
                  ) -> list[CleanResult]:
     """The automatic clean after a commit (``hoodie.clean.automatic``): finish pending cleans, and clean when
-    ``hoodie.clean.max.commits`` commits completed since the last clean. Tables we cannot clean are skipped."""
+    ``hoodie.clean.max.commits`` commits completed since the last clean. Tables we cannot clean are skipped.
+
+    The commit before it is complete whatever happens here: a clean that fails on purpose (a lock timeout, a
+    damaged pending plan) is logged as a warning naming the fix, not raised as if the write had failed
+    (``hudi-layout clean PATH`` shows the same error)."""
     opts = options or {}
     config = CleanConfig.from_options(opts)
     if not config.automatic:
@@ -377,8 +396,10 @@ def clean_if_due(base_path: str | os.PathLike[str], options: Mapping[str, str] |
     if why is not None:
         log.warning("no automatic clean of %s: %s", base, why.message)
         return []
-    if pending_cleans(timeline):
-        return clean(base, opts)
-    if commits_since_last_clean(timeline) < config.max_commits:
+    if not pending_cleans(timeline) and commits_since_last_clean(timeline) < config.max_commits:
         return []
-    return clean(base, opts)
+    try:
+        return clean(base, opts, thorough=False)
+    except HudiLayoutError as e:
+        log.warning("automatic clean of %s failed: %s%s", base, e, f" (hint: {e.hint})" if e.hint else "")
+        return []

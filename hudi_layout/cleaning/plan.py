@@ -227,8 +227,9 @@ def _completed_at(timeline: Timeline, instant: Instant, props: TableProperties) 
 
 
 def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
-                 now: datetime | None = None) -> TableState:
-    """Read the timeline and list every partition (call under the table lock for a consistent picture)."""
+                 now: datetime | None = None, list_files: bool = True) -> TableState:
+    """Read the timeline and list every partition (call under the table lock for a consistent picture).
+    ``list_files=False`` reads the timeline only (enough for :func:`earliest_commit_to_retain`)."""
     base = Path(base_path)
     timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
     commits = timeline.commits_and_replaces()
@@ -238,7 +239,7 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
     view = FileSystemView(base, timeline, props.base_file_extension)
     committed = view.is_committed_fn()
     files: list[DataFile] = []
-    for part in list_partitions(base):
+    for part in list_partitions(base) if list_files else ():
         pdir = base / part if part else base
         for entry in os.scandir(pdir):
             if not entry.is_file(follow_symlinks=False) or not entry.name.endswith(props.base_file_extension):
@@ -249,13 +250,13 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
             files.append(DataFile(part, entry.name, parsed.file_id, parsed.instant_time,
                                   committed(parsed.instant_time), entry.stat(follow_symlinks=False).st_size))
     replaced: dict[tuple[str, str], str] = {}
-    for i in timeline.completed().actions(inst.REPLACE_COMMIT):
+    for i in timeline.completed().actions(inst.REPLACE_COMMIT) if list_files else ():
         meta = timeline.read_commit_metadata_shared(i)
         for part, ids in (meta.get("partitionToReplaceFileIds") or {}).items():
             for fid in ids or ():
                 replaced.setdefault((part, fid), i.requested_time)
     protected: set[tuple[str, str]] = set()
-    for _inst, plan in timeline.pending_clustering():
+    for _inst, plan in timeline.pending_clustering() if list_files else ():
         for group in plan.get("inputGroups") or []:
             for sl in group.get("slices") or []:
                 part = sl.get("partitionPath") or ""

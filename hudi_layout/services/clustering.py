@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_layout import options as cfg
-from hudi_layout.cleaning import clean_if_due
+from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.clustering.plan import ClusteringPlanSpec
 from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
@@ -45,6 +45,7 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
                     *, only: str | None = None) -> list[ClusteringMetrics]:
     """Execute every pending clustering plan whose executor is not alive (oldest first)."""
     base = Path(path).absolute()
+    CleanConfig.from_options(cfg.resolve_options(options))  # bad cleaner options: refused before anything
     drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []
@@ -70,6 +71,7 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
     the whole table. Set it to False for Hudi's small-files-only behaviour.
     """
     opts = cfg.resolve_options(options)
+    CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
     drop_metadata_table_if_disabled(path, opts)
     layout = parse_layout_strategy(strategy, what="strategy")
     scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
@@ -83,6 +85,7 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
 def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
     """Schedule a clustering from the options alone (sort columns and layout keys) and execute it."""
     columns = cfg.split_fields(cfg.SORT_COLUMNS.get(opts))
+    CleanConfig.from_options(opts)
     if not columns:
         raise InvalidArgumentError(
             f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by for inline/async clustering")

@@ -32,7 +32,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from hudi_layout.cleaning import clean_if_due
+from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.schema_evolution import conform_batch
 from hudi_layout.scan.plan import plan_scan
@@ -196,6 +196,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
+        CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
         self.session = WriteSession.start(path, options, arrow_schema, overwrite)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat

@@ -86,3 +86,17 @@ def test_writes_and_the_data_source_clean_automatically(spark, tmp_path: Path) -
     assert not second_layer & set(map(str, _base_files(path)))
     assert hudi_layout.read(str(path), spark=spark).count() == 300
     assert hudi_rs_slices(path) == our_slices(path)
+
+
+def test_bad_cleaner_options_are_refused_before_anything_is_written(spark, tmp_path: Path) -> None:
+    from hudi_layout.errors import InvalidArgumentError
+
+    df = spark.range(0, 10).selectExpr("CAST(id AS STRING) AS id")
+    for key, value in (("hoodie.clean.async", "true"), ("hoodie.cleaner.policy", "KEEP_EVERYTHING")):
+        opts = write_options("bad", **{key: value})
+        with pytest.raises(InvalidArgumentError, match=key.split(".")[-1] if "async" in key else "KEEP_"):
+            hudi_layout.write(df, str(tmp_path / "t"), opts)
+        assert not (tmp_path / "t").exists()
+        with pytest.raises(Exception, match="async|KEEP_"):
+            df.write.format("hudi_layout").options(**opts).save(str(tmp_path / "t"))
+        assert not (tmp_path / "t" / ".hoodie").exists()

@@ -336,3 +336,13 @@ def test_metadata_table_slices_before_its_last_compaction_are_cleaned(tmp_path: 
     assert index_files(t.base) == {Path(f).name for f in t.data_files()}
     t.insert({"region=us": 1})  # the MDT keeps working: a new deltacommit on top of the new base
     assert mdt_files(t.base) == t.data_files()
+
+
+def test_automatic_clean_failure_does_not_fail_the_commit(tmp_path: Path, caplog) -> None:
+    t = clustered(tmp_path, 3)
+    (t.base / ".hoodie" / "timeline" / instant_file_name("20200101000000000", "clean", State.REQUESTED)
+     ).write_bytes(b"not avro")
+    with pytest.raises(CorruptFileError, match="cannot be finished"):
+        clean(t.base, RETAIN_2)
+    assert clean_if_due(t.base, RETAIN_2) == []
+    assert "automatic clean" in caplog.text and "abandons that clean" in caplog.text
