@@ -51,7 +51,8 @@ def mdt_files(base: Path) -> set[str]:
 def test_clean_after_clusterings(tmp_path: Path) -> None:
     t = clustered(tmp_path, 5)
     before = t.rows()
-    assert len(t.data_files()) == 24
+    files_before = t.data_files()
+    assert len(files_before) == 24
     (res,) = clean(t.base, RETAIN_2)
     # 6 commits, retain 2: ECTR = 5th; groups replaced before it (those of the insert and the first two
     # clusterings) are deleted; the three newest layouts stay (the oldest for readers of the retained instants)
@@ -67,7 +68,7 @@ def test_clean_after_clusterings(tmp_path: Path) -> None:
     meta = decode_clean_metadata((t.base / ".hoodie" / "timeline" / done[0]).read_bytes())
     assert meta.total_files_deleted == 12 and meta.earliest_commit_to_retain == res.earliest_commit_to_retain
     assert {n for p in meta.partitions.values() for n in p.deleted} == {Path(f).name for f in
-                                                                        set(before_files(t)) - t.data_files()}
+                                                                        files_before - t.data_files()}
     # metadata table: files listing and column_stats hold exactly what is on disk
     assert mdt_files(t.base) == t.data_files()
     on_disk = {Path(f).name for f in t.data_files()}
@@ -87,20 +88,6 @@ def test_clean_after_clusterings(tmp_path: Path) -> None:
             assert slices and all(Path(s.base_file_path).exists() for s in slices)
     # nothing left to delete: no new instant
     assert clean(t.base, RETAIN_2) == []
-
-
-_FILES_SEEN: dict[Path, set[str]] = {}
-
-
-def before_files(t: LiveTable) -> set[str]:
-    """Every base file the table ever had (the test writes no other files)."""
-    seen = _FILES_SEEN.setdefault(t.base, set())
-    seen |= t.data_files()
-    for p in (t.base / ".hoodie" / "timeline").iterdir():
-        if p.name.endswith(".clean"):
-            meta = decode_clean_metadata(p.read_bytes())
-            seen |= {f"{part}/{n}" if part else n for part, r in meta.partitions.items() for n in r.deleted}
-    return seen
 
 
 def test_twenty_files_clustered_three_times_index_shows_twenty(tmp_path: Path) -> None:
