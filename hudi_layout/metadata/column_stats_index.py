@@ -52,6 +52,22 @@ META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_k
                 "_hoodie_file_name")
 
 
+def _older_than_newest_base(group: pa.Array, instant: pa.ChunkedArray, is_log: pa.ChunkedArray,
+                            n_groups: int) -> np.ndarray:
+    """Per row: a base file older than its group's newest base file, or a log file written before it."""
+    if n_groups == 0:
+        return np.zeros(len(group), bool)
+    idx = pc.fill_null(group, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    t = pc.fill_null(pc.cast(instant, pa.int64()), -1).to_numpy(zero_copy_only=False)
+    log = pc.fill_null(is_log, False).to_numpy(zero_copy_only=False)
+    known = idx >= 0
+    newest = np.full(n_groups, -1, np.int64)
+    base = known & ~log
+    np.maximum.at(newest, idx[base], t[base])
+    mine = np.where(known, newest[np.maximum(idx, 0)], -1)
+    return known & (mine >= 0) & np.where(log, t < mine, t != mine)
+
+
 def _empty_table(value_type: pa.DataType = pa.null()) -> pa.Table:  # noqa: B008
     return pa.table({"partition": pa.array([], pa.string()), "file_name": pa.array([], pa.string()),
                      "min": pa.array([], value_type), "max": pa.array([], value_type),
@@ -72,6 +88,7 @@ class ColumnStatsIndex:
         self._analysed = pa.table({"key": pa.array([], pa.string()), "name": pa.array([], pa.string()),
                                    "instant": pa.array([], pa.string()), "is_log": pa.array([], pa.bool_())})
         self._dead_names: pa.Array = pa.array([], pa.string())
+        self._last_verdict: tuple[pa.Array, pa.Array | None] | None = None
 
     # -- metadata ------------------------------------------------------------------------------------------
 
@@ -184,48 +201,56 @@ class ColumnStatsIndex:
         kept."""
         if table.num_rows == 0 or self._nothing_superseded():
             return table
-        names = table.column("file_name")
+        names = table.column("file_name").combine_chunks()
+        last = self._last_verdict
+        if last is not None and last[0].equals(names):  # columns list the same files in the same key order
+            return table.filter(last[1]) if last[1] is not None else table
         fresh = table.filter(pc.invert(pc.is_in(names, self._analysed.column("name")))) \
             if self._analysed.num_rows else table
         if fresh.num_rows:
             self._analyse(fresh.column("partition"), fresh.column("file_name"))
-        if not len(self._dead_names):
-            return table
-        return table.filter(pc.invert(pc.is_in(names, self._dead_names)))
+        keep = pc.invert(pc.is_in(names, self._dead_names)) if len(self._dead_names) else None
+        self._last_verdict = (names, keep)
+        return table.filter(keep) if keep is not None else table
 
     def _analyse(self, partitions: pa.ChunkedArray, names: pa.ChunkedArray) -> None:
         if self._replaced is None:
             self._replaced = pa.array(sorted(f"{p}\x00{f}" for p, f in self._timeline().replaced_file_groups()),
                                       pa.string())
+        names = names.combine_chunks()
         is_log = pc.fill_null(pc.starts_with(names, "."), False)
-        bare = pc.if_else(is_log, pc.utf8_slice_codeunits(names, 1), names)
-        parsable = pc.fill_null(pc.greater_equal(pc.count_substring(bare, "_"), pc.if_else(is_log, 1, 2)), False)
-        rows = pa.table({"partition": partitions, "name": names, "bare": bare, "is_log": is_log}).filter(parsable)
-        parts = pc.split_pattern(rows.column("bare"), "_", max_splits=2)
-        when = pc.if_else(rows.column("is_log"), pc.list_element(parts, 1),
-                          pc.list_element(pc.list_slice(parts, 2, 3, return_fixed_size_list=False), 0))
+        any_log = pc.any(is_log).as_py()
+        bare = pc.if_else(is_log, pc.utf8_slice_codeunits(names, 1), names) if any_log else names
+        parts = pc.split_pattern(bare, "_", max_splits=2)
+        need = pc.if_else(is_log, 2, 3) if any_log else pa.scalar(3, pa.int32())
+        parsable = pc.fill_null(pc.greater_equal(pc.list_value_length(parts), need), False)
+        rows = pa.table({"partition": partitions.combine_chunks(), "name": names, "parts": parts,
+                         "is_log": is_log}).filter(parsable)
+        parts = rows.column("parts")
+        # base: [fileId, token, "<instant>.<ext>"]; log (dot stripped): [fileId, "<instant>.log.<n>", token]
+        third = pc.list_element(pc.list_slice(parts, 2, 3, return_fixed_size_list=False), 0)
+        when = pc.if_else(rows.column("is_log"), pc.list_element(parts, 1), third) if any_log else third
         instant = pc.list_element(pc.split_pattern(when, ".", max_splits=1), 0)
         key = pc.binary_join_element_wise(pc.fill_null(rows.column("partition"), "\x01"),
                                           pc.list_element(parts, 0), "\x00")
         new = pa.table({"key": key, "name": rows.column("name"), "instant": instant,
                         "is_log": rows.column("is_log")})
-        everything = pa.concat_tables([self._analysed, new]) if self._analysed.num_rows else new
-        # names that do not parse are analysed too (kept): remember them so they are not looked at again
+        everything = pa.concat_tables([self._analysed, new]).combine_chunks() if self._analysed.num_rows else new
         skipped = names.filter(pc.invert(parsable))
-        if len(skipped):
+        if len(skipped):  # not Hudi file names: kept, and remembered so they are not looked at again
             everything = pa.concat_tables([everything, pa.table({
                 "key": pa.nulls(len(skipped), pa.string()), "name": skipped,
-                "instant": pa.nulls(len(skipped), pa.string()), "is_log": pa.array([False] * len(skipped))})])
+                "instant": pa.nulls(len(skipped), pa.string()),
+                "is_log": pa.array(np.zeros(len(skipped), bool))})]).combine_chunks()
         self._analysed = everything
-        base_instant = pc.if_else(everything.column("is_log"), pa.scalar(None, pa.string()),
-                                  everything.column("instant"))
-        newest = pa.table({"key": everything.column("key"), "t": base_instant}).group_by("key").aggregate(
-            [("t", "max")])
-        newest_base = pc.take(newest.column("t_max"), pc.index_in(everything.column("key"), newest.column("key")))
-        t = everything.column("instant")
-        older = pc.if_else(everything.column("is_log"), pc.less(t, newest_base), pc.not_equal(t, newest_base))
-        dead = pc.or_kleene(pc.is_in(everything.column("key"), self._replaced), older)
-        self._dead_names = everything.column("name").filter(pc.fill_null(dead, False)).combine_chunks()
+        keys = everything.column("key")
+        dead = pc.fill_null(pc.is_in(keys, self._replaced), False).to_numpy(zero_copy_only=False) \
+            if len(self._replaced) else np.zeros(everything.num_rows, bool)
+        groups = pc.dictionary_encode(keys).combine_chunks()
+        if len(groups.dictionary) < everything.num_rows:  # some group has several files: slice it
+            dead |= _older_than_newest_base(groups.indices, everything.column("instant"),
+                                            everything.column("is_log"), len(groups.dictionary))
+        self._dead_names = everything.column("name").filter(pa.array(dead)).combine_chunks()
 
     def stats_by_column(self, columns: Iterable[str], partitions: Sequence[str] | None = None
                         ) -> dict[str, pa.Table]:

@@ -134,6 +134,9 @@ def test_keep_latest_file_versions(tmp_path: Path) -> None:
     for _ in range(4):
         t.update([g[0]])
     before = t.rows()
+    # the index keeps every slice's record until the clean; load_column shows the latest slices only
+    assert index_files(t.base, live_only=True) == {Path(s).name for s in our_slices(t.base)}
+    assert len(index_files(t.base)) == 6
     (res,) = clean(t.base, opts(hoodie_cleaner_policy="KEEP_LATEST_FILE_VERSIONS",
                                 hoodie_cleaner_fileversions_retained="2"))
     assert res.files_deleted == 3 and res.earliest_commit_to_retain == ""
