@@ -98,5 +98,5 @@ def test_bad_cleaner_options_are_refused_before_anything_is_written(spark, tmp_p
             hudi_layout.write(df, str(tmp_path / "t"), opts)
         assert not (tmp_path / "t").exists()
         with pytest.raises(Exception, match="async|KEEP_"):
-            df.write.format("hudi_layout").options(**opts).save(str(tmp_path / "t"))
+            df.write.format("hudi_layout").options(**opts).mode("append").save(str(tmp_path / "t"))
         assert not (tmp_path / "t" / ".hoodie").exists()

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import hudi_layout
@@ -93,15 +94,14 @@ def test_every_reader_returns_the_new_schema(spark, evolved: Path) -> None:
     assert as_rows(got) == want
 
 
-@pytest.mark.parametrize("where", ["c = 'c250'", "c IS NULL", "c IS NOT NULL", "c < 'c0'", "a > 1000",
-                                   "b = 3.0", "f >= 10.0 AND c IS NULL"])
+@pytest.mark.parametrize("where", ["c = 'c250'", "c IS NULL", "a > 1000", "b = 3.0", "f >= 10.0 AND c IS NULL"])
 def test_predicates_on_new_and_widened_columns(spark, evolved: Path, where: str) -> None:
     want = expected()
     plan = hudi_layout.explain(str(evolved), where)
     old_files = {s.base_file_name for s in HudiTable(str(evolved)).file_slices()
-                 if "c" not in __import__("pyarrow.parquet").parquet.read_schema(s.base_file_path).names}
+                 if "c" not in pq.read_schema(s.base_file_path).names}
     kept = {Path(f).name for f in plan.candidate_files}
-    if where.startswith("c ") and "IS NOT NULL" not in where and "<" not in where:
+    if where.startswith("c "):
         assert old_files <= kept  # no statistics for the new column in old files: never skipped
     got = as_rows(hudi_layout.read(str(evolved), where, spark=spark).toArrow())
     oracle = spark.createDataFrame(pa.Table.from_pylist(list(want.values()), schema=TARGET)).where(where)
