@@ -124,3 +124,16 @@ def test_clustering_after_evolution(spark, evolved: Path, tmp_path: Path) -> Non
     assert set(ColumnStatsIndex(str(path)).load_column("c").column("file_name").to_pylist()) == live
     hudi_layout.cluster(str(path), ["b", "s"], spark=spark, strategy="linear")
     assert as_rows(hudi_layout.read(str(path), spark=spark).toArrow()) == want
+
+
+def test_data_source_writes_evolve_too(spark, tmp_path: Path) -> None:
+    path = str(tmp_path / "ds")
+    opts = {"hoodie.table.name": "ds", "hoodie.datasource.write.recordkey.field": "id"}
+    spark.range(0, 10).selectExpr("CAST(id AS STRING) AS id", "CAST(id AS INT) AS a") \
+        .write.format("hudi_layout").options(**opts).mode("append").save(path)
+    spark.range(10, 20).selectExpr("CAST(id AS STRING) AS id", "id AS a", "'new' AS c") \
+        .write.format("hudi_layout").options(**opts).mode("append").save(path)
+    df = spark.read.format("hudi_layout").load(path)
+    assert df.schema.simpleString() == "struct<id:string,a:bigint,c:string>"
+    assert sorted(tuple(r) for r in df.collect()) == sorted(
+        [(str(i), i, None) for i in range(10)] + [(str(i), i, "new") for i in range(10, 20)])
