@@ -12,9 +12,11 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.plan import ScanPlan, plan_scan
+from hudi_layout.services import cleaning as _cleaning
 from hudi_layout.services import clustering as _clustering
 from hudi_layout.services.clustering_service import ClusteringService
 from hudi_layout.services.index import build_column_stats_index
@@ -28,9 +30,9 @@ from hudi_layout.writer.transaction import WriteResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan", "WriteResult",
-           "build_column_stats_index", "cluster", "execute_pending", "explain", "get_spark", "plan_scan", "read",
-           "with_curve_key", "write"]
+__all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan",
+           "WriteResult", "build_column_stats_index", "clean", "cluster", "execute_pending", "explain", "get_spark",
+           "plan_scan", "read", "with_curve_key", "write"]
 
 
 def _legacy(name: str, new_form: str) -> None:
@@ -127,3 +129,12 @@ def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
     elif legacy:
         raise TypeError(f"execute_pending() takes 1 positional argument but {1 + len(legacy)} were given")
     return _clustering.execute_pending(session_or_default(spark), path, options, only=only)
+
+
+def clean(path: str, *, options: Mapping[str, Any] | None = None) -> list[CleanResult]:
+    """Clean the table at ``path`` now (Hudi's ``clean`` action; no Spark): finish cleans left pending, then
+    delete the file slices the cleaner policy no longer retains (``hoodie.cleaner.policy``,
+    ``hoodie.cleaner.commits.retained`` (10), ``hoodie.cleaner.fileversions.retained`` (3), and
+    ``hudi_layout.clean.grace.period.seconds`` (600) for readers still running). Returns one
+    :class:`CleanResult` per clean instant; an empty list when nothing was eligible. See docs/cleaning.md."""
+    return _cleaning.clean(path, options)

@@ -149,6 +149,24 @@ class WriteOperation(_NamedChoice):
     UPSERT_PREPPED = "upsert_prepped"
 
 
+class CleaningPolicy(_NamedChoice):
+    """``hoodie.cleaner.policy``: which file slices a clean keeps (Hudi's enum names)."""
+
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+
+    @classmethod
+    def parse(cls, value: str | _NamedChoice) -> Any:
+        if isinstance(value, cls):
+            return value
+        norm = str(value).strip().upper().replace("-", "_")
+        for member in cls:
+            if member.value == norm:
+                return member
+        raise InvalidArgumentError(f"expected one of {', '.join(m.value for m in cls)}")
+
+
 def _operation(value: str) -> WriteOperation | str:
     """A known operation, else the lower-cased text (refused with its own message by the capability check)."""
     try:
@@ -200,6 +218,22 @@ CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBu
 CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, _positive_int)
 # hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
 SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, _positive_int)
+# --- cleaning (docs/cleaning.md) --------------------------------------------------------------------
+CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, _parse_bool,
+                         doc="clean after every write and clustering")
+CLEAN_ASYNC = Option("hoodie.clean.async", False, _parse_bool,
+                     doc="background cleaning: not supported (cleans run inline); true is refused")
+CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, int,
+                           doc="completed commits since the last clean before an automatic clean is attempted")
+CLEAN_TRIGGER_STRATEGY = Option("hoodie.clean.trigger.strategy", "NUM_COMMITS", lambda v: v.strip().upper())
+CLEANER_POLICY = Option("hoodie.cleaner.policy", CleaningPolicy.KEEP_LATEST_COMMITS, CleaningPolicy.parse)
+CLEANER_COMMITS_RETAINED = Option("hoodie.cleaner.commits.retained", 10, int)
+CLEANER_FILE_VERSIONS_RETAINED = Option("hoodie.cleaner.fileversions.retained", 3, int)
+CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, int)
+CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, _parse_bool)
+# hudi_layout's own: a file that stopped being part of the latest snapshot less than this long ago is kept,
+# so a reader (any engine) that planned its scan before the change has this long to finish (docs/cleaning.md)
+CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, int)
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))

@@ -128,6 +128,16 @@ def require_metadata_maintainable(props: TableProperties) -> None:
         raise why.error()
 
 
+def clean_timeline_refusal(actions_on_timeline: Iterable[str]) -> Refusal | None:
+    """Cleaning also depends on the timeline: savepoints pin files we do not track, so a table that has one is
+    refused (Hudi's cleaner keeps every savepointed file; we would have to read savepoint metadata)."""
+    if "savepoint" in set(actions_on_timeline):
+        return Refusal("the table has savepoints, which hudi_layout's cleaner does not honour",
+                       "clean it with Hudi, or delete the savepoints first (hoodie.clean.automatic=false skips "
+                       "automatic cleans)")
+    return None
+
+
 # ------------------------------------------------------------------------------------------ per action
 
 def _read(props: TableProperties) -> Refusal | None:
@@ -168,7 +178,8 @@ def _index(props: TableProperties) -> Refusal | None:
 
 
 def _clean(props: TableProperties) -> Refusal | None:
-    """Cleaning deletes replaced file slices and records a clean instant: the writer's rules apply."""
+    """Cleaning deletes replaced file slices and records a clean instant: the writer's rules apply (Copy-on-Write
+    only: the cleaner plans base files; a MOR table's log files are not planned)."""
     return _write(props)
 
 

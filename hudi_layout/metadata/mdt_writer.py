@@ -383,7 +383,8 @@ class MetadataWriter:
         """Merge base + valid log data of every file group into new base HFiles (compaction → commit)."""
         data_instants = instant_files(self.base_path / ".hoodie", load_properties(self.base_path / ".hoodie"))
         done = {i.requested_time for i in data_instants if i.is_completed}
-        pending = {i.requested_time for i in data_instants if i.is_pending and i.action != "clean"} - done
+        # a pending clean counts too: its MDT deltacommit may already be written and must survive compaction
+        pending = {i.requested_time for i in data_instants if i.is_pending} - done
         if pending:
             raise CommitConflictError(f"cannot compact the metadata table while data instants are pending: "
                                       f"{', '.join(sorted(pending))}")

@@ -268,7 +268,9 @@ def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence
         nonlocal index
         if index is None:  # opening the MDT reader lists its timeline: only on a miss
             index = ColumnStatsIndex(str(table.base_path))
-        return index.load_column(column, list(partitions) if partitions is not None else None)
+        # every record the index holds: pruning looks stats up by the names of the live slices it was given,
+        # so the records of replaced / older slices are never used (no need to filter them here)
+        return index.load_column(column, list(partitions) if partitions is not None else None, live_only=False)
 
     return {c: table_cache.column_stats(table.base_path, c, partitions, key, functools.partial(load, c))
             for c in columns}

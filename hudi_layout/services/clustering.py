@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
+from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.clustering.plan import ClusteringPlanSpec
 from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
@@ -33,7 +34,7 @@ from hudi_layout.errors import (
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.properties import load_properties
-from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
+from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.spark.clustering_job import data_schema, run_groups
@@ -58,6 +59,7 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
                     *, only: str | None = None) -> list[ClusteringMetrics]:
     """Execute every pending clustering plan whose executor is not alive (oldest first)."""
     base = Path(path).absolute()
+    CleanConfig.from_options(cfg.resolve_options(options))  # bad cleaner options: refused before anything
     drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []
@@ -93,6 +95,7 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
     if resume and abandon_pending:
         raise InvalidArgumentError("resume and abandon_pending exclude each other")
     base = Path(path).absolute()
+    CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
     drop_metadata_table_if_disabled(path, opts)
     if resume:
         done = execute_pending(spark, str(base), opts)
@@ -152,6 +155,7 @@ def abandon_pending_clustering(path: str, *, only: str | None = None) -> list[st
 def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
     """Schedule a clustering from the options alone (sort columns and layout keys) and execute it."""
     columns = cfg.split_fields(cfg.SORT_COLUMNS.get(opts))
+    CleanConfig.from_options(opts)
     if not columns:
         raise InvalidArgumentError(
             f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by for inline/async clustering")
@@ -204,6 +208,16 @@ def _failure(exc: Exception, base: Path, instant_time: str, plan: ClusteringPlan
     return exc
 
 
+def _arrow_schema_or_none(schema_json: str | None) -> pa.Schema | None:
+    """The table's Arrow schema, or ``None`` (no schema, or types we cannot convert: files are read as they are)."""
+    if not schema_json:
+        return None
+    try:
+        return avro_to_arrow_schema(schema_json)
+    except InvalidArgumentError:
+        return None
+
+
 def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
     """Conflict check (under the table lock): every input file group must still be live and unchanged."""
     table = HudiTable(str(base))
@@ -232,17 +246,23 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         require_metadata_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
     table = HudiTable(str(base))
     data_columns = table.data_columns()
+    table_schema = _arrow_schema_or_none(table.schema())
     pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
-        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns)
+        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, table_schema)
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             for s in g.slices:
                 replaced.setdefault(s.partition_path, []).append(s.file_id)
-        schema = data_schema(spark, plan, data_columns)
-        meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
-                                   replaced)
-        payload = replace_commit_metadata_bytes(meta, props.version)
+        fallback = table_schema or data_schema(spark, plan, data_columns)
+
+        def payload() -> bytes:
+            """Under the table lock: the table's schema as it is now (a write may have evolved it while this
+            clustering ran; the rewritten rows read back with it like any older file)."""
+            schema_json = HudiTable(str(base)).schema() or arrow_to_avro_schema_json(fallback, props.table_name)
+            meta = commit_metadata_for(written, schema_json, "CLUSTER", replaced)
+            return replace_commit_metadata_bytes(meta, props.version)
+
         mdt_hook = metadata_update_hook(props, opts, written, replaced)
 
         def before_complete(p: PendingWrite) -> None:
@@ -264,6 +284,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
             if translated is not exc:
                 raise translated from None
         raise
+    clean_if_due(base, opts)  # hoodie.clean.automatic
     return ClusteringMetrics(
         instant_time=instant_time, strategy=plan.options.layout_strategy,
         method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),

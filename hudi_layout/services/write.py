@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
+from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.services.clustering_service import maybe_cluster_inline
 from hudi_layout.spark.write_job import (
@@ -54,6 +55,8 @@ def write(
         df_schema = spark_to_arrow_schema(df)
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    # the automatic clean after the commit: its options are refused now, before anything is written
+    CleanConfig.from_options(cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"}))
     session = WriteSession.start(path, options, df_schema, mode == "overwrite")
     try:
         prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
@@ -65,6 +68,7 @@ def write(
         session.abort()
         raise
     _maybe_inline_cluster(df, session.base, session.opts)
+    clean_if_due(session.base, session.opts)  # hoodie.clean.automatic
     return result
 
 

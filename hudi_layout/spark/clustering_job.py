@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import GroupMetrics
@@ -56,10 +57,15 @@ if TYPE_CHECKING:
 PRESERVED_META = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
 
 
-def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str]) -> DataFrame:
+def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str],
+                 table_schema: pa.Schema | None = None) -> DataFrame:
     """The group's rows as Spark reads them (data columns + the meta columns clustering preserves). Spark
-    lists every input file (cheap, no job); the curve path uses only the schema of this frame."""
+    lists every input file (cheap, no job); the curve path uses only the schema of this frame.
+
+    With the table's schema, files are read with it: files written before a column was added give nulls, a
+    widened column comes back widened (schema evolution), whatever file Spark would infer a schema from."""
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
 
     paths = []
     for s in group.slices:
@@ -71,8 +77,14 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
             raise UnsupportedTableError(
                 f"file group {s.file_id} has log files; clustering MERGE_ON_READ slices is not supported")
         paths.append(s.base_file_path)
-    df = spark.read.parquet(*paths)
-    missing = [c for c in PRESERVED_META if c not in df.columns]
+    if table_schema is not None:
+        missing = [c for c in PRESERVED_META if c not in pq.read_schema(paths[0]).names]
+        read = pa.schema([*[pa.field(c, pa.string()) for c in PRESERVED_META],
+                          *[table_schema.field(c) for c in data_columns]])
+        df = spark.read.schema(from_arrow_schema(read)).parquet(*paths)
+    else:
+        df = spark.read.parquet(*paths)
+        missing = [c for c in PRESERVED_META if c not in df.columns]
     if missing:
         raise UnsupportedTableError(
             f"base files of partition {group.partition_path!r} lack Hudi meta columns {missing} "
@@ -96,9 +108,12 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     kind = normalise_strategy(plan.options.layout_strategy) if cols else "linear"
     bits = default_bits_per_column(len(cols)) if cols else 64
     curve = bool(cols) and kind != "linear" and len(cols) > 1 and len(cols) * bits <= 64
+    types = None
     if curve:
         check_key_columns(df, cols)
-    footers = footer_summary(paths, cols if curve else ())
+        arrow = spark_to_arrow_schema(df)
+        types = [arrow.field(c).type for c in cols]
+    footers = footer_summary(paths, cols if curve else (), types)
     file_rows = list(footers.rows)
     rows = sum(file_rows)
     spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
@@ -115,7 +130,7 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         else:  # Hudi's sample method: a uniform row sample of the whole group
             sample_rows = max(100_000, plan.options.curve_sample_size)
             sk_bins, sk_rows = bins, file_rows
-        sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows)
+        sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows, types=types)
         if method == "direct":
             sk = replace(sk, ranges=tuple(f if f is not None else s for f, s in zip(footers.ranges, sk.ranges)))
         params = params_from_sketch(sk, cols, kind, method, bits)
@@ -133,11 +148,11 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
 
 
 def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Mapping[str, str], pending: PendingWrite,
-                plan: ClusteringPlanSpec, data_columns: Sequence[str]
+                plan: ClusteringPlanSpec, data_columns: Sequence[str], table_schema: pa.Schema | None = None
                 ) -> tuple[list[GroupMetrics], list[WrittenFile]]:
     def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile]]:
         t0 = time.time()
-        df = _group_frame(spark, group, data_columns)
+        df = _group_frame(spark, group, data_columns, table_schema)
         schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
         spark.sparkContext.setJobDescription(
             f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")

@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from hudi_layout.errors import CorruptFileError
+from hudi_layout.format.schema_evolution import conform_batch
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
 from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
 from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, write_task
@@ -73,7 +74,8 @@ class FooterSummary:
     ranges: tuple[tuple[int, int] | None, ...]
 
 
-def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int] | None | bool]]:
+def _footer(path: str, columns: Sequence[str], types: Sequence[pa.DataType] | None = None
+            ) -> tuple[int, list[tuple[int, int] | None | bool]]:
     try:
         md = pq.read_metadata(path)
     except (OSError, pa.ArrowInvalid) as e:
@@ -84,16 +86,22 @@ def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int
         index = {md.schema.column(j).path: j for j in range(md.num_columns)}
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return md.num_rows, [False] * len(columns)
-    for c in columns:
+    for k, c in enumerate(columns):
         j = index.get(c)
         lo = hi = None
+        if j is None and c not in arrow.names and types is not None:
+            out.append(None)  # written before the column was added: all null
+            continue
         known = j is not None and c in arrow.names
         for rg in range(md.num_row_groups if known else 0):
             group = md.row_group(rg)
             st = group.column(j).statistics
             if st is not None and st.has_min_max:
                 try:
-                    mn, mx = encode_column(pa.array([st.min, st.max], arrow.field(c).type))
+                    bounds = pa.array([st.min, st.max], arrow.field(c).type)
+                    if types is not None and bounds.type != types[k]:
+                        bounds = bounds.cast(types[k])  # a widened column: the table's code space
+                    mn, mx = encode_column(bounds)
                 except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
                     known = False
                     break
@@ -106,7 +114,8 @@ def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int
     return md.num_rows, out
 
 
-def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterSummary:
+def footer_summary(paths: Sequence[str], columns: Sequence[str] = (),
+                   types: Sequence[pa.DataType] | None = None) -> FooterSummary:
     """Rows of each base file and the curve columns' code ranges from the parquet footers (metadata only).
 
     Encoding is monotone, so the code of a footer's min/max is the min/max code; a writer that truncated a
@@ -114,7 +123,7 @@ def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterS
     correctness.
     """
     with ThreadPoolExecutor(max_workers=8) as pool:
-        per_file = list(pool.map(lambda p: _footer(p, columns), paths))
+        per_file = list(pool.map(lambda p: _footer(p, columns, types), paths))
     ranges: list[tuple[int, int] | None] = []
     for j in range(len(columns)):
         values = [f[1][j] for f in per_file]
@@ -158,7 +167,12 @@ def task_count(spark: SparkSession, per_core: int = 4) -> int:
     return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
 
 
-def _file_batches(paths: Sequence[str], columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+def _file_batches(paths: Sequence[str], columns: Sequence[str],
+                  types: Sequence[pa.DataType] | None = None) -> Iterator[pa.RecordBatch]:
+    """The ``columns`` of ``paths``, batch by batch. With the table's ``types`` the batches take those types:
+    a file written before a column was added yields nulls for it, a widened column is cast (schema evolution,
+    :mod:`hudi_layout.format.schema_evolution`), so every file encodes into one code space."""
+    target = pa.schema([pa.field(c, t) for c, t in zip(columns, types)]) if types is not None else None
     for path in paths:
         try:
             pf = pq.ParquetFile(path)
@@ -166,9 +180,15 @@ def _file_batches(paths: Sequence[str], columns: Sequence[str]) -> Iterator[pa.R
             raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
         present = set(pf.schema_arrow.names)
         missing = [c for c in columns if c not in present]
-        if missing:
-            raise WriterInputError(f"base file {path} lacks columns {missing} (schema evolution is not supported)")
-        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=list(columns))
+        if missing and target is None:
+            raise WriterInputError(f"base file {path} lacks columns {missing}")
+        if len(missing) == len(columns):  # none of the columns: every row is null in all of them
+            assert target is not None
+            for rows in _row_counts(pf):
+                yield pa.RecordBatch.from_arrays([pa.nulls(rows, t) for t in target.types], schema=target)
+            continue
+        wanted = [c for c in columns if c in present]
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
         while True:
             try:
                 batch = next(batches)
@@ -176,7 +196,15 @@ def _file_batches(paths: Sequence[str], columns: Sequence[str]) -> Iterator[pa.R
                 break
             except (OSError, pa.ArrowException) as e:  # a damaged page, not only a damaged footer
                 raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
-            yield batch.select(list(columns))
+            yield conform_batch(batch, target) if target is not None else batch.select(list(columns))
+
+
+def _row_counts(pf: pq.ParquetFile) -> Iterator[int]:
+    md = pf.metadata
+    for rg in range(md.num_row_groups):
+        rows = md.row_group(rg).num_rows
+        for start in range(0, rows, _BATCH_ROWS):
+            yield min(_BATCH_ROWS, rows - start)
 
 
 # ----------------------------------------------------------------------------------------------- sketch
@@ -197,14 +225,15 @@ def _sortable(code: int | None) -> int | None:
     return None if code is None else int(to_sortable_int64(np.array([code], np.uint64))[0])
 
 
-def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: int) -> pa.RecordBatch:
+def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: int,
+                 types: Sequence[pa.DataType] | None = None) -> pa.RecordBatch:
     k = len(columns)
     rng = np.random.default_rng(seed)
     rows = 0
     lo: list[int | None] = [None] * k
     hi: list[int | None] = [None] * k
     picked: list[list[np.ndarray]] = [[] for _ in range(k)]
-    for batch in _file_batches(paths, columns):
+    for batch in _file_batches(paths, columns, types):
         for j in range(k):
             mm = pc.min_max(batch.column(j))
             if mm["min"].is_valid:  # encoding is monotone, so it commutes with min / max
@@ -228,7 +257,7 @@ def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: 
 
 
 def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], rows: int, sample_rows: int,
-           seed: int = 17) -> Sketch:
+           seed: int = 17, types: Sequence[pa.DataType] | None = None) -> Sketch:
     """One Spark job over the curve columns of ``bins`` (``rows`` rows in all): min/max codes and a uniform
     sample of about ``sample_rows`` rows' codes."""
     cols = tuple(columns)
@@ -238,7 +267,7 @@ def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], r
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                yield _sketch_task(bins[task], cols, rate, seed + task)
+                yield _sketch_task(bins[task], cols, rate, seed + task, types)
 
     schema = ", ".join(["kind int", "n long", *[f"c{j} long" for j in range(k)]])
     out = spark.range(0, len(bins), 1, len(bins)).mapInArrow(mapper, schema).toArrow()  # samples + extremes
@@ -309,7 +338,7 @@ def _map_mapper(bins: list[list[str]], names: tuple[str, ...], arrow_schema: pa.
             for task in ids.column(0).to_pylist():
                 buffered: list[pa.RecordBatch] = []
                 size = 0
-                for batch in _file_batches(bins[task], names):
+                for batch in _file_batches(bins[task], names, targets):
                     arrays = [a if a.type == t else a.cast(t) for a, t in zip(batch.columns, targets)]
                     buffered.append(pa.RecordBatch.from_arrays(arrays, names=list(names)))
                     size += batch.nbytes

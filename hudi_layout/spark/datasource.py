@@ -31,8 +31,10 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.format.schema_evolution import conform_batch
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import spark_schema
@@ -81,10 +83,15 @@ class HudiLayoutReader(DataSourceReader):
         paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
         for p in paths:
             pf = pq.ParquetFile(p)
-            for batch in pf.iter_batches(columns=names, batch_size=65_536):
-                columns = [batch.column(n) if batch.schema.field(n).type == f.type
-                           else batch.column(n).cast(f.type) for n, f in zip(names, target)]
-                yield pa.RecordBatch.from_arrays(columns, schema=target)
+            present = [n for n in names if n in pf.schema_arrow.names]
+            if not present:  # only columns added after this file was written: all null
+                for rg in range(pf.metadata.num_row_groups):
+                    rows = pf.metadata.row_group(rg).num_rows
+                    yield pa.RecordBatch.from_arrays([pa.nulls(rows, f.type) for f in target], schema=target)
+                continue
+            for batch in pf.iter_batches(columns=present, batch_size=65_536):
+                # files written before a schema change: missing columns are null, widened ones are cast
+                yield conform_batch(batch, target)
 
 
 class HudiLayoutDataSource(DataSource):
@@ -157,6 +164,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
+        CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
         self.session = WriteSession.start(path, options, arrow_schema, overwrite)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
@@ -179,6 +187,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = [r for m in messages if isinstance(m, _FilesMessage) for r in m.rows]
         self.session.commit(rows)
+        clean_if_due(self.session.base, self.session.opts)  # hoodie.clean.automatic (pure, no Spark job)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.session.abort()

@@ -230,7 +230,7 @@ def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
 
 def complete_write(
     pending: PendingWrite,
-    metadata_bytes: bytes,
+    metadata_bytes: bytes | Callable[[], bytes],
     *,
     committed_files: Iterable[str] = (),
     before_complete: Callable[[PendingWrite], None] | None = None,
@@ -238,7 +238,9 @@ def complete_write(
     """Finish ``pending``: run ``before_complete`` (conflict check + MDT update) under the lock, then
     make the instant visible with one atomic rename. Returns the completion time.
 
-    ``committed_files`` are the partition-relative paths the commit metadata lists; any other file the
+    ``metadata_bytes`` may be a function, called under the lock after ``before_complete`` (commit metadata that
+    depends on the table's state at completion, e.g. its latest schema). ``committed_files`` are the
+    partition-relative paths the commit metadata lists; any other file the
     markers name (a retried Spark task's leftovers) is deleted first, as Hudi's marker reconciliation does.
 
     The instant's file gate is closed first (waiting for file creations in progress), so no executor can add
@@ -256,6 +258,8 @@ def complete_write(
         crash_point("before_mdt")
         if before_complete is not None:
             before_complete(pending)
+        if callable(metadata_bytes):
+            metadata_bytes = metadata_bytes()
         instants = list_instants(base, pending.props)
         completion = new_instant_time(latest_time_on_timeline(instants),
                                       use_utc=pending.props.timeline_timezone == "UTC")

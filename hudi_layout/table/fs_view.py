@@ -79,6 +79,11 @@ class FileSystemView:
         self.timeline = timeline
         self.base_file_extension = base_file_extension
 
+    def is_committed_fn(self, as_of: str | None = None) -> Callable[[str], bool]:
+        """The rule of step 2 as a predicate on a file's instant time (shared with the cleaner, which must
+        never delete a file this view would show, nor keep one it can never show)."""
+        return self._is_committed_fn(as_of)
+
     def _is_committed_fn(self, as_of: str | None) -> Callable[[str], bool]:
         tl = self.timeline
         commits = tl.commits_and_replaces()

@@ -114,9 +114,15 @@ class HudiTable:
     # ---------------------------------------------------------------- schema
 
     def schema(self) -> str | None:
-        """Latest table Avro schema JSON (no meta fields): newest completed commit's ``extraMetadata.schema``,
-        falling back to ``hoodie.table.create.schema``; ``None`` if neither exists."""
-        for inst in reversed(self.timeline.completed().commits_and_replaces().instants):
+        """Latest table Avro schema JSON (no meta fields): ``extraMetadata.schema`` of the completed commit that
+        completed last, falling back to ``hoodie.table.create.schema``; ``None`` if neither exists.
+
+        "Last" is by completion time (v8/v9; the requested time where a name has none): a writer settles its
+        commit's schema under the table lock against the schema it finds then, so the commit that completed
+        last carries every evolution before it, even when it was requested earlier."""
+        done = self.timeline.completed().commits_and_replaces().instants
+        for inst in sorted(done, key=lambda i: (i.completion_time or i.requested_time, i.requested_time),
+                           reverse=True):
             if inst.action not in WRITE_ACTIONS:
                 continue
             md = self.timeline.read_commit_metadata_shared(inst)

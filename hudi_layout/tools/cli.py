@@ -14,7 +14,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
+from hudi_layout.api import (
+    ClusteringService,
+    HudiTable,
+    build_column_stats_index,
+    clean,
+    cluster,
+    get_spark,
+    plan_scan,
+    write,
+)
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 from hudi_layout.tools.inspect import inspect_table, render
 from hudi_layout.tools.layout_report import write_report
@@ -101,6 +110,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     result = build_column_stats_index(args.path, _options(args.option), columns=_columns(args.columns) or None,
                                       rebuild=args.rebuild)
     _print_json(result)
+    return 0
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    """No Spark: a clean deletes files and writes timeline / metadata-table entries on this machine."""
+    results = clean(args.path, options=_options(args.option))
+    if args.json:
+        _print_json([r.to_dict() for r in results])
+    elif not results:
+        print("nothing to clean")
+    else:
+        for r in results:
+            how = "finished pending clean" if r.resumed else "clean"
+            print(f"{how} {r.instant_time}: deleted {r.files_deleted} file(s), {r.bytes_deleted} bytes "
+                  f"({r.policy}, earliest retained commit {r.earliest_commit_to_retain or '-'})")
     return 0
 
 
@@ -207,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--rebuild", action="store_true", help="drop an existing metadata table first")
     common(sp, spark=False)
     sp.set_defaults(func=cmd_index)
+
+    sp = sub.add_parser("clean", help="delete file slices no retained instant needs (Hudi's clean; no Spark)")
+    sp.add_argument("path")
+    sp.add_argument("--json", action="store_true")
+    common(sp, spark=False)
+    sp.set_defaults(func=cmd_clean)
 
     sp = sub.add_parser("query", help="run SQL on the table (as view `t`), with data skipping")
     sp.add_argument("path")

@@ -95,6 +95,9 @@ class WriteSpec:
     gate: FileGate | None = None
     #: encodes the ``_hoodie_partition_value_<i>`` input columns into ``_hoodie_partition_path``
     partition_rule: PartitionPathRule | None = None
+    #: the table's types of the data columns: a column arriving with another type (narrower data, e.g. int
+    #: into a long column) is cast to it (None: written as it arrives)
+    data_schema: pa.Schema | None = None
 
 
 def partition_value_column(i: int) -> str:
@@ -306,8 +309,12 @@ def _with_meta_columns(
     columns.append(batch.column(PARTITION_PATH_COLUMN))
     columns.append(constant_strings(file_name, n))
     names = list(META_COLUMNS)
+    target = spec.data_schema
     for name in spec.data_columns:
-        columns.append(batch.column(name))
+        col = batch.column(name)
+        if target is not None and name in target.names and col.type != target.field(name).type:
+            col = pc.cast(col, target.field(name).type)
+        columns.append(col)
         names.append(name)
     return pa.Table.from_arrays(columns, names=names)
 

@@ -38,7 +38,8 @@ from hudi_layout.format.commit_metadata import (
 )
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties
-from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema, comparable_type
+from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
+from hudi_layout.format.schema_evolution import evolve_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.options import WriteOperation
 from hudi_layout.table.commit_protocol import PendingWrite, abort_write, begin_write, complete_write, list_instants
@@ -80,25 +81,6 @@ def _check_columns(schema: pa.Schema, fields: list[str], what: str) -> None:
                 f"{what} field {f!r} is not a column of the DataFrame (columns: {', '.join(schema.names)})")
 
 
-def _check_append_schema(props: TableProperties, table_schema: pa.Schema, df_schema: pa.Schema) -> None:
-    want = {f.name: comparable_type(f.type) for f in table_schema}
-    got = {f.name: comparable_type(f.type) for f in df_schema}
-    missing = [n for n in want if n not in got]
-    extra = [n for n in got if n not in want]
-    changed = [f"{n} ({want[n]} in the table, {got[n]} in the data)" for n in want if n in got and want[n] != got[n]]
-    if missing or extra or changed:
-        parts = []
-        if missing:
-            parts.append(f"missing columns: {', '.join(missing)}")
-        if extra:
-            parts.append(f"new columns: {', '.join(extra)}")
-        if changed:
-            parts.append(f"changed types: {', '.join(changed)}")
-        raise SchemaMismatchError(
-            f"the data does not match the schema of table {props.table_name!r}: " + "; ".join(parts),
-            hint="schema evolution is not supported; select/cast the columns to the table schema")
-
-
 def table_arrow_schema(base: Path, props: TableProperties) -> pa.Schema | None:
     """The table's current schema; ``None`` for a table that has neither a commit schema nor a create schema."""
     schema_json = HudiTable(str(base)).schema()
@@ -128,6 +110,8 @@ class WriteSession:
     #: table went into an existing empty folder)
     created_here: list[Path] | None
     started: float
+    #: the table schema this write leaves (the table's, evolved by the data: new columns, widened types)
+    table_schema: pa.Schema | None = None
 
     @classmethod
     def start(cls, path: str, options: Mapping[str, Any] | None, df_schema: pa.Schema,
@@ -155,10 +139,12 @@ class WriteSession:
         else:
             layout, new_props = _new_table_layout(base, opts, df_schema)
         layout.rule.check_fields()
+        target = layout.schema
         spec = WriteSpec(
-            base_path=str(base), instant_time="", data_columns=tuple(df_schema.names),
+            base_path=str(base), instant_time="", data_columns=tuple(target.names),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
-            stats_columns=stats_columns_for(layout.props, opts, df_schema), partition_rule=layout.rule)
+            stats_columns=stats_columns_for(layout.props, opts, target), partition_rule=layout.rule,
+            data_schema=target)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
         props = layout.props
@@ -175,18 +161,23 @@ class WriteSession:
             raise
         spec = replace(spec, instant_time=pending.instant_time, gate=pending.file_gate)
         return cls(base, props, opts, operation, overwrite, layout.record_keys, layout.partition_fields,
-                   layout.rule.hive_style, df_schema, pending, spec, created, started)
+                   layout.rule.hive_style, df_schema, pending, spec, created, started, layout.schema)
 
     def commit(self, written: list[WrittenFile] | list[dict[str, Any]]) -> WriteResult:
         crash_point("write.after_files")
         files = [w for w in written if isinstance(w, WrittenFile)] or decode_results(
             [w for w in written if isinstance(w, dict)])
         replaced = _all_file_groups(self.base) if self.overwrite else None
-        schema_json = arrow_to_avro_schema_json(self.df_schema, self.props.table_name)
         op = "INSERT_OVERWRITE_TABLE" if self.overwrite else self.operation.upper()
-        metadata = commit_metadata_for(files, schema_json, op, replaced)
-        payload = (replace_commit_metadata_bytes if self.overwrite else commit_metadata_bytes)(
-            metadata, self.props.version)
+
+        def payload() -> bytes:
+            """Under the table lock: this write's schema merged into the table's schema as it is now (another
+            writer may have evolved it since this write started; a conflicting change fails the commit)."""
+            schema_json = arrow_to_avro_schema_json(self.committed_schema(), self.props.table_name)
+            metadata = commit_metadata_for(files, schema_json, op, replaced)
+            return (replace_commit_metadata_bytes if self.overwrite else commit_metadata_bytes)(
+                metadata, self.props.version)
+
         mdt_hook = metadata_update_hook(self.props, self.opts, files, replaced or {})
 
         def before_complete(pending: PendingWrite) -> None:
@@ -202,6 +193,18 @@ class WriteSession:
             records_written=sum(w.num_records for w in files), bytes_written=sum(w.file_size for w in files),
             partitions=tuple(sorted({w.partition_path for w in files})), seconds=time.time() - self.started,
             replaced_file_groups=sum(len(v) for v in (replaced or {}).values()))
+
+    def committed_schema(self) -> pa.Schema:
+        """The schema this commit records: the table's latest schema evolved by this write's schema."""
+        mine = self.table_schema or self.df_schema
+        current = table_arrow_schema(self.base, self.props)
+        if current is None or current == mine:
+            return mine
+        try:
+            return evolve_schema(current, mine, table_name=self.props.table_name, merging=True).schema
+        except SchemaMismatchError as e:
+            raise CommitConflictError(f"another writer changed the table schema meanwhile: {e}",
+                                      hint="retry the write against the new schema") from e
 
     def abort(self) -> None:
         """Roll the instant back and release it (heartbeat, file gate, markers); a table this write created
@@ -225,6 +228,8 @@ class _KeyLayout:
     record_keys: list[str]
     partition_fields: list[str]
     rule: PartitionPathRule
+    #: the table schema after this write (see :func:`hudi_layout.format.schema_evolution.evolve_schema`)
+    schema: pa.Schema
 
 
 def _write_operation(opts: Mapping[str, str]) -> WriteOperation:
@@ -246,13 +251,14 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
     _check_table_config(props, given)
     rule = PartitionPathRule(tuple(props.partition_fields), props.hive_style_partitioning,
                              props.url_encode_partitioning)
-    layout = _KeyLayout(props, props.record_key_fields, props.partition_fields, rule)
-    _check_columns(df_schema, layout.record_keys, "record key")
-    _check_columns(df_schema, layout.partition_fields, "partition path")
+    _check_columns(df_schema, props.record_key_fields, "record key")
+    _check_columns(df_schema, props.partition_fields, "partition path")
     table_schema = table_arrow_schema(base, props)
-    if table_schema is not None:  # a table without any schema yet takes the data's
-        _check_append_schema(props, table_schema, df_schema)
-    return layout
+    # a table without any schema yet takes the data's; otherwise the data may evolve it (new nullable
+    # columns, safe widenings) and every other change is refused naming the column
+    schema = df_schema if table_schema is None else evolve_schema(table_schema, df_schema,
+                                                                  table_name=props.table_name).schema
+    return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema)
 
 
 def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
@@ -280,7 +286,7 @@ def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
         table_name=table_name, schema=df_schema, record_key_fields=record_keys,
         partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
         table_version=cfg.TABLE_VERSION.get(opts), extra=passthrough)
-    return _KeyLayout(TableProperties(props_map), record_keys, partition_fields, rule), props_map
+    return _KeyLayout(TableProperties(props_map), record_keys, partition_fields, rule, df_schema), props_map
 
 
 def _missing_dirs(base: Path) -> list[Path]:

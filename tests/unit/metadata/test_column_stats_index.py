@@ -14,6 +14,7 @@ from hudi_layout.metadata import records as R
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex, _normalise
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter
 from hudi_layout.metadata.stats_values import TypeInfo
+from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.mdt_tables import create_table
 
 ZIPS = ["cow_v9_txns_simple_meta.zip", "cow_v9_txns_nonpart_meta.zip", "mor_avro_v9_txns_simple_meta.zip"]
@@ -38,7 +39,21 @@ def test_fast_path_equals_reference(fixture_table, zip_name: str) -> None:
         ref = _slow(idx, column)
         assert fast.schema == ref.schema
         assert _rows(fast) == _rows(ref)
-        assert _rows(idx.load_column(column)) == _rows(ref)
+        assert _rows(idx.load_column(column, live_only=False)) == _rows(ref)
+
+
+@pytest.mark.parametrize("zip_name", ZIPS)
+def test_live_rows_are_the_latest_file_slices(fixture_table, zip_name: str) -> None:
+    """Java tables keep the stats of replaced file groups (insert_overwrite, clustering) in the index: load_column
+    returns only the files of the latest file slices, ``live_only=False`` everything the index holds."""
+    base = fixture_table(zip_name)
+    idx = ColumnStatsIndex(base)
+    live = {n for s in HudiTable(base).file_slices() for n in (s.base_file_name, *s.log_file_names)}
+    for column in idx.indexed_columns():
+        everything = set(idx.load_column(column, live_only=False).column("file_name").to_pylist())
+        got = idx.load_column(column).column("file_name").to_pylist()
+        assert len(got) == len(set(got))
+        assert set(got) == everything & live, column
 
 
 def test_load_long_form_and_partition_filter(fixture_table) -> None:
