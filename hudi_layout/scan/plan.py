@@ -225,7 +225,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         files_total=len(slices),
         files_after_partition_pruning=after_partitions,
         files_after_column_stats=len(kept_slices),
-        candidate_files=[s.base_file_path for s in kept_slices],
+        candidate_files=[s.base_file_path for s in kept_slices if s.base_file_path],
         candidate_slices=kept_slices,
         rows_in_candidate_files=_rows_of(kept_slices, counts) if with_row_counts else None,
         rows_total=_rows_of(slices, counts) if with_row_counts else None,

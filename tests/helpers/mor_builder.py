@@ -41,6 +41,7 @@ from hudi_layout.format.log_blocks import (
 )
 from hudi_layout.format.log_format import HeaderKey
 from hudi_layout.format.properties import write_properties
+from hudi_layout.metadata.mdt_timeline import compaction_plan_bytes
 from hudi_layout.scan.merge import InstantRange, merge_file_slice, merge_spec_for_table
 from hudi_layout.table.create import create_table_layout, table_properties_for
 from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
@@ -117,8 +118,10 @@ class MorTable:
     partition_field: str | None
     _clock: datetime = field(default_factory=lambda: datetime(2025, 1, 1))
     _counter: int = 0
-    #: (partition, file id) -> base instant of the latest slice
+    #: (partition, file id) -> base instant of the latest slice (v6: the instant new log files are named after)
     slices: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: file id -> name of its latest base file ("" for a log-only file group)
+    base_files: dict[str, str] = field(default_factory=dict)
     #: file id -> partition
     partitions: dict[str, str] = field(default_factory=dict)
     #: instant -> table-relative log files it wrote or appended to
@@ -193,7 +196,16 @@ class MorTable:
         pq.write_table(table, self._partition_dir(partition, instant) / name)
         self.partitions[fid] = partition
         self.slices[(partition, fid)] = instant
+        self.base_files[fid] = name
         return fid, name
+
+    def _new_log_only_group(self, partition: str, instant: str) -> str:
+        fid = f"{len(self.partitions):08d}-0000-0000-0000-000000000000-0"
+        self._partition_dir(partition, instant)
+        self.partitions[fid] = partition
+        self.slices[(partition, fid)] = instant
+        self.base_files[fid] = ""
+        return fid
 
     def _encode(self, spec: BlockSpec, instant: str, partition: str, fid: str,
                 header: Mapping[int, str] | None) -> bytes:
@@ -237,9 +249,12 @@ class MorTable:
     def deltacommit(self, *, inserts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
                     logs: Mapping[str, Sequence[BlockSpec]] | None = None, complete: bool = True,
                     instant: str | None = None, completion: str | None = None,
-                    block_header: Mapping[int, str] | None = None) -> Commit:
-        """One deltacommit: ``inserts`` (partition -> rows) become new file groups (base files); ``logs``
-        (file id -> blocks) are written to the file groups' logs. ``complete=False`` leaves it inflight."""
+                    block_header: Mapping[int, str] | None = None,
+                    log_inserts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> Commit:
+        """One deltacommit: ``inserts`` (partition -> rows) become new file groups (base files);
+        ``log_inserts`` (partition -> rows) new file groups holding only a log file (as Hudi's writers do with
+        indexes that can route inserts to logs); ``logs`` (file id -> blocks) are written to the file groups'
+        logs. ``complete=False`` leaves it inflight."""
         t = instant or self.next_instant()
         self._timeline_file(t, "deltacommit", State.REQUESTED).write_bytes(b"")
         self._timeline_file(t, "deltacommit", State.INFLIGHT).write_bytes(b"")
@@ -254,19 +269,22 @@ class MorTable:
             stats.setdefault(partition, []).append(WriteStat(
                 file_id=fid, path=rel, partition_path=partition, num_writes=len(rows), file_size_in_bytes=size,
                 num_inserts=len(rows)))
-        for fid, blocks in (logs or {}).items():
+        logs = dict(logs or {})
+        for partition, rows in (log_inserts or {}).items():
+            fid = self._new_log_only_group(partition, t)
+            new_ids.append(fid)
+            logs[fid] = [Upserts(rows)]
+        for fid, blocks in logs.items():
             rel = self._append_log(fid, t, blocks, {HeaderKey(k): v for k, v in (block_header or {}).items()})
             log_paths.append(rel)
             partition = self.partitions[fid]
             base_instant = self.slices[(partition, fid)]
-            base_name = next(p.name for p in (self.base / partition if partition else self.base).iterdir()
-                             if p.name.startswith(fid) and p.name.endswith(f"_{base_instant}.parquet"))
             size = (self.base / rel).stat().st_size
             stats.setdefault(partition, []).append(WriteStat(
                 file_id=fid, path=rel, partition_path=partition, num_writes=sum(
                     len(b.rows) for b in blocks if isinstance(b, Upserts)), file_size_in_bytes=size,
                 prev_commit=base_instant,
-                extra={"baseFile": base_name, "logFiles": [rel.rsplit("/", 1)[-1]], "logVersion": 1,
+                extra={"baseFile": self.base_files[fid], "logFiles": [rel.rsplit("/", 1)[-1]], "logVersion": 1,
                        "logOffset": 0}))
         self.written_logs[t] = log_paths
         done = None
@@ -288,25 +306,53 @@ class MorTable:
         return done
 
     def compact(self, fid: str, rows: Sequence[Mapping[str, Any]], *, completion: str | None = None) -> Commit:
-        """A compaction of file group ``fid`` (v8/v9): a new base file holding ``rows`` (the caller gives the
-        merged rows), ``compaction.requested`` / ``.inflight`` and a completed ``commit``."""
-        assert self.version >= 8, "compaction instants are only modelled for v8/v9"
+        """A compaction of file group ``fid``: a new base file holding ``rows`` (the caller gives the merged
+        rows), ``compaction.requested`` (with its plan) / ``.inflight`` and a completed ``commit``."""
+        t = self.schedule_compaction([fid])
+        return self.finish_compaction(t, {fid: rows}, completion=completion)
+
+    def schedule_compaction(self, fids: Sequence[str]) -> str:
+        """Schedule a compaction of ``fids`` (``compaction.requested`` holding a HoodieCompactionPlan) and leave
+        it pending. On v6 tables, later log blocks of those file groups go to log files named after it."""
         t = self.next_instant()
-        self._timeline_file(t, "compaction", State.REQUESTED).write_bytes(b"")
+        ops = []
+        for fid in fids:
+            partition = self.partitions[fid]
+            pdir = self.base / partition if partition else self.base
+            ops.append({"baseInstantTime": self.slices[(partition, fid)],
+                        "deltaFilePaths": sorted(p.name for p in pdir.iterdir() if p.name.startswith(f".{fid}_")),
+                        "dataFilePath": self.base_files[fid] or None, "fileId": fid, "partitionPath": partition,
+                        "metrics": {}, "bootstrapFilePath": None})
+        self._timeline_file(t, "compaction", State.REQUESTED).write_bytes(compaction_plan_bytes(ops))
+        if self.version < 8:
+            for fid in fids:
+                self.slices[(self.partitions[fid], fid)] = t
+        return t
+
+    def finish_compaction(self, instant: str, rows_by_fid: Mapping[str, Sequence[Mapping[str, Any]]], *,
+                          completion: str | None = None) -> Commit:
+        """Complete compaction ``instant``: one new base file per file group (``rows_by_fid``: the merged rows;
+        a row's ``_hoodie_commit_time`` may be given, else the compaction instant)."""
+        t = instant
         self._timeline_file(t, "compaction", State.INFLIGHT).write_bytes(b"")
-        partition = self.partitions[fid]
-        name = make_base_file_name(fid, "0-0-0", t)
+        stats: dict[str, list[WriteStat]] = {}
         data_schema = arrow_schema_for_avro(self.avro_schema)
         schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + list(data_schema))
-        metas = self._meta_rows(rows, t, partition, name)
-        for m, r in zip(metas, rows):  # a compaction keeps each record's commit time
-            m["_hoodie_commit_time"] = r.get("_hoodie_commit_time", t)
-        pq.write_table(pa.Table.from_pylist(metas, schema=schema), self._partition_dir(partition, t) / name)
-        self.slices[(partition, fid)] = t
-        rel = f"{partition}/{name}" if partition else name
-        stats = {partition: [WriteStat(file_id=fid, path=rel, partition_path=partition, num_writes=len(rows),
-                                       file_size_in_bytes=(self.base / rel).stat().st_size, prev_commit=t)]}
-        done = completion or self.later(t)
+        for fid, rows in rows_by_fid.items():
+            partition = self.partitions[fid]
+            name = make_base_file_name(fid, "0-0-0", t)
+            metas = self._meta_rows(rows, t, partition, name)
+            for m, r in zip(metas, rows):  # a compaction keeps each record's commit time
+                m["_hoodie_commit_time"] = r.get("_hoodie_commit_time", t)
+            pq.write_table(pa.Table.from_pylist(metas, schema=schema), self._partition_dir(partition, t) / name)
+            if self.slices[(partition, fid)] < t:
+                self.slices[(partition, fid)] = t
+            self.base_files[fid] = name
+            rel = f"{partition}/{name}" if partition else name
+            stats.setdefault(partition, []).append(WriteStat(
+                file_id=fid, path=rel, partition_path=partition, num_writes=len(rows),
+                file_size_in_bytes=(self.base / rel).stat().st_size, prev_commit=t))
+        done = (completion or self.later(t)) if self.version >= 8 else None
         doc = {"partitionToWriteStats": stats, "operationType": "COMPACT", "compacted": True,
                "extraMetadata": {"schema": self.schema_text}}
         self._timeline_file(t, "commit", State.COMPLETED, done).write_bytes(commit_metadata_bytes(doc, self.version))
@@ -346,8 +392,7 @@ class MorTable:
         spec = merge_spec_for_table(table, as_of=as_of, instant_range=instant_range, columns=columns)
         parts = []
         for s in table.file_slices(as_of=as_of):
-            pdir = table.base_path / s.partition_path if s.partition_path else table.base_path
-            parts.append(merge_file_slice(s.base_file_path, [str(pdir / n) for n in s.log_file_names], spec=spec))
+            parts.append(merge_file_slice(s.base_file_path, s.log_file_paths(table.base_path), spec=spec))
         return pa.concat_tables(parts) if parts else spec.output_schema.empty_table()
 
     def read_hudi_rs(self, *, as_of: str | None = None) -> pa.Table:
