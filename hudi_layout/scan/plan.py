@@ -142,8 +142,12 @@ def _arrow_schema(schema_json: str) -> pa.Schema | None:
 
 
 def _rows_of(slices: Sequence[FileSlice], row_counts: dict[str, int]) -> int | None:
+    """Rows in the base files of ``slices`` (``None`` when unknown: a count is missing, or a slice has log
+    files, whose merge may add or remove rows)."""
     total = 0
     for s in slices:
+        if s.has_log_files or not s.has_base_file:
+            return None
         n = row_counts.get(s.base_file_name)
         if n is None:
             return None
@@ -249,11 +253,31 @@ def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, sche
 
 def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], columns: list[str],
                     schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str]]:
-    """Drop the files whose column_stats prove that no row matches ``pred``."""
+    """Drop the slices whose column_stats prove that no row matches ``pred``.
+
+    A Merge-on-Read slice is dropped only when its base file *and every log file* are proven not to match:
+    each row of the merged slice is one whole record of one of those files (the base row, or the log record
+    that won; deletes only remove rows), so if no record of any file can match, no merged row can. A log
+    file without statistics keeps its slice (Hudi indexes log files in ``column_stats`` with the values of
+    the records they hold, so an update that moves a row into the predicate's range is in its log's stats).
+    """
     stats = load_column_stats(table, columns, slices)
-    res = prune(pred, [s.base_file_name for s in slices], stats, schema)
-    dropped = {slices[i].relative_path: why for i, why in res.dropped.items()}
-    return [slices[i] for i in res.kept], dropped
+    files = [name for s in slices for name in s.file_names]
+    owner = [i for i, s in enumerate(slices) for _ in s.file_names]
+    res = prune(pred, files, stats, schema)
+    not_proven = {owner[j] for j in res.kept}
+    kept, dropped = [], {}
+    first_file = {}
+    for j, i in enumerate(owner):
+        first_file.setdefault(i, j)
+    for i, s in enumerate(slices):
+        if i in not_proven or i not in first_file:
+            kept.append(s)
+            continue
+        why = res.dropped[first_file[i]]
+        dropped[s.relative_path] = f"{why} (and in its {len(s.log_file_names)} log file(s))" \
+            if s.has_log_files else why
+    return kept, dropped
 
 
 def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence[FileSlice]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout.format.commit_metadata import WriteStat, commit_metadata_bytes, rollback_metadata_bytes
@@ -128,6 +129,10 @@ class MorTable:
     written_logs: dict[str, list[str]] = field(default_factory=dict)
     #: write stats of deltacommits left inflight, used when they complete
     _pending_stats: dict[str, dict[str, list[WriteStat]]] = field(default_factory=dict)
+    #: keep a metadata table with ``files`` + ``column_stats`` of base *and* log files (v8/v9), as Hudi does
+    column_stats: bool = False
+    #: per instant: column stats of the files it wrote, for its MDT deltacommit
+    _file_stats: dict[str, list[Any]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ schema
 
@@ -178,6 +183,23 @@ class MorTable:
                     "_hoodie_record_key": str(r[KEY]), "_hoodie_partition_path": partition,
                     "_hoodie_file_name": file_name}
             out.append({**meta, **r})
+        return out
+
+    def _stats(self, partition: str, file_name: str, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """Column stats of the records written to one file (what Hudi's writers put in ``column_stats``; a
+        file without records, such as a log holding only deletes, gets empty stats)."""
+        if not self.column_stats:
+            return []
+        from hudi_layout.metadata.mdt_writer import FileColumnStats
+
+        schema = arrow_schema_for_avro(self.avro_schema)
+        out = []
+        for f in schema:
+            arr = pa.array([r.get(f.name) for r in rows], f.type)
+            mm = pc.min_max(arr) if len(arr) else None
+            lo = mm["min"].as_py() if mm is not None else None
+            hi = mm["max"].as_py() if mm is not None else None
+            out.append(FileColumnStats(partition, file_name, f.name, lo, hi, arr.null_count, len(arr), f.type))
         return out
 
     def _partition_dir(self, partition: str, instant: str) -> Path:
@@ -250,19 +272,23 @@ class MorTable:
                     logs: Mapping[str, Sequence[BlockSpec]] | None = None, complete: bool = True,
                     instant: str | None = None, completion: str | None = None,
                     block_header: Mapping[int, str] | None = None,
-                    log_inserts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> Commit:
+                    log_inserts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+                    unindexed_logs: bool = False) -> Commit:
         """One deltacommit: ``inserts`` (partition -> rows) become new file groups (base files);
         ``log_inserts`` (partition -> rows) new file groups holding only a log file (as Hudi's writers do with
         indexes that can route inserts to logs); ``logs`` (file id -> blocks) are written to the file groups'
-        logs. ``complete=False`` leaves it inflight."""
+        logs. ``complete=False`` leaves it inflight. With ``column_stats`` on, ``unindexed_logs=True`` leaves
+        the log files written here out of the index (base files are still indexed)."""
         t = instant or self.next_instant()
         self._timeline_file(t, "deltacommit", State.REQUESTED).write_bytes(b"")
         self._timeline_file(t, "deltacommit", State.INFLIGHT).write_bytes(b"")
         stats: dict[str, list[WriteStat]] = {}
         new_ids: list[str] = []
         log_paths: list[str] = []
+        file_stats: list[Any] = []
         for partition, rows in (inserts or {}).items():
             fid, name = self._write_base(partition, rows, t)
+            file_stats += self._stats(partition, name, rows)
             new_ids.append(fid)
             rel = f"{partition}/{name}" if partition else name
             size = (self.base / rel).stat().st_size
@@ -277,6 +303,9 @@ class MorTable:
         for fid, blocks in logs.items():
             rel = self._append_log(fid, t, blocks, {HeaderKey(k): v for k, v in (block_header or {}).items()})
             log_paths.append(rel)
+            if not unindexed_logs:
+                file_stats += self._stats(self.partitions[fid], rel.rsplit("/", 1)[-1],
+                                          [r for b in blocks if isinstance(b, Upserts) for r in b.rows])
             partition = self.partitions[fid]
             base_instant = self.slices[(partition, fid)]
             size = (self.base / rel).stat().st_size
@@ -287,6 +316,7 @@ class MorTable:
                 extra={"baseFile": self.base_files[fid], "logFiles": [rel.rsplit("/", 1)[-1]], "logVersion": 1,
                        "logOffset": 0}))
         self.written_logs[t] = log_paths
+        self._file_stats[t] = file_stats
         done = None
         if complete:
             done = self.complete(t, stats=stats, completion=completion)
@@ -299,11 +329,25 @@ class MorTable:
         """Complete a deltacommit (``completion`` time for v8/v9; default 500 ms after it started)."""
         stats = stats if stats is not None else self._pending_stats.pop(instant, {})
         done = (completion or self.later(instant)) if self.version >= 8 else None
+        self._write_metadata(instant, stats)
         doc = {"partitionToWriteStats": stats, "operationType": "UPSERT",
                "extraMetadata": {"schema": self.schema_text}}
         self._timeline_file(instant, "deltacommit", State.COMPLETED, done).write_bytes(
             commit_metadata_bytes(doc, self.version))
         return done
+
+    def _write_metadata(self, instant: str, stats: Mapping[str, list[WriteStat]]) -> None:
+        """The MDT deltacommit of a data instant (written before the data instant completes, as Hudi does)."""
+        if not self.column_stats:
+            return
+        from hudi_layout.metadata.mdt_writer import MetadataWriter
+
+        files: dict[str, dict[str, int]] = {}
+        for partition, sts in stats.items():
+            for st in sts:
+                files.setdefault(partition, {})[st.path.rsplit("/", 1)[-1]] = st.file_size_in_bytes
+        MetadataWriter(self.base).write_deltacommit(instant, files, self._file_stats.pop(instant, []),
+                                                    partitions_added=sorted(files))
 
     def compact(self, fid: str, rows: Sequence[Mapping[str, Any]], *, completion: str | None = None) -> Commit:
         """A compaction of file group ``fid``: a new base file holding ``rows`` (the caller gives the merged
@@ -345,6 +389,7 @@ class MorTable:
             for m, r in zip(metas, rows):  # a compaction keeps each record's commit time
                 m["_hoodie_commit_time"] = r.get("_hoodie_commit_time", t)
             pq.write_table(pa.Table.from_pylist(metas, schema=schema), self._partition_dir(partition, t) / name)
+            self._file_stats.setdefault(t, []).extend(self._stats(partition, name, rows))
             if self.slices[(partition, fid)] < t:
                 self.slices[(partition, fid)] = t
             self.base_files[fid] = name
@@ -355,6 +400,7 @@ class MorTable:
         done = (completion or self.later(t)) if self.version >= 8 else None
         doc = {"partitionToWriteStats": stats, "operationType": "COMPACT", "compacted": True,
                "extraMetadata": {"schema": self.schema_text}}
+        self._write_metadata(t, stats)
         self._timeline_file(t, "commit", State.COMPLETED, done).write_bytes(commit_metadata_bytes(doc, self.version))
         return Commit(t, done)
 
@@ -407,14 +453,16 @@ class MorTable:
 def make_mor_table(base: Path, *, version: int = 9, name: str = "mor",
                    fields: Sequence[tuple[str, Any]] = DEFAULT_FIELDS, partition_field: str | None = None,
                    merge_mode: str | None = "EVENT_TIME_ORDERING", ordering_fields: str | None = "ts",
-                   payload_class: str | None = None, extra_props: Mapping[str, str] | None = None) -> MorTable:
+                   payload_class: str | None = None, extra_props: Mapping[str, str] | None = None,
+                   column_stats: bool = False) -> MorTable:
     """An empty MERGE_ON_READ table of ``version`` (6, 8 or 9) with key ``id``.
 
     ``merge_mode`` / ``ordering_fields`` go to ``hoodie.record.merge.mode`` and ``hoodie.table.ordering.fields``
     (v8: ``hoodie.table.precombine.field``); v6 tables take ``payload_class`` and the precombine field.
-    ``None`` leaves a property unset.
+    ``None`` leaves a property unset. ``column_stats`` (v8/v9) creates a metadata table whose ``column_stats``
+    index covers base and log files, kept by every deltacommit and compaction.
     """
-    t = MorTable(base, version, name, tuple(fields), partition_field)
+    t = MorTable(base, version, name, tuple(fields), partition_field, column_stats=column_stats)
     arrow = arrow_schema_for_avro(t.avro_schema)
     props = table_properties_for(table_name=name, schema=arrow, record_key_fields=[KEY],
                                  partition_fields=[partition_field] if partition_field else [],
@@ -445,4 +493,9 @@ def make_mor_table(base: Path, *, version: int = 9, name: str = "mor",
     create_table_layout(base, props)
     if version == 6:
         write_properties(base / ".hoodie" / "hoodie.properties", props)
+    if column_stats:
+        from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
+
+        assert version >= 8, "the metadata table is only written for v8/v9 tables"
+        update_data_table_properties(base, MetadataWriter(base).initialize())
     return t
