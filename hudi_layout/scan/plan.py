@@ -266,8 +266,9 @@ def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], 
     owner = [i for i, s in enumerate(slices) for _ in s.file_names]
     res = prune(pred, files, stats, schema)
     not_proven = {owner[j] for j in res.kept}
-    kept, dropped = [], {}
-    first_file = {}
+    kept: list[FileSlice] = []
+    dropped: dict[str, str] = {}
+    first_file: dict[int, int] = {}
     for j, i in enumerate(owner):
         first_file.setdefault(i, j)
     for i, s in enumerate(slices):
