@@ -13,18 +13,24 @@ afterwards, and the path list is sent to the JVM in one piece).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.scan.merge import MergeSpec, merge_file_slice
 from hudi_layout.scan.plan import ScanPlan, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
+from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import META_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 
 def spark_schema(table: HudiTable, include_meta: bool):
@@ -76,6 +82,80 @@ def _jvm_helpers(spark: SparkSession) -> tuple[Any, Any, Any] | None:
                jvm.PythonUtils)
     _JVM_HELPERS[id(gateway)] = (gateway, jvm, helpers)
     return helpers
+
+
+@dataclass(frozen=True)
+class SliceInput:
+    """One file slice for an executor to merge: its base file (``""`` for a log-only slice) and log files
+    (absolute paths, in any order)."""
+
+    base_file: str
+    log_files: tuple[str, ...]
+
+    @classmethod
+    def of(cls, sl: FileSlice, base_path: str | Path) -> SliceInput:
+        return cls(sl.base_file_path, tuple(sl.log_file_paths(base_path)))
+
+    def rows(self, spec: MergeSpec) -> pa.Table:
+        """The merged rows (``spec.output_schema``); runs in an executor."""
+        return merge_file_slice(self.base_file or None, self.log_files, spec=spec)
+
+
+def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec: MergeSpec,
+                        schema: StructType) -> DataFrame:
+    """The merged rows of Merge-on-Read slices as a DataFrame with Spark ``schema``, merged in executors.
+
+    The slice list and the merge spec travel to the executors once (a broadcast); the job is ``spark.range``
+    over slice indices, a few tasks per core, each merging its slices with :func:`merge_file_slice` and
+    yielding Arrow batches cast to ``schema`` (the same schema as the native parquet read of the other
+    slices, so the two union). ``spec.columns`` must be the names of ``schema``. No row reaches the driver.
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if list(spec.output_schema.names) != list(schema.names):
+        raise InvalidArgumentError(f"merge columns {spec.output_schema.names} differ from the frame's "
+                                   f"{schema.names}")
+    target = to_arrow_schema(schema, timezone="UTC")
+    n = len(inputs)
+    if n == 0:
+        return spark.createDataFrame([], schema)
+    shared = _broadcast(spark, (tuple(inputs), spec))
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        slices, merge_spec = shared.value if hasattr(shared, "value") else shared
+        for ids in batches:
+            for i in ids.column(0).to_pylist():
+                table = slices[i].rows(merge_spec)
+                for batch in table.to_batches(max_chunksize=_MERGED_BATCH_ROWS):
+                    yield _as_target(batch, target)
+
+    parts = max(1, min(n, _task_count(spark)))
+    return spark.range(0, n, 1, parts).mapInArrow(mapper, schema)
+
+
+_MERGED_BATCH_ROWS = 65_536
+
+
+def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``target``'s types (Spark checks the batches of ``mapInArrow`` against its
+    schema, nullability included)."""
+    cols = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, target)]
+    return pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _task_count(spark: SparkSession, per_core: int = 4) -> int:
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return 8
+
+
+def _broadcast(spark: SparkSession, value: Any) -> Any:
+    """A broadcast of ``value`` (sent to each executor once); the value itself where there is no SparkContext."""
+    try:
+        return spark.sparkContext.broadcast(value)
+    except Exception:  # noqa: BLE001 - Spark Connect: the closure carries it
+        return value
 
 
 def _row_filter(where: Any):
