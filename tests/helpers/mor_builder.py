@@ -63,11 +63,15 @@ def row(key: str, ts: int | None, **values: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- block specs
 
 
+#: rows of a block or base file: dicts, or an Arrow table of data columns (the fast path for big tables)
+Rows = Sequence[Mapping[str, Any]] | pa.Table
+
+
 @dataclass(frozen=True)
 class Upserts:
     """A data block: ``fmt`` ``"avro"`` (AVRO_DATA) or ``"parquet"`` (PARQUET_DATA)."""
 
-    rows: Sequence[Mapping[str, Any]]
+    rows: Rows
     fmt: str = "avro"
 
 
@@ -185,17 +189,45 @@ class MorTable:
             out.append({**meta, **r})
         return out
 
-    def _stats(self, partition: str, file_name: str, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+    def _data_table(self, rows: Rows) -> pa.Table:
+        """``rows`` (dicts or an Arrow table) as an Arrow table of the data schema."""
+        schema = arrow_schema_for_avro(self.avro_schema)
+        if isinstance(rows, pa.Table):
+            return pa.table([rows.column(f.name).cast(f.type) if f.name in rows.column_names
+                             else pa.nulls(rows.num_rows, f.type) for f in schema], schema=schema)
+        return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows], schema=schema)
+
+    def _meta_table(self, rows: Rows, instant: str, partition: str, file_name: str) -> pa.Table:
+        """The five meta columns (strings) and the data columns, vectorised (the Arrow fast path)."""
+        if not isinstance(rows, pa.Table):
+            meta_schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS]
+                                    + list(arrow_schema_for_avro(self.avro_schema)))
+            return pa.Table.from_pylist(self._meta_rows(rows, instant, partition, file_name), schema=meta_schema)
+        self._counter += 1
+        data = self._data_table(rows)
+        n = data.num_rows
+        seq = pc.binary_join_element_wise(f"{instant}_{self._counter}",
+                                          pc.cast(pa.array(range(n), pa.int64()), pa.string()), "_")
+        meta = [pa.array([instant] * n, pa.string()), seq, pc.cast(data.column(KEY), pa.string()),
+                pa.array([partition] * n, pa.string()), pa.array([file_name] * n, pa.string())]
+        return pa.table(meta + list(data.columns), names=[*META_COLUMNS, *data.column_names])
+
+    def _stats(self, partition: str, file_name: str, rows: Rows | Sequence[Rows]) -> list[Any]:
         """Column stats of the records written to one file (what Hudi's writers put in ``column_stats``; a
-        file without records, such as a log holding only deletes, gets empty stats)."""
+        file without records, such as a log holding only deletes, gets empty stats). ``rows``: one batch of
+        rows, or a list of batches (Arrow tables or dict rows)."""
         if not self.column_stats:
             return []
         from hudi_layout.metadata.mdt_writer import FileColumnStats
 
         schema = arrow_schema_for_avro(self.avro_schema)
+        if isinstance(rows, pa.Table) or not rows or isinstance(rows[0], Mapping):
+            data = self._data_table(rows)  # type: ignore[arg-type]
+        else:
+            data = pa.concat_tables([self._data_table(r) for r in rows])  # type: ignore[arg-type]
         out = []
         for f in schema:
-            arr = pa.array([r.get(f.name) for r in rows], f.type)
+            arr = data.column(f.name)
             mm = pc.min_max(arr) if len(arr) else None
             lo = mm["min"].as_py() if mm is not None else None
             hi = mm["max"].as_py() if mm is not None else None
@@ -209,12 +241,10 @@ class MorTable:
             write_partition_metadata(pdir, instant, partition_depth(partition))
         return pdir
 
-    def _write_base(self, partition: str, rows: Sequence[Mapping[str, Any]], instant: str) -> tuple[str, str]:
+    def _write_base(self, partition: str, rows: Rows, instant: str) -> tuple[str, str]:
         fid = f"{len(self.partitions):08d}-0000-0000-0000-000000000000-0"
         name = make_base_file_name(fid, "0-0-0", instant)
-        data_schema = arrow_schema_for_avro(self.avro_schema)
-        schema = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS] + list(data_schema))
-        table = pa.Table.from_pylist(self._meta_rows(rows, instant, partition, name), schema=schema)
+        table = self._meta_table(rows, instant, partition, name)
         pq.write_table(table, self._partition_dir(partition, instant) / name)
         self.partitions[fid] = partition
         self.slices[(partition, fid)] = instant
@@ -233,12 +263,10 @@ class MorTable:
                 header: Mapping[int, str] | None) -> bytes:
         if isinstance(spec, Upserts):
             schema_text = self.block_schema_text()
-            rows = self._meta_rows(spec.rows, instant, partition, fid)
+            table = self._meta_table(spec.rows, instant, partition, fid)
             if spec.fmt == "parquet":
-                arrow = arrow_schema_for_avro(schema_text)
-                return encode_parquet_data_block(instant, schema_text, pa.Table.from_pylist(rows, schema=arrow),
-                                                 extra_header=header)
-            return encode_avro_data_block(instant, schema_text, rows, extra_header=header)
+                return encode_parquet_data_block(instant, schema_text, table, extra_header=header)
+            return encode_avro_data_block(instant, schema_text, table.to_pylist(), extra_header=header)
         if isinstance(spec, Deletes):
             orderings = spec.orderings if spec.orderings is not None else [NATURAL_ORDER] * len(spec.keys)
             return encode_delete_block(instant, [(k, partition, o) for k, o in zip(spec.keys, orderings)],
@@ -268,11 +296,11 @@ class MorTable:
         layout = 2 if self.version >= 8 else 1
         return self.timeline / instant_file_name(instant, action, state, completion, layout_version=layout)
 
-    def deltacommit(self, *, inserts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    def deltacommit(self, *, inserts: Mapping[str, Rows] | None = None,
                     logs: Mapping[str, Sequence[BlockSpec]] | None = None, complete: bool = True,
                     instant: str | None = None, completion: str | None = None,
                     block_header: Mapping[int, str] | None = None,
-                    log_inserts: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+                    log_inserts: Mapping[str, Rows] | None = None,
                     unindexed_logs: bool = False) -> Commit:
         """One deltacommit: ``inserts`` (partition -> rows) become new file groups (base files);
         ``log_inserts`` (partition -> rows) new file groups holding only a log file (as Hudi's writers do with
@@ -305,7 +333,7 @@ class MorTable:
             log_paths.append(rel)
             if not unindexed_logs:
                 file_stats += self._stats(self.partitions[fid], rel.rsplit("/", 1)[-1],
-                                          [r for b in blocks if isinstance(b, Upserts) for r in b.rows])
+                                          [b.rows for b in blocks if isinstance(b, Upserts)])
             partition = self.partitions[fid]
             base_instant = self.slices[(partition, fid)]
             size = (self.base / rel).stat().st_size
