@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -65,6 +66,16 @@ class ScanPlan:
     @property
     def files_skipped(self) -> int:
         return self.files_total - self.files_after_column_stats
+
+    @property
+    def merged_slices(self) -> list[FileSlice]:
+        """Candidate Merge-on-Read slices a snapshot read must merge (log files, or no base file yet)."""
+        return [s for s in self.candidate_slices if s.has_log_files or not s.has_base_file]
+
+    @property
+    def plain_files(self) -> list[str]:
+        """Base files of the candidate slices without log files: read as they are (Spark's parquet reader)."""
+        return [s.base_file_path for s in self.candidate_slices if s.has_base_file and not s.has_log_files]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,9 +146,15 @@ def table_schema(table: HudiTable) -> pa.Schema | None:
 
 @functools.lru_cache(maxsize=32)
 def _arrow_schema(schema_json: str) -> pa.Schema | None:
+    """The flat-schema conversion of the write path; schemas with nested types (arrays, maps, records, which
+    it does not take) through the log-block reader's conversion, which gives the same types for flat fields."""
     try:
         return avro_to_arrow_schema(schema_json)
     except InvalidArgumentError:
+        pass
+    try:
+        return arrow_schema_for_avro(schema_json, where="table schema")
+    except HudiLayoutError:
         return None
 
 

@@ -3,7 +3,8 @@
 :func:`hudi_layout.api.read` plans the scan on the driver with :func:`hudi_layout.scan.plan.plan_scan`
 (partition pruning + ``column_stats``) and hands the plan to :func:`dataframe_for_plan`, which reads only the
 candidate base files and applies the filter to rows. File pruning is inexact by design (it only drops files
-that *cannot* match), so Spark always filters the rows itself.
+that *cannot* match), so Spark always filters the rows itself. Merge-on-Read slices with log files are merged
+in Spark tasks (:func:`merged_slices_frame`, never on the driver) and unioned with the plain base files.
 
 Per-query overhead is kept small: the DataFrame is built with few py4j round trips (the Spark schema is
 converted once per table schema, the meta columns are left out of the read schema instead of being dropped
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.scan.merge import MergeSpec, merge_file_slice
+from hudi_layout.options import QueryType
+from hudi_layout.scan.merge import MergeSpec, merge_file_slice, merge_spec_for_table
 from hudi_layout.scan.plan import ScanPlan, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.table.fs_view import FileSlice
@@ -172,16 +174,32 @@ def _row_filter(where: Any):
 
 
 def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, where: Any = None, *,
-                       columns: Sequence[str] | None = None, include_meta: bool = False) -> DataFrame:
-    """Spark's parquet reader over the plan's candidate files, with the row filter applied by Spark."""
+                       columns: Sequence[str] | None = None, include_meta: bool = False,
+                       query_type: QueryType = QueryType.SNAPSHOT) -> DataFrame:
+    """The rows of the plan's candidate slices, with the row filter applied by Spark.
+
+    Slices without log files are read by Spark's parquet reader. On a snapshot of a Merge-on-Read table, the
+    slices with log files (and log-only slices) are merged in Spark tasks (:func:`merged_slices_frame`) and
+    unioned with them; the row filter applies *after* the merge (a filter below it could drop the newer
+    version of a row and let the older one through). ``read_optimized`` reads the base files only.
+    """
     arrow = plan.schema if plan.schema is not None else table_schema(table)
     # the read schema carries the meta columns only when they are wanted (filters are bound to the data
     # columns by plan_scan, so they never name one)
     schema = _spark_schema(arrow, include_meta) if arrow is not None else None
-    if not plan.candidate_files or schema is None:
-        df = spark.createDataFrame([], schema) if schema is not None else spark.createDataFrame([], "dummy int")
+    if schema is None:
+        df = spark.createDataFrame([], "dummy int")
     else:
-        df = _read_parquet(spark, schema, plan.candidate_files)
+        merge = table.is_mor and query_type is QueryType.SNAPSHOT
+        files = plan.plain_files if merge else [s.base_file_path for s in plan.candidate_slices if s.has_base_file]
+        frames = [_read_parquet(spark, schema, files)] if files else []
+        if merge and plan.merged_slices:
+            spec = merge_spec_for_table(table, columns=schema.names)
+            inputs = [SliceInput.of(s, table.base_path) for s in plan.merged_slices]
+            frames.append(merged_slices_frame(spark, inputs, spec, schema))
+        df = frames[0] if frames else spark.createDataFrame([], schema)
+        for other in frames[1:]:
+            df = df.union(other)
     row_filter = _row_filter(where)
     if row_filter is not None:
         df = df.where(row_filter)

@@ -9,7 +9,6 @@ clustering fail rather than be lost.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,61 +20,22 @@ import hudi_layout
 from hudi_layout import HudiTable
 from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
 from hudi_layout.errors import CommitConflictError, UnsupportedTableError
-from hudi_layout.format.log_format import MAGIC
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
-from hudi_layout.metadata.mdt_writer import update_data_table_properties
 from hudi_layout.services import clustering as executor
 from hudi_layout.table.locks import Heartbeat
 from tests.helpers.clustering import completed_replacecommits, hudi_rs_arrow, pending_clusterings, timeline_files
 from tests.helpers.integration import rows_digest
-from tests.helpers.mor_builder import Deletes, MorTable, Raw, Rollback, Upserts, make_mor_table, row
+from tests.helpers.mor_builder import MorTable, Upserts, make_mor_table, row
+from tests.helpers.mor_samples import FIELDS, hudi_rs_listing_storage, sample_mor_table
 
 pytestmark = pytest.mark.integration
 
-FIELDS = (("id", "string"), ("ts", "long"), ("name", "string"), ("x", "long"), ("y", "long"))
 SMALL_FILES = {"hoodie.clustering.plan.strategy.target.file.max.bytes": "4096",
                "hoodie.clustering.plan.strategy.small.file.limit": str(1 << 30)}
 
 
-def _grid_rows(rng: np.random.Generator, keys: range, side: int = 32) -> list[dict[str, Any]]:
-    return [row(f"k{i:05d}", 1, x=int(rng.integers(0, side)), y=int(rng.integers(0, side))) for i in keys]
-
-
-def build_mor(path: Path, *, groups: int = 4, rows_per_group: int = 250, seed: int = 5) -> MorTable:
-    """A v9 MOR table (column_stats of base and log files kept in its metadata table): ``groups`` file groups
-    of random grid points, then 10% updates in Avro and parquet blocks, deletes, a rolled-back deltacommit,
-    a corrupt block and a log-only file group."""
-    rng = np.random.default_rng(seed)
-    t = make_mor_table(path, fields=FIELDS, column_stats=True)
-    fids = []
-    for g in range(groups):
-        fids += t.deltacommit(inserts={"": _grid_rows(rng, range(g * rows_per_group, (g + 1) * rows_per_group))}
-                              ).file_ids
-    total = groups * rows_per_group
-    for n, fid in enumerate(fids):
-        g = fids.index(fid)
-        keys = rng.choice(np.arange(g * rows_per_group, (g + 1) * rows_per_group), rows_per_group // 10,
-                          replace=False)
-        ups = [row(f"k{int(k):05d}", 2, name=f"upd{n}", x=int(rng.integers(0, 32)), y=int(rng.integers(0, 32)))
-               for k in keys]
-        half = len(ups) // 2
-        t.deltacommit(logs={fid: [Upserts(ups[:half]), Upserts(ups[half:], fmt="parquet"),
-                                  Deletes([f"k{g * rows_per_group + 1:05d}", f"k{g * rows_per_group + 2:05d}"])]})
-    target = t.deltacommit(logs={fids[0]: [Upserts([row("k00000", 9, name="voided", x=99, y=99)])]})
-    t.deltacommit(logs={fids[0]: [Rollback(target.instant), Raw(MAGIC + b"\x00" * 7 + b"\x10torn"),
-                                  Upserts([row("k00003", 3, name="after-corrupt", x=1, y=1)])]})
-    t.deltacommit(log_inserts={"": _grid_rows(rng, range(total, total + 50))})
-    return t
-
-
-def hudi_rs_listing_storage(path: Path, tmp: Path) -> pa.Table:
-    """hudi-rs's read of a copy of the table without its metadata table: hudi-rs 0.5 lists files from the
-    metadata table when there is one and then leaves out log-only file groups (Hudi reads them)."""
-    copy = tmp / "no-mdt"
-    shutil.copytree(path, copy)
-    shutil.rmtree(copy / ".hoodie" / "metadata")
-    update_data_table_properties(copy, {"hoodie.table.metadata.partitions": ""})
-    return hudi_rs_arrow(copy)
+def build_mor(path: Path, **kw: Any) -> MorTable:
+    return sample_mor_table(path, **kw)
 
 
 def _data(table: pa.Table) -> pa.Table:
