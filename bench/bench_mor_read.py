@@ -24,6 +24,9 @@ Per repetition, in alternating order (the order rotates every repetition), each 
 
 Every reader must return the same counts (the run fails otherwise). Medians of ``--repeat`` (default 5).
 
+Then (unless ``--no-cluster``) the first MOR table is clustered along a z-order curve of the ports, its slices
+read merged: hudi-rs must read the same rows (digest) before and after, and the per-file port ranges narrow.
+
 Run: ``python -m bench.bench_mor_read [--quick] [--rows N] [--groups G] [--formats parquet,avro] [--repeat R]``.
 Writes ``bench/results/mor_read.md|json|png`` (``mor_read_quick`` with --quick).
 """
@@ -118,10 +121,56 @@ def read_hudi_rs(path: Path, where: str | None) -> int:
     return int(pc.sum(pc.less(table.column("src_port"), 1024)).as_py() or 0)
 
 
+def _spans(path: Path, columns: list[str]) -> dict[str, list[int]]:
+    """Per latest slice, max - min of each column over its merged rows (pure Python merge, no Spark)."""
+    from hudi_layout import HudiTable
+    from hudi_layout.scan.merge import merge_file_slice, merge_spec_for_table
+
+    table = HudiTable(path)
+    spec = merge_spec_for_table(table, columns=columns)
+    out: dict[str, list[int]] = {c: [] for c in columns}
+    for s in table.file_slices():
+        rows = merge_file_slice(s.base_file_path, s.log_file_paths(path), spec=spec)
+        for c in columns:
+            mm = pc.min_max(rows.column(c))
+            out[c].append(int(mm["max"].as_py() - mm["min"].as_py()))
+    return out
+
+
+def cluster_mor(spark: Any, path: Path, files: int) -> dict[str, Any]:
+    """Cluster the MOR table along a z-order curve of the two ports (slices read merged); hudi-rs must read
+    the same rows before and after, and the per-file port ranges must narrow."""
+    sys.path.insert(0, str(ROOT))
+    import hudi
+
+    import hudi_layout
+    from hudi_layout import HudiTable
+    from tests.helpers.integration import rows_digest
+
+    cols = ["src_port", "dst_port"]
+    before_rows = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    before = (before_rows.num_rows, rows_digest(before_rows))
+    spans_before = _spans(path, cols)
+    size = sum(s.total_size_bytes for s in HudiTable(path).file_slices())
+    opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": str(max(1, size // files)),
+            "hoodie.clustering.plan.strategy.max.bytes.per.group": str(size * 2)}
+    secs, m = timed(hudi_layout.cluster, str(path), cols, spark=spark, strategy="z-order", options=opts)
+    after_rows = pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read())
+    after = (after_rows.num_rows, rows_digest(after_rows))
+    if after != before:
+        raise SystemExit(f"clustering changed the rows: {before} -> {after}")
+    spans_after = _spans(path, cols)
+    return {"seconds": round(secs, 2), "files_in": m.files_in, "files_out": m.files_out, "records": m.records,
+            "rows_digest": before[1],
+            "mean_span_before": {c: float(np.mean(v)) for c, v in spans_before.items()},
+            "mean_span_after": {c: float(np.mean(v)) for c, v in spans_after.items()}}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = bench_arg_parser(__doc__.splitlines()[0], default_rows=1_000_000, quick_rows=100_000)
     p.add_argument("--groups", type=int, default=None, help="file groups (default rows / 100,000, at least 2)")
     p.add_argument("--formats", default="parquet,avro", help="log block formats to build (parquet, avro)")
+    p.add_argument("--no-cluster", action="store_true", help="skip the clustering of the MOR table at the end")
     args = p.parse_args(argv)
     rows = rows_of(args)
     repeat = args.repeat or (3 if args.quick else 5)
@@ -189,6 +238,19 @@ def main(argv: list[str] | None = None) -> int:
         ("Ours / hudi-rs (same MOR table)", md_table(["log blocks", "count", "filtered"], ratio_rows)),
         ("Tables", "\n".join(f"* `{k}`: {v}" for k, v in built.items())),
     ]
+    clustering = None
+    if not args.no_cluster:
+        clustering = cluster_mor(spark, tables[f"mor_{formats[0]}"], groups)
+        log(f"clustered the MOR table: {clustering}")
+        cb, ca = clustering["mean_span_before"], clustering["mean_span_after"]
+        sections.append(("Clustering the MOR table", md_table(
+            ["table", "seconds", "files in", "files out", "rows", "rows digest (hudi-rs, before = after)",
+             "mean src_port span before / after", "mean dst_port span before / after"],
+            [[f"mor_{formats[0]}", clustering["seconds"], clustering["files_in"], clustering["files_out"],
+              clustering["records"], clustering["rows_digest"],
+              f"{cb['src_port']:,.0f} / {ca['src_port']:,.0f}", f"{cb['dst_port']:,.0f} / {ca['dst_port']:,.0f}"]])
+            + "\n\nz-order (direct) on `src_port, dst_port`, after the timings; every slice with log files is "
+              "read merged. hudi-rs reads the same rows (digest) before and after."))
     plots = []
     try:
         import matplotlib
@@ -211,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         log("matplotlib missing: no plot")
     path = write_report(name, f"Merge-on-Read snapshot read ({rows:,} rows)", sections,
                         {"rows": rows, "groups": groups, "formats": formats, "repeat": repeat, "tables": built,
-                         "times": times, "medians": med, "counts": counts}, plots=plots)
+                         "times": times, "medians": med, "counts": counts, "clustering": clustering},
+                        plots=plots)
     log(f"report: {path}")
     spark.stop()
     return 0

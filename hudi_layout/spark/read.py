@@ -107,10 +107,11 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
                         schema: StructType) -> DataFrame:
     """The merged rows of Merge-on-Read slices as a DataFrame with Spark ``schema``, merged in executors.
 
-    The slice list and the merge spec travel to the executors once (a broadcast); the job is ``spark.range``
-    over slice indices, a few tasks per core, each merging its slices with :func:`merge_file_slice` and
-    yielding Arrow batches cast to ``schema`` (the same schema as the native parquet read of the other
-    slices, so the two union). ``spec.columns`` must be the names of ``schema``. No row reaches the driver.
+    The slice list and the merge spec travel with the task's function (PySpark broadcasts a large one by
+    itself); the job is ``spark.range`` over slice indices, a few tasks per core, each merging its slices with
+    :func:`merge_file_slice` and yielding Arrow batches cast to ``schema`` (the same schema as the native
+    parquet read of the other slices, so the two union). ``spec.columns`` must be the names of ``schema``. No
+    row reaches the driver.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -121,13 +122,12 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
     n = len(inputs)
     if n == 0:
         return spark.createDataFrame([], schema)
-    shared = _broadcast(spark, (tuple(inputs), spec))
+    slices = tuple(inputs)
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        slices, merge_spec = shared.value if hasattr(shared, "value") else shared
         for ids in batches:
             for i in ids.column(0).to_pylist():
-                table = slices[i].rows(merge_spec)
+                table = slices[i].rows(spec)
                 for batch in table.to_batches(max_chunksize=_MERGED_BATCH_ROWS):
                     yield _as_target(batch, target)
 
@@ -150,14 +150,6 @@ def _task_count(spark: SparkSession, per_core: int = 4) -> int:
         return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
     except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
         return 8
-
-
-def _broadcast(spark: SparkSession, value: Any) -> Any:
-    """A broadcast of ``value`` (sent to each executor once); the value itself where there is no SparkContext."""
-    try:
-        return spark.sparkContext.broadcast(value)
-    except Exception:  # noqa: BLE001 - Spark Connect: the closure carries it
-        return value
 
 
 def _row_filter(where: Any):
