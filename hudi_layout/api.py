@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -41,7 +42,8 @@ def _legacy(name: str, new_form: str) -> None:
 
 
 def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | None = None,
-         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False) -> DataFrame:
+         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False,
+         options: Mapping[str, Any] | None = None) -> DataFrame:
     """``read(path, where=None, *, spark=None, ...)``: a DataFrame of the rows of the table at ``path`` matching
     ``where``; only candidate files are read. ``where`` may also be the second positional argument.
 
@@ -53,6 +55,9 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         columns: project these columns (default: all data columns).
         skipping: use the column_stats index (partition pruning always applies).
         include_meta: keep the five ``_hoodie_*`` meta columns.
+        options: Hudi read options: ``hoodie.datasource.query.type`` (``snapshot``, the default: Merge-on-Read
+            slices merged with their log files; ``read_optimized``: base files only) and
+            ``hoodie.enable.data.skipping``; any other key is refused.
     """
     rest = list(positional)
     if is_spark_session(path):  # deprecated: read(spark, path, where)
@@ -64,10 +69,13 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         if len(rest) > 1 or where is not None:
             raise TypeError("read() takes the table path and one filter (where)")
         where = rest[0]
+    opts = cfg.read_options(options)
     session = session_or_default(spark)
     table = HudiTable(path)
-    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False)
-    return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
+    plan = plan_scan(path, where, use_column_stats=skipping and cfg.DATA_SKIPPING.get(opts), spark=session,
+                     table=table, with_row_counts=False)
+    return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta,
+                              query_type=cfg.QUERY_TYPE.get(opts))
 
 
 def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:

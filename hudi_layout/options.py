@@ -167,6 +167,13 @@ class CleaningPolicy(_NamedChoice):
         raise InvalidArgumentError(f"expected one of {', '.join(m.value for m in cls)}")
 
 
+class QueryType(_NamedChoice):
+    """``hoodie.datasource.query.type``: what a read returns."""
+
+    SNAPSHOT = "snapshot"  # the rows of the table: Merge-on-Read slices merged with their log files
+    READ_OPTIMIZED = "read_optimized"  # base files only (log files left out; the same as snapshot on COW)
+
+
 def _operation(value: str) -> WriteOperation | str:
     """A known operation, else the lower-cased text (refused with its own message by the capability check)."""
     try:
@@ -175,6 +182,12 @@ def _operation(value: str) -> WriteOperation | str:
         return value.strip().lower()
 
 
+# --- reading ---------------------------------------------------------------------------------------
+QUERY_TYPE = Option("hoodie.datasource.query.type", QueryType.SNAPSHOT, QueryType.parse,
+                    aliases=("hoodie.read.query.type",))
+DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool)
+#: the keys a read honours; any other key given to a read is refused (never accepted and ignored)
+READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, DATA_SKIPPING)
 # --- table / write -------------------------------------------------------------------------------
 TABLE_NAME = Option("hoodie.table.name", "", _str)
 RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
@@ -288,6 +301,20 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
                 _warned.add(k)
                 warnings.warn(f"unknown Hudi option {k!r} is ignored by hudi_layout", stacklevel=3)
     return merged
+
+
+def read_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Options of a read, checked: a key that is not one a read honours (:data:`READ_OPTIONS`) is refused by
+    name, and the values of the known ones are parsed (errors name the key)."""
+    known = {k: o for o in READ_OPTIONS for k in (o.key, *o.aliases)}
+    out: dict[str, Any] = {}
+    for key, value in (options or {}).items():
+        if key not in known:
+            raise InvalidArgumentError(f"read option {key!r} is not supported",
+                                       hint=f"a read takes {', '.join(o.key for o in READ_OPTIONS)}")
+        out[key] = value
+        known[key].get(out)  # parse now: a bad value is reported before anything runs
+    return out
 
 
 def split_fields(value: str) -> list[str]:

@@ -1,8 +1,8 @@
 """What hudi_layout can do with a table, and if not, why: the one place for that rule.
 
-Every entry point asks here before it touches anything: reading (any supported version, COW or MOR read as
-base files), creating and writing (per write operation), clustering (scheduling and executing alike),
-building the column_stats index, cleaning, and keeping a metadata table in sync. A refusal carries the message
+Every entry point asks here before it touches anything: reading (any supported version, COW or MOR),
+creating and writing (per write operation), clustering (scheduling and executing alike; MOR slices are read
+merged), building the column_stats index, cleaning, and keeping a metadata table in sync. A refusal carries the message
 and hint the user sees (:class:`~hudi_layout.errors.UnsupportedTableError`).
 """
 
@@ -162,9 +162,8 @@ def _cluster(props: TableProperties) -> Refusal | None:
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
                        "upgrade the table with Hudi first")
-    if props.is_mor:
-        return Refusal("clustering MERGE_ON_READ tables is not supported by hudi_layout",
-                       "hudi_layout clusters COPY_ON_WRITE tables")
+    # Merge-on-Read: file slices are read merged (base + logs) as Hudi's clustering does; what cannot be merged
+    # (merge mode, payload class, ...) is refused by the merge (hudi_layout.scan.merge.merge_config)
     return None
 
 

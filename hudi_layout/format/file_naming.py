@@ -110,7 +110,9 @@ def make_log_file_name(file_id: str, instant_time: str, version: int = 1, write_
 
 
 def log_sort_key(n: LogFileName) -> tuple[str, int, str]:
-    """Order of log files within a file group (instant, version, token) — as HoodieLogFile's comparator."""
+    """Order of log files within a file group, as ``HoodieLogFile.LogFileComparator``: the instant in the name,
+    then the log version as a number (``log.2`` before ``log.10``), then the write token as a string (a missing
+    token first)."""
     return (n.instant_time, n.version, n.write_token or "")
 
 

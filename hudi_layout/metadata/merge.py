@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.format import log_format as L
+from hudi_layout.format.log_blocks import decode_delete_block
 from hudi_layout.metadata import colstats_vec as V
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata.records import (
@@ -19,7 +20,7 @@ from hudi_layout.metadata.records import (
     encode_record,
     schema_form,
 )
-from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA, metadata_record_schema_str
+from hudi_layout.metadata.schema import metadata_record_schema_str
 from hudi_layout.metadata.stats_values import decode
 
 
@@ -84,26 +85,12 @@ class DeletedKeys:
 
 
 def delete_block_keys(block: L.LogBlock) -> list[str]:
-    import io
-
-    import fastavro
-
-    try:
-        payload = L.delete_block_payload(block)
-    except ValueError as e:
-        raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time}: {e}") from e
-    if payload in (b"", b"\x00"):
+    """The record keys a DELETE block of the MDT removes (decoded by the one delete-list codec of
+    :mod:`hudi_layout.format.log_blocks`; the MDT's empty init marker has none)."""
+    if L.delete_block_payload(block) in (b"", b"\x00"):
         return []
-    schema_text = block.header.get(L.HeaderKey.SCHEMA)
-    # the header SCHEMA of a DELETE block is the *data* schema; the list schema is fixed per Hudi version:
-    # decode record keys with ours and fall back to a manual read of the first two fields
-    try:
-        schema = fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
-        rec: Any = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
-        return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
-    except Exception as e:  # noqa: BLE001
-        raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "
-                               f"(schema header {bool(schema_text)}): {e}") from e
+    batch = decode_delete_block(block, where=f"metadata table DELETE block of instant {block.instant_time}")
+    return [k for k in batch.record_keys if k is not None]
 
 
 def _tombstone_flags(values: list[bytes], form: int) -> list[bool]:

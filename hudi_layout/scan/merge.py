@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout.errors import CorruptFileError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
-from hudi_layout.format.file_naming import parse_log_file_name
+from hudi_layout.format.file_naming import log_sort_key, parse_log_file_name
 from hudi_layout.format.instant import ROLLBACK
 from hudi_layout.format.log_blocks import (
     DeleteBatch,
@@ -347,21 +347,11 @@ def select_blocks(log_files: Sequence[tuple[str, Sequence[LogBlock]]], spec: Mer
     return BlockSelection(ordered, frozenset(targets), corrupt, skipped)
 
 
-def _log_order_key(path: str) -> tuple[str, int, tuple[int, ...], str]:
-    name = os.path.basename(path)
-    lf = parse_log_file_name(name)
-    token = lf.write_token or ""
-    try:
-        token_key = tuple(int(p) for p in token.split("-")) if token else ()
-    except ValueError:
-        token_key = ()
-    return (lf.instant_time, lf.version, token_key, token)
-
-
 def ordered_log_files(log_files: Iterable[str]) -> list[str]:
-    """Data log files in Hudi's order (instant in the name, version, write token); ``.cdc`` logs dropped."""
+    """Data log files in Hudi's order (:func:`~hudi_layout.format.file_naming.log_sort_key`); ``.cdc`` logs
+    dropped."""
     paths = [p for p in log_files if not parse_log_file_name(os.path.basename(p)).is_cdc]
-    return sorted(paths, key=_log_order_key)
+    return sorted(paths, key=lambda p: log_sort_key(parse_log_file_name(os.path.basename(p))))
 
 
 # ---------------------------------------------------------------------------------------------- schema conform
@@ -671,7 +661,7 @@ def read_base_file(path: str, spec: MergeSpec) -> pa.Table:
 def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: MergeSpec) -> pa.Table:
     """The merged rows of one file slice as an Arrow table with ``spec.output_schema``.
 
-    ``base_file`` is the slice's base file (``None`` for a log-only slice); ``log_files`` its log files
+    ``base_file`` is the slice's base file (``None`` or ``""`` for a log-only slice); ``log_files`` its log files
     (any order; ``.cdc`` files are ignored).
     """
     logs: list[tuple[str, Sequence[LogBlock]]] = []
@@ -682,5 +672,5 @@ def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: M
             raise HudiLayoutError(f"{path}: log file vanished (cleaned while reading?)",
                                   hint="plan the read again") from exc
     selection = select_blocks(logs, spec)
-    base = read_base_file(base_file, spec) if base_file is not None else None
+    base = read_base_file(base_file, spec) if base_file else None
     return merge_blocks(base, selection.blocks, spec)

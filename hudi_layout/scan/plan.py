@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -65,6 +66,16 @@ class ScanPlan:
     @property
     def files_skipped(self) -> int:
         return self.files_total - self.files_after_column_stats
+
+    @property
+    def merged_slices(self) -> list[FileSlice]:
+        """Candidate Merge-on-Read slices a snapshot read must merge (log files, or no base file yet)."""
+        return [s for s in self.candidate_slices if s.has_log_files or not s.has_base_file]
+
+    @property
+    def plain_files(self) -> list[str]:
+        """Base files of the candidate slices without log files: read as they are (Spark's parquet reader)."""
+        return [s.base_file_path for s in self.candidate_slices if s.has_base_file and not s.has_log_files]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,15 +146,25 @@ def table_schema(table: HudiTable) -> pa.Schema | None:
 
 @functools.lru_cache(maxsize=32)
 def _arrow_schema(schema_json: str) -> pa.Schema | None:
+    """The flat-schema conversion of the write path; schemas with nested types (arrays, maps, records, which
+    it does not take) through the log-block reader's conversion, which gives the same types for flat fields."""
     try:
         return avro_to_arrow_schema(schema_json)
     except InvalidArgumentError:
+        pass
+    try:
+        return arrow_schema_for_avro(schema_json, where="table schema")
+    except HudiLayoutError:
         return None
 
 
 def _rows_of(slices: Sequence[FileSlice], row_counts: dict[str, int]) -> int | None:
+    """Rows in the base files of ``slices`` (``None`` when unknown: a count is missing, or a slice has log
+    files, whose merge may add or remove rows)."""
     total = 0
     for s in slices:
+        if s.has_log_files or not s.has_base_file:
+            return None
         n = row_counts.get(s.base_file_name)
         if n is None:
             return None
@@ -225,7 +246,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         files_total=len(slices),
         files_after_partition_pruning=after_partitions,
         files_after_column_stats=len(kept_slices),
-        candidate_files=[s.base_file_path for s in kept_slices],
+        candidate_files=[s.base_file_path for s in kept_slices if s.base_file_path],
         candidate_slices=kept_slices,
         rows_in_candidate_files=_rows_of(kept_slices, counts) if with_row_counts else None,
         rows_total=_rows_of(slices, counts) if with_row_counts else None,
@@ -249,11 +270,32 @@ def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, sche
 
 def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], columns: list[str],
                     schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str]]:
-    """Drop the files whose column_stats prove that no row matches ``pred``."""
+    """Drop the slices whose column_stats prove that no row matches ``pred``.
+
+    A Merge-on-Read slice is dropped only when its base file *and every log file* are proven not to match:
+    each row of the merged slice is one whole record of one of those files (the base row, or the log record
+    that won; deletes only remove rows), so if no record of any file can match, no merged row can. A log
+    file without statistics keeps its slice (Hudi indexes log files in ``column_stats`` with the values of
+    the records they hold, so an update that moves a row into the predicate's range is in its log's stats).
+    """
     stats = load_column_stats(table, columns, slices)
-    res = prune(pred, [s.base_file_name for s in slices], stats, schema)
-    dropped = {slices[i].relative_path: why for i, why in res.dropped.items()}
-    return [slices[i] for i in res.kept], dropped
+    files = [name for s in slices for name in s.file_names]
+    owner = [i for i, s in enumerate(slices) for _ in s.file_names]
+    res = prune(pred, files, stats, schema)
+    not_proven = {owner[j] for j in res.kept}
+    kept: list[FileSlice] = []
+    dropped: dict[str, str] = {}
+    first_file: dict[int, int] = {}
+    for j, i in enumerate(owner):
+        first_file.setdefault(i, j)
+    for i, s in enumerate(slices):
+        if i in not_proven or i not in first_file:
+            kept.append(s)
+            continue
+        why = res.dropped[first_file[i]]
+        dropped[s.relative_path] = f"{why} (and in its {len(s.log_file_names)} log file(s))" \
+            if s.has_log_files else why
+    return kept, dropped
 
 
 def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence[FileSlice]

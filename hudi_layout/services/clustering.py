@@ -9,6 +9,7 @@ the clustering inflight; the next run rolls its files back and executes the same
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -33,11 +34,13 @@ from hudi_layout.errors import (
 )
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
+from hudi_layout.format.file_naming import try_parse_log_file_name
 from hudi_layout.format.properties import load_properties
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
-from hudi_layout.spark.clustering_job import data_schema, run_groups
+from hudi_layout.scan.merge import merge_config
+from hudi_layout.spark.clustering_job import MergeInputs, data_schema, run_groups
 from hudi_layout.table.commit_protocol import (
     PendingWrite,
     complete_write,
@@ -106,6 +109,11 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
         _refuse_pending_plans(base)
     if columns is None:
         raise InvalidArgumentError("name the columns to cluster by", hint="--columns a,b")
+    props = load_properties(base / ".hoodie")
+    if mdt_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
+        require_metadata_maintainable(props)
+    if props.is_mor:
+        merge_config(props)  # slices we could not merge are refused before scheduling
     layout = parse_layout_strategy(strategy, what="strategy")
     scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
                                     include_all_files=include_all_files, resolve=False)
@@ -190,6 +198,8 @@ def _failure(exc: Exception, base: Path, instant_time: str, plan: ClusteringPlan
            f"'hudi-layout cluster {base} --resume'; or roll it back: 'hudi-layout cluster {base} --abandon-pending'")
     for group in plan.groups:
         for s in group.slices:
+            if not s.base_file_name:
+                continue
             try:
                 pq.read_metadata(s.base_file_path)
             except (OSError, pa.ArrowException) as e:
@@ -218,19 +228,71 @@ def _arrow_schema_or_none(schema_json: str | None) -> pa.Schema | None:
         return None
 
 
-def _check_inputs_current(base: Path, plan: ClusteringPlanSpec) -> None:
-    """Conflict check (under the table lock): every input file group must still be live and unchanged."""
-    table = HudiTable(str(base))
-    live = {s.file_group: s.base_file_name for s in table.file_slices()}
+def input_log_sizes(base: Path, plan: ClusteringPlanSpec) -> dict[str, int]:
+    """Sizes of the plan's log files when the executor starts reading them (compared again at commit)."""
+    sizes: dict[str, int] = {}
     for group in plan.groups:
         for s in group.slices:
-            current = live.get((s.partition_path, s.file_id))
+            for path in s.log_file_paths(base):
+                try:
+                    sizes[path] = Path(path).stat().st_size
+                except FileNotFoundError:
+                    sizes[path] = -1  # reported by the executor (stale plan)
+    return sizes
+
+
+def _check_inputs_current(base: Path, plan: ClusteringPlanSpec, log_sizes: Mapping[str, int] | None = None
+                          ) -> None:
+    """Conflict check (under the table lock): every input file group must still be live and unchanged.
+
+    Merge-on-Read: Hudi's writers reject updates to file groups under a pending clustering; if a log lands on
+    an input file group anyway (a writer that started before the plan, another tool), the rows the clustering
+    read are stale and the replacecommit would hide the new log for ever. So the commit fails when the file
+    group has a log file the plan did not list (committed, or written by a deltacommit still pending), when a
+    listed log file changed size since the executor read it, or when a compaction of it was scheduled.
+    """
+    table = HudiTable(str(base))
+    live = {s.file_group: s for s in table.file_slices()}
+    pending_times = {i.requested_time for i in table.timeline.pending()}
+    compacting = table.fs_view.pending_compaction_file_groups() if table.is_mor else set()
+    for group in plan.groups:
+        for s in group.slices:
+            fg = (s.partition_path, s.file_id)
+            current = live.get(fg)
+            where = f"{s.partition_path}/{s.file_id}" if s.partition_path else s.file_id
             if current is None:
+                raise CommitConflictError(f"file group {where} was replaced by another commit while clustering")
+            if current.base_file_name != s.base_file_name:
                 raise CommitConflictError(
-                    f"file group {s.partition_path}/{s.file_id} was replaced by another commit while clustering")
-            if current != s.base_file_name:
+                    f"file group {where} got a new base file {current.base_file_name} while clustering")
+            if not table.is_mor:
+                continue
+            logs = set(current.log_file_names) | _pending_log_files(base, s, pending_times)
+            extra = sorted(logs - set(s.log_file_names))
+            if extra:
                 raise CommitConflictError(
-                    f"file group {s.partition_path}/{s.file_id} got a new base file {current} while clustering")
+                    f"file group {where} got log file(s) {', '.join(extra)} while clustering (another writer "
+                    "appended updates to a file group under clustering)",
+                    hint="the clustering is rolled back; run it again to include the new updates")
+            for path in s.log_file_paths(base):
+                before = (log_sizes or {}).get(path)
+                now = Path(path).stat().st_size if Path(path).exists() else -1
+                if before is not None and now != before:
+                    raise CommitConflictError(f"log file {path} of file group {where} changed while clustering",
+                                              hint="the clustering is rolled back; run it again")
+            if compacting is None or fg in compacting:
+                raise CommitConflictError(f"file group {where} is in a pending compaction")
+
+
+def _pending_log_files(base: Path, s: Any, pending_times: set[str]) -> set[str]:
+    """Log files of file group ``s`` written by instants that are still pending (they may yet complete)."""
+    pdir = base / s.partition_path if s.partition_path else base
+    out = set()
+    for name in os.listdir(pdir):
+        lf = try_parse_log_file_name(name) if name.startswith(".") else None
+        if lf is not None and lf.file_id == s.file_id and not lf.is_cdc and lf.instant_time in pending_times:
+            out.add(name)
+    return out
 
 
 def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: ClusteringPlanSpec,
@@ -247,14 +309,16 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     table = HudiTable(str(base))
     data_columns = table.data_columns()
     table_schema = _arrow_schema_or_none(table.schema())
+    merge = MergeInputs.for_table(table, data_columns) if table.is_mor else None
     pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
-        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, table_schema)
+        log_sizes = input_log_sizes(base, plan)
+        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, merge, table_schema)
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             for s in g.slices:
                 replaced.setdefault(s.partition_path, []).append(s.file_id)
-        fallback = table_schema or data_schema(spark, plan, data_columns)
+        fallback = table_schema or data_schema(spark, plan, data_columns, merge)
 
         def payload() -> bytes:
             """Under the table lock: the table's schema as it is now (a write may have evolved it while this
@@ -266,7 +330,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         mdt_hook = metadata_update_hook(props, opts, written, replaced)
 
         def before_complete(p: PendingWrite) -> None:
-            _check_inputs_current(base, plan)
+            _check_inputs_current(base, plan, log_sizes)
             mdt_hook(p)
 
         complete_write(pending, payload, committed_files=[w.relative_path for w in written],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,9 +27,13 @@ from hudi_layout.clustering.plan import ClusteringGroup, ClusteringPlanSpec
 from hudi_layout.curves import default_bits_per_column
 from hudi_layout.errors import CorruptFileError, UnsupportedTableError
 from hudi_layout.format.properties import TableProperties
+from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.spark.curve_key import check_key_columns, normalise_strategy
 from hudi_layout.spark.curve_sort import (
+    Input,
+    MergedInput,
     balanced_bins,
+    count_rows,
     footer_summary,
     params_from_sketch,
     reduce_partitions,
@@ -39,8 +43,11 @@ from hudi_layout.spark.curve_sort import (
     write_curve_sorted,
 )
 from hudi_layout.spark.range_layout import curve_layout
-from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema
+from hudi_layout.spark.read import SliceInput, merged_slices_frame, spark_schema
+from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema, spark_to_arrow_schema_of
 from hudi_layout.table.commit_protocol import PendingWrite
+from hudi_layout.table.fs_view import FileSlice
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
     COMMIT_TIME_COLUMN,
@@ -53,30 +60,76 @@ from hudi_layout.writer.metadata_sync import stats_columns_for
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 PRESERVED_META = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
 
 
-def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str],
-                 table_schema: pa.Schema | None = None) -> DataFrame:
+def is_merged_group(group: ClusteringGroup) -> bool:
+    """A group with a Merge-on-Read slice that has log files (or no base file): its rows are merged first."""
+    return any(s.log_file_names or not s.base_file_name for s in group.slices)
+
+
+def _check_inputs_exist(group: ClusteringGroup, base: Path) -> None:
+    for s in group.slices:
+        files = ([s.base_file_path] if s.base_file_name else []) + list(s.log_file_paths(base))
+        missing = [f for f in files if not Path(f).is_file()]
+        if missing or not files:
+            what = missing[0] if missing else "(no base file, no log file)"
+            raise CorruptFileError(
+                f"clustering input {what} of file group {s.partition_path}/{s.file_id} is missing",
+                hint="the plan is stale; roll it back with Hudi or remove it")
+
+
+@dataclass(frozen=True)
+class MergeInputs:
+    """What reading Merge-on-Read groups needs: the table's base path, the merge spec of the preserved columns
+    and the Spark schema of the merged rows (the table schema, as the read path reads it)."""
+
+    base_path: Path
+    spec: MergeSpec
+    schema: StructType
+
+    @classmethod
+    def for_table(cls, table: HudiTable, data_columns: Sequence[str]) -> MergeInputs:
+        from pyspark.sql.types import StructType
+
+        columns = [*data_columns, *PRESERVED_META]
+        full = spark_schema(table, include_meta=True)
+        if full is None:
+            raise CorruptFileError(f"{table.base_path}: the table has no schema")
+        fields = {f.name: f for f in full.fields}
+        return cls(table.base_path, merge_spec_for_table(table, columns=columns),
+                   StructType([fields[c] for c in columns]))
+
+    def inputs(self, group: ClusteringGroup, *, merge_all: bool = True) -> list[Input]:
+        return [MergedInput(SliceInput.of(s, self.base_path), self.spec, self._weight(s))
+                if merge_all or s.log_file_names or not s.base_file_name else s.base_file_path
+                for s in group.slices]
+
+    @staticmethod
+    def _weight(s: FileSlice) -> int:
+        # rows of the base file (footer) plus about one row per 100 log bytes: only balances tasks
+        rows = pq.read_metadata(s.base_file_path).num_rows if s.base_file_name else 0
+        return max(1, rows + s.log_size_bytes // 100)
+
+
+def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str], base: Path,
+                 merge: MergeInputs | None, table_schema: pa.Schema | None = None) -> DataFrame:
     """The group's rows as Spark reads them (data columns + the meta columns clustering preserves). Spark
-    lists every input file (cheap, no job); the curve path uses only the schema of this frame.
+    lists every input file (cheap, no job); the curve path uses only the schema of this frame. A group with
+    Merge-on-Read slices is read merged (every slice through the merge, so all rows share the table schema).
 
     With the table's schema, files are read with it: files written before a column was added give nulls, a
     widened column comes back widened (schema evolution), whatever file Spark would infer a schema from."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    paths = []
-    for s in group.slices:
-        if not s.base_file_path or not Path(s.base_file_path).is_file():
-            raise CorruptFileError(
-                f"clustering input {s.partition_path}/{s.base_file_name or '(no base file)'} of file group "
-                f"{s.file_id} is missing", hint="the plan is stale; roll it back with Hudi or remove it")
-        if s.log_file_names:
-            raise UnsupportedTableError(
-                f"file group {s.file_id} has log files; clustering MERGE_ON_READ slices is not supported")
-        paths.append(s.base_file_path)
+    _check_inputs_exist(group, base)
+    if merge is not None and is_merged_group(group):
+        inputs = [SliceInput.of(s, base) for s in group.slices]
+        return merged_slices_frame(spark, inputs, merge.spec, merge.schema)
+    paths = [s.base_file_path for s in group.slices]
     if table_schema is not None:
         missing = [c for c in PRESERVED_META if c not in pq.read_schema(paths[0]).names]
         read = pa.schema([*[pa.field(c, pa.string()) for c in PRESERVED_META],
@@ -93,17 +146,20 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
 
 
 def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
-                 spec: WriteSpec, opts: Mapping[str, str]) -> list[WrittenFile]:
+                 spec: WriteSpec, opts: Mapping[str, str], merge: MergeInputs | None = None) -> list[WrittenFile]:
     """Lay the group out and write it as ``numOutputFileGroups`` files.
 
     The rows are range-partitioned into a few partitions per core (not one per output file: per-task
     overhead dominated that) and sorted within each; the writer cuts each sorted partition into files of
     ``rows_per_file`` rows, so files are still contiguous ranges of the layout order. Curve layouts take
     the Arrow path of :mod:`hudi_layout.spark.curve_sort`; linear (and no sort columns) use Spark's own
-    range partitioning and sort.
+    range partitioning and sort. Merge-on-Read groups are read merged: every row count comes from a job over
+    the merged rows (log blocks add and delete rows) and the curve ranges from all rows, not from footers.
     """
     n = max(1, group.num_output_file_groups)
-    paths = [s.base_file_path for s in group.slices]
+    merged = merge is not None and is_merged_group(group)
+    paths: list[Input] = merge.inputs(group) if merge is not None and merged else \
+        [s.base_file_path for s in group.slices]
     cols = list(plan.sort_columns)
     kind = normalise_strategy(plan.options.layout_strategy) if cols else "linear"
     bits = default_bits_per_column(len(cols)) if cols else 64
@@ -116,11 +172,19 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     footers = footer_summary(paths, cols if curve else (), types)
     file_rows = list(footers.rows)
     rows = sum(file_rows)
+    if merged and not curve:
+        rows = count_rows(spark, balanced_bins(list(zip(paths, file_rows)), task_count(spark)), RECORD_KEY_COLUMN)
     spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
     parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
     if curve:
         method = plan.options.curve_build_method.strip().lower()
         bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
+        if merged:  # no footer knows the merged rows: sketch them all (exact ranges and row count)
+            sample_rows = max(100_000, plan.options.curve_sample_size)
+            sk = sketch(spark, bins, cols, rows, sample_rows, types=types)
+            spec = replace(spec, max_rows_per_file=max(1, -(-sk.rows // n)))
+            params = params_from_sketch(sk, cols, kind, method, bits)
+            return write_curve_sorted(spark, bins, df.schema, params, sk, parts, spec)
         if method == "direct":
             # min/max from the footers of every file; the sample only places the range-partition bounds
             # (load balance, not layout), so a random tenth-or-so of the files is enough
@@ -148,11 +212,13 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
 
 
 def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Mapping[str, str], pending: PendingWrite,
-                plan: ClusteringPlanSpec, data_columns: Sequence[str], table_schema: pa.Schema | None = None
+                plan: ClusteringPlanSpec, data_columns: Sequence[str], merge: MergeInputs | None = None,
+                table_schema: pa.Schema | None = None
                 ) -> tuple[list[GroupMetrics], list[WrittenFile]]:
+    """Execute every group (concurrently); ``merge`` (Merge-on-Read tables) reads slices with log files merged."""
     def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile]]:
         t0 = time.time()
-        df = _group_frame(spark, group, data_columns, table_schema)
+        df = _group_frame(spark, group, data_columns, base, merge, table_schema)
         schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
         spark.sparkContext.setJobDescription(
             f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")
@@ -161,7 +227,7 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True,
             gate=pending.file_gate)
-        written = _write_group(spark, df, group, plan, spec, opts)
+        written = _write_group(spark, df, group, plan, spec, opts, merge)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),
                             time.time() - t0), written
@@ -172,7 +238,12 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
     return [r[0] for r in results], [w for r in results for w in r[1]]
 
 
-def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Sequence[str]) -> pa.Schema:
-    """Arrow schema of the data columns as Spark reads the plan's first input file (the commit's schema)."""
+def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Sequence[str],
+                merge: MergeInputs | None = None) -> pa.Schema:
+    """Arrow schema of the data columns as Spark reads the plan's first input file (the commit's schema); of
+    the merged rows when the plan has Merge-on-Read groups."""
+    if merge is not None and any(is_merged_group(g) for g in plan.groups):
+        full = spark_to_arrow_schema_of(merge.schema)
+        return pa.schema([full.field(c) for c in data_columns])
     return spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
         *[f"`{c}`" for c in data_columns]))

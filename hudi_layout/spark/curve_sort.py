@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,8 +40,10 @@ import pyarrow.parquet as pq
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.schema_evolution import conform_batch
+from hudi_layout.scan.merge import MergeSpec
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
 from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
+from hudi_layout.spark.read import SliceInput
 from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, write_task
 from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile
 
@@ -66,6 +68,33 @@ _IPC_OPTIONS = pa.ipc.IpcWriteOptions()
 # ----------------------------------------------------------------------------------------------- inputs
 
 @dataclass(frozen=True)
+class MergedInput:
+    """A Merge-on-Read file slice as a clustering input: its rows are the merge of base file and log files,
+    done in the task that reads it (the curve path's other inputs are base-file paths)."""
+
+    slice: SliceInput
+    spec: MergeSpec
+    #: the base file's row count from its footer plus the log records' upper bound (a weight for balancing)
+    weight: int = 1
+
+    @property
+    def name(self) -> str:
+        return self.slice.base_file or (self.slice.log_files[0] if self.slice.log_files else "")
+
+    def batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+        table = self.slice.rows(replace(self.spec, columns=tuple(columns)))
+        yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+
+
+#: what a clustering task reads: a base file path, or a slice merged on the spot
+Input = str | MergedInput
+
+
+def _input_name(item: Input) -> str:
+    return item if isinstance(item, str) else item.name
+
+
+@dataclass(frozen=True)
 class FooterSummary:
     """Per-file row counts and, per curve column, the ``(min, max)`` code over every file's footer statistics
     (``None`` where some row group has no usable statistics)."""
@@ -74,8 +103,10 @@ class FooterSummary:
     ranges: tuple[tuple[int, int] | None, ...]
 
 
-def _footer(path: str, columns: Sequence[str], types: Sequence[pa.DataType] | None = None
+def _footer(path: Input, columns: Sequence[str], types: Sequence[pa.DataType] | None = None
             ) -> tuple[int, list[tuple[int, int] | None | bool]]:
+    if isinstance(path, MergedInput):  # merged rows: neither count nor ranges are in any footer
+        return path.weight, [False] * len(columns)
     try:
         md = pq.read_metadata(path)
     except (OSError, pa.ArrowInvalid) as e:
@@ -114,9 +145,10 @@ def _footer(path: str, columns: Sequence[str], types: Sequence[pa.DataType] | No
     return md.num_rows, out
 
 
-def footer_summary(paths: Sequence[str], columns: Sequence[str] = (),
+def footer_summary(paths: Sequence[Input], columns: Sequence[str] = (),
                    types: Sequence[pa.DataType] | None = None) -> FooterSummary:
     """Rows of each base file and the curve columns' code ranges from the parquet footers (metadata only).
+    A merged slice has unknown ranges and its weight as row count.
 
     Encoding is monotone, so the code of a footer's min/max is the min/max code; a writer that truncated a
     string statistic only widens the range (footer max rounds up). Ranges decide layout quality, never
@@ -135,8 +167,8 @@ def footer_summary(paths: Sequence[str], columns: Sequence[str] = (),
     return FooterSummary(rows=tuple(f[0] for f in per_file), ranges=tuple(ranges))
 
 
-def sample_files(paths: Sequence[str], rows: Sequence[int], want_rows: int, seed: int = 17
-                 ) -> tuple[list[str], list[int]]:
+def sample_files(paths: Sequence[Input], rows: Sequence[int], want_rows: int, seed: int = 17
+                 ) -> tuple[list[Input], list[int]]:
     """A seeded random subset of the files holding at least ``want_rows`` rows (all files if fewer)."""
     order = np.random.default_rng(seed).permutation(len(paths))
     chosen, total = [], 0
@@ -149,17 +181,17 @@ def sample_files(paths: Sequence[str], rows: Sequence[int], want_rows: int, seed
     return [paths[i] for i in chosen], [rows[i] for i in chosen]
 
 
-def balanced_bins(files: Sequence[tuple[str, int]], n_bins: int) -> list[list[str]]:
+def balanced_bins(files: Sequence[tuple[Input, int]], n_bins: int) -> list[list[Input]]:
     """Split ``(path, weight)`` pairs into at most ``n_bins`` bins of similar total weight (largest first,
     each to the lightest bin); paths keep their sorted order inside a bin."""
     n_bins = max(1, min(int(n_bins), len(files)))
     loads = [0] * n_bins
-    bins: list[list[str]] = [[] for _ in range(n_bins)]
-    for path, weight in sorted(files, key=lambda f: (-f[1], f[0])):
+    bins: list[list[Input]] = [[] for _ in range(n_bins)]
+    for path, weight in sorted(files, key=lambda f: (-f[1], _input_name(f[0]))):
         i = loads.index(min(loads))
         bins[i].append(path)
         loads[i] += max(1, weight)
-    return [sorted(b) for b in bins if b]
+    return [sorted(b, key=_input_name) for b in bins if b]
 
 
 def task_count(spark: SparkSession, per_core: int = 4) -> int:
@@ -167,13 +199,18 @@ def task_count(spark: SparkSession, per_core: int = 4) -> int:
     return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
 
 
-def _file_batches(paths: Sequence[str], columns: Sequence[str],
+def _file_batches(paths: Sequence[Input], columns: Sequence[str],
                   types: Sequence[pa.DataType] | None = None) -> Iterator[pa.RecordBatch]:
     """The ``columns`` of ``paths``, batch by batch. With the table's ``types`` the batches take those types:
     a file written before a column was added yields nulls for it, a widened column is cast (schema evolution,
-    :mod:`hudi_layout.format.schema_evolution`), so every file encodes into one code space."""
+    :mod:`hudi_layout.format.schema_evolution`), so every file encodes into one code space. Merged
+    Merge-on-Read slices come out of the merge (already in the table schema) and are conformed the same way."""
     target = pa.schema([pa.field(c, t) for c, t in zip(columns, types)]) if types is not None else None
     for path in paths:
+        if isinstance(path, MergedInput):
+            for batch in path.batches(columns):
+                yield conform_batch(batch, target) if target is not None else batch
+            continue
         try:
             pf = pq.ParquetFile(path)
         except (OSError, pa.ArrowException) as e:
@@ -225,7 +262,7 @@ def _sortable(code: int | None) -> int | None:
     return None if code is None else int(to_sortable_int64(np.array([code], np.uint64))[0])
 
 
-def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: int,
+def _sketch_task(paths: list[Input], columns: tuple[str, ...], rate: float, seed: int,
                  types: Sequence[pa.DataType] | None = None) -> pa.RecordBatch:
     k = len(columns)
     rng = np.random.default_rng(seed)
@@ -256,7 +293,7 @@ def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: 
     return pa.RecordBatch.from_arrays(arrays, names=["kind", "n", *[f"c{j}" for j in range(k)]])
 
 
-def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], rows: int, sample_rows: int,
+def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str], rows: int, sample_rows: int,
            seed: int = 17, types: Sequence[pa.DataType] | None = None) -> Sketch:
     """One Spark job over the curve columns of ``bins`` (``rows`` rows in all): min/max codes and a uniform
     sample of about ``sample_rows`` rows' codes."""
@@ -328,7 +365,7 @@ def _split_sorted(buffered: list[pa.RecordBatch], params: CurveParams, bounds: n
                                       names=[PARTITION_COLUMN, _BLOB])
 
 
-def _map_mapper(bins: list[list[str]], names: tuple[str, ...], arrow_schema: pa.Schema, params: CurveParams,
+def _map_mapper(bins: list[list[Input]], names: tuple[str, ...], arrow_schema: pa.Schema, params: CurveParams,
                 bounds: np.ndarray, preimages: np.ndarray):
     targets = [arrow_schema.field(n).type for n in names]
     flush_bytes = max(_MAP_FLUSH_BYTES, min(len(preimages) * _MIN_BLOB_BYTES, 256 * 1024 * 1024))
@@ -369,7 +406,7 @@ def _merged_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         yield from table.take(order[start:start + _BATCH_ROWS]).to_batches()
 
 
-def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: StructType, params: CurveParams,
+def write_curve_sorted(spark: SparkSession, bins: list[list[Input]], schema: StructType, params: CurveParams,
                        sk: Sketch, n_partitions: int, spec: WriteSpec) -> list[WrittenFile]:
     """Lay the rows of ``bins`` (the columns of ``schema``) out along the curve in ``n_partitions`` range
     partitions and write them as base files of ``spec`` (``spec.max_rows_per_file`` rows each)."""
@@ -385,6 +422,20 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: Struc
         return write_task(spec, _merged_rows(batches))
 
     return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
+
+
+def count_rows(spark: SparkSession, bins: list[list[Input]], key_column: str) -> int:
+    """Rows of ``bins`` counted in one Spark job (merged slices are merged to be counted: deletes and updates
+    change their row count); only the counts reach the driver."""
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for ids in batches:
+            for task in ids.column(0).to_pylist():
+                n = sum(b.num_rows for b in _file_batches(bins[task], (key_column,)))
+                yield pa.RecordBatch.from_arrays([pa.array([n], pa.int64())], names=["n"])
+
+    out = spark.range(0, len(bins), 1, max(1, len(bins))).mapInArrow(mapper, "n long").toArrow()
+    return int(pc.sum(out.column("n")).as_py() or 0)
 
 
 def reduce_partitions(n_files: int, group_bytes: int, spark: SparkSession, max_task_bytes: int) -> int:

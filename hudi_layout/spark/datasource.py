@@ -3,7 +3,9 @@
 Reading: Spark hands us the filters it can push (``spark.sql.python.filterPushdown.enabled=true``, set by
 :func:`hudi_layout.spark.session.get_spark`). We prune files with them but **yield every filter back**:
 Spark treats a filter we do not return as fully applied and drops its own row filter, and file pruning
-is inexact. Each remaining base file becomes one input partition read with pyarrow.
+is inexact. Each remaining base file becomes one input partition read with pyarrow; on a snapshot of a
+Merge-on-Read table (``hoodie.datasource.query.type``: ``snapshot``, the default, or ``read_optimized`` for
+base files only) each slice with log files is one input partition merged in its task.
 
 Writing: the writer is created on the driver, where it starts the Hudi instant; each task writes base
 files with :mod:`.base_file_writer` and returns its file metadata as the commit message; ``commit`` on
@@ -31,13 +33,16 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch
+from hudi_layout.options import QueryType
+from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.skipping.datasource import from_datasource_filters
-from hudi_layout.spark.read import spark_schema
+from hudi_layout.spark.read import SliceInput, spark_schema
 from hudi_layout.spark.write_job import write_task
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
@@ -53,26 +58,45 @@ class _FilePartition(InputPartition):
         self.paths = paths
 
 
+class _SlicePartition(InputPartition):
+    """A Merge-on-Read slice with log files (or none but logs): merged in the task that reads it."""
+
+    def __init__(self, sl: SliceInput, spec: MergeSpec) -> None:
+        super().__init__(json.dumps([sl.base_file, *sl.log_files]))
+        self.slice = sl
+        self.spec = spec
+
+
 class HudiLayoutReader(DataSourceReader):
-    def __init__(self, path: str, schema: Any, include_meta: bool, use_stats: bool) -> None:
+    def __init__(self, path: str, schema: Any, include_meta: bool, use_stats: bool,
+                 query_type: QueryType = QueryType.SNAPSHOT) -> None:
         self.path = path
         self.schema = schema
         self.include_meta = include_meta
         self.use_stats = use_stats
+        self.query_type = query_type
         self.filters: list[Any] = []
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
         self.filters = list(filters)
-        # Yield every filter back: pruning is by file, so Spark must still filter rows.
+        # Yield every filter back: pruning is by file, so Spark must still filter rows (after the merge of
+        # Merge-on-Read slices: the filters are never applied below it).
         yield from filters
 
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
-        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False)
-        files = plan.candidate_files
-        if not files:
-            return [_FilePartition([])]
-        return [_FilePartition([f]) for f in files]
+        table = HudiTable(self.path)
+        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False, table=table)
+        merge = table.is_mor and self.query_type is QueryType.SNAPSHOT
+        parts: list[InputPartition] = []
+        if merge:
+            parts += [_FilePartition([f]) for f in plan.plain_files]
+            if plan.merged_slices:
+                spec = merge_spec_for_table(table, columns=[f.name for f in self.schema.fields])
+                parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in plan.merged_slices]
+        else:
+            parts += [_FilePartition([s.base_file_path]) for s in plan.candidate_slices if s.has_base_file]
+        return parts or [_FilePartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -80,6 +104,12 @@ class HudiLayoutReader(DataSourceReader):
         names = [f.name for f in self.schema.fields]
         # Spark checks batches against exactly this schema (nullability included; files say nullable)
         target = to_arrow_schema(self.schema, timezone="UTC")
+        if isinstance(partition, _SlicePartition):
+            for batch in partition.slice.rows(partition.spec).to_batches(max_chunksize=65_536):
+                columns = [batch.column(n) if batch.schema.field(n).type == f.type
+                           else batch.column(n).cast(f.type) for n, f in zip(names, target)]
+                yield pa.RecordBatch.from_arrays(columns, schema=target)
+            return
         paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
         for p in paths:
             pf = pq.ParquetFile(p)
@@ -115,7 +145,7 @@ class HudiLayoutDataSource(DataSource):
     def reader(self, schema: Any) -> DataSourceReader:
         use_stats = str(self.options.get("hoodie.enable.data.skipping", "true")).lower() == "true"
         include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
-        return HudiLayoutReader(self._path(), schema, include_meta, use_stats)
+        return HudiLayoutReader(self._path(), schema, include_meta, use_stats, cfg.QUERY_TYPE.get(self.options))
 
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
         return HudiLayoutWriter(self._path(), dict(self.options), schema, overwrite)

@@ -3,7 +3,8 @@
 :func:`hudi_layout.api.read` plans the scan on the driver with :func:`hudi_layout.scan.plan.plan_scan`
 (partition pruning + ``column_stats``) and hands the plan to :func:`dataframe_for_plan`, which reads only the
 candidate base files and applies the filter to rows. File pruning is inexact by design (it only drops files
-that *cannot* match), so Spark always filters the rows itself.
+that *cannot* match), so Spark always filters the rows itself. Merge-on-Read slices with log files are merged
+in Spark tasks (:func:`merged_slices_frame`, never on the driver) and unioned with the plain base files.
 
 Per-query overhead is kept small: the DataFrame is built with few py4j round trips (the Spark schema is
 converted once per table schema, the meta columns are left out of the read schema instead of being dropped
@@ -13,18 +14,25 @@ afterwards, and the path list is sent to the JVM in one piece).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.options import QueryType
+from hudi_layout.scan.merge import MergeSpec, merge_file_slice, merge_spec_for_table
 from hudi_layout.scan.plan import ScanPlan, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
+from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import META_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 
 def spark_schema(table: HudiTable, include_meta: bool):
@@ -78,6 +86,72 @@ def _jvm_helpers(spark: SparkSession) -> tuple[Any, Any, Any] | None:
     return helpers
 
 
+@dataclass(frozen=True)
+class SliceInput:
+    """One file slice for an executor to merge: its base file (``""`` for a log-only slice) and log files
+    (absolute paths, in any order)."""
+
+    base_file: str
+    log_files: tuple[str, ...]
+
+    @classmethod
+    def of(cls, sl: FileSlice, base_path: str | Path) -> SliceInput:
+        return cls(sl.base_file_path, tuple(sl.log_file_paths(base_path)))
+
+    def rows(self, spec: MergeSpec) -> pa.Table:
+        """The merged rows (``spec.output_schema``); runs in an executor."""
+        return merge_file_slice(self.base_file or None, self.log_files, spec=spec)
+
+
+def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec: MergeSpec,
+                        schema: StructType) -> DataFrame:
+    """The merged rows of Merge-on-Read slices as a DataFrame with Spark ``schema``, merged in executors.
+
+    The slice list and the merge spec travel with the task's function (PySpark broadcasts a large one by
+    itself); the job is ``spark.range`` over slice indices, a few tasks per core, each merging its slices with
+    :func:`merge_file_slice` and yielding Arrow batches cast to ``schema`` (the same schema as the native
+    parquet read of the other slices, so the two union). ``spec.columns`` must be the names of ``schema``. No
+    row reaches the driver.
+    """
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if list(spec.output_schema.names) != list(schema.names):
+        raise InvalidArgumentError(f"merge columns {spec.output_schema.names} differ from the frame's "
+                                   f"{schema.names}")
+    target = to_arrow_schema(schema, timezone="UTC")
+    n = len(inputs)
+    if n == 0:
+        return spark.createDataFrame([], schema)
+    slices = tuple(inputs)
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for ids in batches:
+            for i in ids.column(0).to_pylist():
+                table = slices[i].rows(spec)
+                for batch in table.to_batches(max_chunksize=_MERGED_BATCH_ROWS):
+                    yield _as_target(batch, target)
+
+    parts = max(1, min(n, _task_count(spark)))
+    return spark.range(0, n, 1, parts).mapInArrow(mapper, schema)
+
+
+_MERGED_BATCH_ROWS = 65_536
+
+
+def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``target``'s types (Spark checks the batches of ``mapInArrow`` against its
+    schema, nullability included)."""
+    cols = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, target)]
+    return pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _task_count(spark: SparkSession, per_core: int = 4) -> int:
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext
+        return 8
+
+
 def _row_filter(where: Any):
     """The filter Spark applies to rows (same meaning as the one used for pruning)."""
     from pyspark.sql import functions as F
@@ -92,16 +166,32 @@ def _row_filter(where: Any):
 
 
 def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, where: Any = None, *,
-                       columns: Sequence[str] | None = None, include_meta: bool = False) -> DataFrame:
-    """Spark's parquet reader over the plan's candidate files, with the row filter applied by Spark."""
+                       columns: Sequence[str] | None = None, include_meta: bool = False,
+                       query_type: QueryType = QueryType.SNAPSHOT) -> DataFrame:
+    """The rows of the plan's candidate slices, with the row filter applied by Spark.
+
+    Slices without log files are read by Spark's parquet reader. On a snapshot of a Merge-on-Read table, the
+    slices with log files (and log-only slices) are merged in Spark tasks (:func:`merged_slices_frame`) and
+    unioned with them; the row filter applies *after* the merge (a filter below it could drop the newer
+    version of a row and let the older one through). ``read_optimized`` reads the base files only.
+    """
     arrow = plan.schema if plan.schema is not None else table_schema(table)
     # the read schema carries the meta columns only when they are wanted (filters are bound to the data
     # columns by plan_scan, so they never name one)
     schema = _spark_schema(arrow, include_meta) if arrow is not None else None
-    if not plan.candidate_files or schema is None:
-        df = spark.createDataFrame([], schema) if schema is not None else spark.createDataFrame([], "dummy int")
+    if schema is None:
+        df = spark.createDataFrame([], "dummy int")
     else:
-        df = _read_parquet(spark, schema, plan.candidate_files)
+        merge = table.is_mor and query_type is QueryType.SNAPSHOT
+        files = plan.plain_files if merge else [s.base_file_path for s in plan.candidate_slices if s.has_base_file]
+        frames = [_read_parquet(spark, schema, files)] if files else []
+        if merge and plan.merged_slices:
+            spec = merge_spec_for_table(table, columns=schema.names)
+            inputs = [SliceInput.of(s, table.base_path) for s in plan.merged_slices]
+            frames.append(merged_slices_frame(spark, inputs, spec, schema))
+        df = frames[0] if frames else spark.createDataFrame([], schema)
+        for other in frames[1:]:
+            df = df.union(other)
     row_filter = _row_filter(where)
     if row_filter is not None:
         df = df.where(row_filter)

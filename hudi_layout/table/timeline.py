@@ -226,6 +226,27 @@ class Timeline:
                 out.append((inst, plan))
         return out
 
+    def pending_compactions(self) -> dict[str, frozenset[tuple[str, str]] | None]:
+        """Pending compactions (requested time -> ``{(partition, fileId)}`` of their plan's operations).
+
+        ``None`` for a plan that cannot be read (empty or damaged ``compaction.requested``): callers must then
+        treat every file group as possibly under that compaction."""
+        out: dict[str, frozenset[tuple[str, str]] | None] = {}
+        for inst in self.pending().actions(COMPACTION):
+            req = next((f for f in self.instant_files(inst.requested_time)
+                        if f.action == COMPACTION and f.state is State.REQUESTED), None)
+            try:
+                plan = cm.decode_timeline_content(self.read_bytes(req), str(self.path_of(req))) if req else {}
+            except CorruptFileError:
+                plan = {}
+            ops = plan.get("operations")
+            if ops is None:
+                out[inst.requested_time] = None
+                continue
+            out[inst.requested_time] = frozenset((op.get("partitionPath") or "", op["fileId"])
+                                                 for op in ops if op.get("fileId"))
+        return out
+
     def read_rollback_plan(self, instant: Instant) -> dict[str, Any]:
         for f in self.instant_files(instant.requested_time):
             if f.action == "rollback" and f.state is State.REQUESTED:

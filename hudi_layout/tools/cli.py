@@ -25,6 +25,7 @@ from hudi_layout.api import (
     write,
 )
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
+from hudi_layout.options import QueryType
 from hudi_layout.tools.inspect import inspect_table, render
 from hudi_layout.tools.layout_report import write_report
 
@@ -131,7 +132,8 @@ def cmd_clean(args: argparse.Namespace) -> int:
 def cmd_query(args: argparse.Namespace) -> int:
     spark = _spark(args)
     table = HudiTable(args.path)
-    df = spark.read.format("hudi_layout").load(str(table.base_path))
+    df = spark.read.format("hudi_layout").option("hoodie.datasource.query.type", args.query_type) \
+        .load(str(table.base_path))
     for name in {"t", table.properties.table_name}:
         df.createOrReplaceTempView(f"`{name}`")
     result = spark.sql(args.sql)
@@ -242,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("path")
     sp.add_argument("sql", help='e.g. "SELECT count(*) FROM t WHERE dst_port = 443"')
     sp.add_argument("--limit", type=int, default=20)
+    sp.add_argument("--query-type", default="snapshot", choices=[q.value for q in QueryType],
+                    help="snapshot (default; Merge-on-Read log files merged) or read_optimized (base files only)")
     common(sp)
     sp.set_defaults(func=cmd_query)
 

@@ -35,7 +35,8 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
         "hive_style_partitioning": props.hive_style_partitioning,
         "partitions": len(per_partition),
         "file_groups": len(slices),
-        "total_bytes": sum(s.size_bytes for s in slices),
+        "total_bytes": sum(s.total_size_bytes for s in slices),
+        "log_files": sum(len(s.log_file_names) for s in slices),
         "file_groups_per_partition": dict(sorted(per_partition.items())[:50]),
         "pending_clustering": pending,
         "timeline": instants,
@@ -50,7 +51,8 @@ def render(info: dict[str, Any]) -> str:
         f"record key   {', '.join(info['record_key_fields'])}",
         f"partitions   {', '.join(info['partition_fields']) or '(none)'}"
         f"{' hive-style' if info['hive_style_partitioning'] else ''}: {info['partitions']}",
-        f"file groups  {info['file_groups']} ({info['total_bytes'] / 1e6:.1f} MB)",
+        f"file groups  {info['file_groups']} ({info['total_bytes'] / 1e6:.1f} MB"
+        f"{', ' + str(info['log_files']) + ' log files' if info.get('log_files') else ''})",
         f"metadata     {'yes' if info['metadata_table']['exists'] else 'no'}: "
         f"{', '.join(info['metadata_table']['partitions']) or '(no partitions)'}",
     ]

@@ -144,13 +144,9 @@ def test_throughput_smoke(tmp_path: Path) -> None:
 
 
 def test_delete_block_removes_keys(tmp_path: Path) -> None:
-    import io
-
-    import fastavro
-
     from hudi_layout.format import log_format as L
+    from hudi_layout.format.log_blocks import encode_delete_block
     from hudi_layout.metadata.mdt_timeline import commit_bytes, write_instant
-    from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
 
     base = create_table(tmp_path / "t", columns=None)
     w = MetadataWriter(base)
@@ -164,12 +160,9 @@ def test_delete_block_removes_keys(tmp_path: Path) -> None:
     # a DELETE block (as Hudi writes for key deletes) removing b's record, in its own MDT deltacommit
     t2 = new_instant_time()
     key = K.column_stats_key("v", "p", "b.parquet")
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA),
-                               {"deleteRecordList": [{"recordKey": key, "partitionPath": "column_stats",
-                                                      "orderingVal": None}]})
     fid = w.file_group_ids("column_stats")[K.file_group_index(key, 2)]
-    (base / ".hoodie/metadata/column_stats" / L.log_file_name(fid, t2)).write_bytes(L.delete_block(t2, buf.getvalue()))
+    (base / ".hoodie/metadata/column_stats" / L.log_file_name(fid, t2)).write_bytes(
+        encode_delete_block(t2, [(key, "column_stats", None)]))
     (tl / instant_file_name(t2, "commit", State.REQUESTED)).write_bytes(b"")
     write_instant(w.timeline_dir, t2, "deltacommit", State.COMPLETED, commit_bytes({}, "UPSERT_PREPPED", 9),
                   new_instant_time(t2))
