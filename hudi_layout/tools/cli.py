@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
@@ -136,8 +137,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     data = write_report(args.path, _columns(args.columns), args.out, compare=args.compare,
-                        labels=(args.label, args.compare_label))
-    print(f"wrote {args.out}/layout_report.md" + (" and layout_boxes.png" if "png" in data else ""))
+                        labels=(args.label, args.compare_label), partition=args.partition, where=args.where)
+    pics = [v for k, v in (data.get("pictures") or {}).items() if k in ("boxes", "partitions", "query") and v]
+    print(f"wrote {Path(args.out) / 'layout_report.md'}" + (f" and {', '.join(pics)}" if pics else ""))
     for label, t in data["tables"].items():
         for c in t["columns"]:
             print(f"  {label:>8} {c['column']:<12} files={c['files']:<6} avg_depth={c['avg_depth']:<8} "
@@ -225,8 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--columns", required=True)
     sp.add_argument("--out", required=True, help="output folder")
     sp.add_argument("--compare", help="a second table (or snapshot copy) to draw side by side")
-    sp.add_argument("--label", default="table")
-    sp.add_argument("--compare-label", default="compare")
+    sp.add_argument("--label", default="table", help="title of the table's panels (e.g. after)")
+    sp.add_argument("--compare-label", default="compare", help="title of the --compare panels (e.g. before)")
+    sp.add_argument("--partition", help="draw this partition (default: the one with the most files)")
+    sp.add_argument("--where", help="also draw the files this filter reads (query_files.png)")
     sp.set_defaults(func=cmd_report)
     return p
 
