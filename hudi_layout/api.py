@@ -8,6 +8,7 @@ does. The spellings of the previous release (``read(spark, path, where)``, ``clu
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = ["ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan", "WriteResult",
            "build_column_stats_index", "cluster", "execute_pending", "explain", "get_spark", "plan_scan", "read",
            "with_curve_key", "write"]
+
+
+_log = logging.getLogger("hudi_layout")
 
 
 def _legacy(name: str, new_form: str) -> None:
@@ -76,9 +80,13 @@ def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
-            include_all_files: bool = True) -> ClusteringMetrics | None:
-    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
-    no file group qualified).
+            include_all_files: bool = True, resume: bool = True) -> ClusteringMetrics | None:
+    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
+    clustering, else the last pending plan it resumed, else ``None`` (no file group qualified).
+
+    ``resume`` (default True, as Hudi's ``run_clustering``): pending clustering plans whose executor is gone
+    (an interrupted run, or a plan Hudi scheduled) are executed first; ``resume=False`` leaves them and
+    logs a warning naming them.
 
     ``strategy`` is ``linear``, ``z-order`` or ``hilbert``; ``method`` is ``direct`` or ``sample``.
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
@@ -103,8 +111,11 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
     if columns is None:
         raise TypeError("cluster() missing the columns to cluster by")
-    return _clustering.cluster(session_or_default(spark), path, columns, strategy, method, options,
-                               include_all_files=include_all_files)
+    run = _clustering.run_clustering(lambda: session_or_default(spark), path, columns, strategy, method, options,
+                                     include_all_files=include_all_files, resume=resume)
+    for waiting in run.waiting:
+        _log.warning("%s", waiting.describe())
+    return run.new or (run.resumed[-1] if run.resumed else None)
 
 
 def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,

@@ -33,6 +33,41 @@ class ClusteringMetrics:
     records: int
     seconds: float
     group_metrics: tuple[GroupMetrics, ...] = field(default_factory=tuple)
+    #: things the user should know about the result (e.g. too few files per partition to skip anything)
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "group_metrics"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("group_metrics", "notes")}
+        out["partitions"] = len({g.partition_path for g in self.group_metrics})
+        out["notes"] = list(self.notes)
+        return out
+
+
+#: fewer output files than this per partition on average and a layout cannot help skipping much
+FEW_FILES_PER_PARTITION = 4
+#: the file count per partition the note suggests
+SUGGESTED_FILES_PER_PARTITION = 8
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
+
+
+def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, option_key: str) -> str | None:
+    """A note when the clustering wrote fewer than :data:`FEW_FILES_PER_PARTITION` files per partition: the
+    files are then too few for statistics to skip anything inside a partition. Names the option and a value
+    giving about :data:`SUGGESTED_FILES_PER_PARTITION` files per partition."""
+    partitions = {g.partition_path for g in groups}
+    if not partitions:
+        return None
+    files = sum(g.files_out for g in groups)
+    per = files / len(partitions)
+    if per >= FEW_FILES_PER_PARTITION:
+        return None
+    data = sum(g.bytes_out for g in groups) / len(partitions)
+    suggested = max(1 << 20, int(data / SUGGESTED_FILES_PER_PARTITION) >> 20 << 20)
+    where = "per partition" if len(partitions) > 1 or next(iter(partitions)) else "for the table"
+    return (f"only {files} file(s) for {len(partitions)} partition(s) ({per:.1f} {where}): "
+            f"{option_key}={target_file_bytes} ({_mb(target_file_bytes)}) is larger than the data "
+            f"({_mb(data)} {where}), so data skipping cannot tell rows apart inside a partition; for about "
+            f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")

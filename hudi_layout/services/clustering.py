@@ -11,14 +11,15 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
-from hudi_layout.clustering.metrics import ClusteringMetrics
-from hudi_layout.clustering.plan import ClusteringPlanSpec
-from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
+from hudi_layout.clustering.metrics import ClusteringMetrics, few_files_note
+from hudi_layout.clustering.plan import ClusteringPlanSpec, plan_clustering
+from hudi_layout.clustering.schedule import load_pending_plans, prepare_clustering_options, schedule_clustering
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
@@ -27,6 +28,7 @@ from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.spark.clustering_job import data_schema, run_groups
+from hudi_layout.spark.progress import watch
 from hudi_layout.table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock, writer_is_alive
@@ -58,23 +60,21 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
 def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
             strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
             method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
-            include_all_files: bool = True) -> ClusteringMetrics | None:
-    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
-    no file group qualified).
+            include_all_files: bool = True, resume: bool = True) -> ClusteringMetrics | None:
+    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
+    clustering, else the last pending plan it resumed, else ``None`` (no file group qualified).
+
+    ``resume`` (default, as Hudi's ``run_clustering``): pending plans whose executor is gone run first.
 
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
     """
-    opts = cfg.resolve_options(options)
-    drop_metadata_table_if_disabled(path, opts)
-    layout = parse_layout_strategy(strategy, what="strategy")
-    scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
-                                    include_all_files=include_all_files, resolve=False)
-    if scheduled is None:
-        return None
-    instant_time, plan = scheduled
-    return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+    run = run_clustering(lambda: spark, path, columns, strategy, method, options,
+                         include_all_files=include_all_files, resume=resume)
+    for waiting in run.waiting:
+        log.warning("%s", waiting.describe())
+    return run.new or (run.resumed[-1] if run.resumed else None)
 
 
 def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
@@ -136,7 +136,8 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     data_columns = table.data_columns()
     pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
-        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns)
+        with watch(spark, f"clustering {instant_time} ({plan.num_slices} files, {plan.total_bytes / 1e6:.1f} MB)"):
+            metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns)
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             for s in g.slices:
@@ -162,9 +163,95 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         except HudiLayoutError:  # pragma: no cover - the next run retries
             log.exception("could not roll back clustering %s", instant_time)
         raise
+    note = few_files_note(tuple(metrics), cfg.TARGET_FILE_MAX_BYTES.get(opts), cfg.TARGET_FILE_MAX_BYTES.key)
     return ClusteringMetrics(
         instant_time=instant_time, strategy=plan.options.layout_strategy,
         method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),
         files_in=sum(m.files_in for m in metrics), files_out=sum(m.files_out for m in metrics),
         bytes_in=sum(m.bytes_in for m in metrics), bytes_out=sum(m.bytes_out for m in metrics),
-        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics))
+        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics),
+        notes=(note,) if note else ())
+
+
+@dataclass(frozen=True)
+class PendingClustering:
+    """A clustering plan on the timeline that has not completed."""
+
+    instant_time: str
+    state: str
+    file_groups: int
+    #: a live process holds its heartbeat (it is being executed right now)
+    running: bool
+
+    def describe(self) -> str:
+        who = "running in another process" if self.running else "waiting to be executed"
+        return f"clustering {self.instant_time} ({self.state}, {self.file_groups} file groups) is {who}"
+
+
+def pending_clusterings(path: str) -> list[PendingClustering]:
+    """Every pending clustering of the table, oldest first (no Spark)."""
+    table = HudiTable(path)
+    return [PendingClustering(i.requested_time, i.state.value,
+                              sum(len(g.get("slices") or []) for g in (plan.get("inputGroups") or [])),
+                              writer_is_alive(table.base_path, i.requested_time))
+            for i, plan in table.timeline.pending_clustering()]
+
+
+@dataclass(frozen=True)
+class ClusteringRun:
+    """What :func:`run_clustering` did."""
+
+    #: pending plans executed first (left by an earlier, interrupted run, or scheduled by Hudi)
+    resumed: tuple[ClusteringMetrics, ...] = ()
+    #: the clustering scheduled and executed by this run
+    new: ClusteringMetrics | None = None
+    #: a plan scheduled and left for later (``schedule_only``)
+    scheduled: str | None = None
+    #: pending plans left after the run (executing elsewhere, or not resumed)
+    waiting: tuple[PendingClustering, ...] = ()
+
+
+def preview_clustering(path: str, columns: Sequence[str] | str, strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
+                       method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
+                       options: Mapping[str, Any] | None = None, *,
+                       include_all_files: bool = True) -> ClusteringPlanSpec | None:
+    """The plan :func:`cluster` would schedule now, without writing anything (no Spark)."""
+    table = HudiTable(path)
+    opts = prepare_clustering_options(table, options, columns=columns,
+                                      strategy=parse_layout_strategy(strategy, what="strategy"), method=method,
+                                      include_all_files=include_all_files)
+    partitions = [p for p in table.partitions() if opts.selects_partition(p)]
+    return plan_clustering(table.file_slices(partitions=partitions), opts, table.pending_clustering_file_groups())
+
+
+def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequence[str] | str,
+                   strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
+                   method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
+                   options: Mapping[str, Any] | None = None, *, include_all_files: bool = True,
+                   resume: bool = True, schedule_only: bool = False) -> ClusteringRun:
+    """Cluster the table as Hudi's ``run_clustering`` does: pending plans first (``resume``), then a new plan.
+
+    ``spark`` is called only when a plan is executed, so checking, planning and scheduling never start
+    Spark. With ``resume=False`` pending plans are left alone (and reported in ``waiting``); with
+    ``schedule_only`` the new plan is written to the timeline and not executed.
+    """
+    opts = cfg.resolve_options(options)
+    drop_metadata_table_if_disabled(path, opts)
+    layout = parse_layout_strategy(strategy, what="strategy")
+    base = Path(path).absolute()
+    resumed: list[ClusteringMetrics] = []
+    if resume and not schedule_only:
+        rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight plans of dead executors -> requested
+        for instant_time, plan in load_pending_plans(base, opts):
+            if writer_is_alive(base, instant_time):
+                continue
+            log.info("resuming pending clustering %s (%d groups)", instant_time, len(plan.groups))
+            resumed.append(execute_plan(spark(), str(base), instant_time, plan, opts))
+    scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
+                                    include_all_files=include_all_files, resolve=False)
+    new = None
+    if scheduled is not None and not schedule_only:
+        instant_time, plan = scheduled
+        new = execute_plan(spark(), str(base), instant_time, plan, opts)
+    return ClusteringRun(tuple(resumed), new, scheduled[0] if scheduled and schedule_only else None,
+                         tuple(pending_clusterings(str(base))))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.services.clustering_service import maybe_cluster_inline
+from hudi_layout.spark.progress import watch
 from hudi_layout.spark.write_job import partition_path_expr, record_key_expr, run_file_writer, spark_to_arrow_schema
 from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
 from hudi_layout.writer.transaction import WriteResult, WriteSession
@@ -55,7 +56,8 @@ def write(
                              record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
                              partition_path_expr(session.partition_fields, session.hive_style
                                                  ).alias(PARTITION_PATH_COLUMN))
-        written = run_file_writer(prepared, session.spec)
+        with watch(df.sparkSession, f"ingest into {session.base.name}"):
+            written = run_file_writer(prepared, session.spec)
         result = session.commit(written)
     except BaseException:
         session.abort()
