@@ -45,3 +45,27 @@ class CommitConflictError(HudiLayoutError):
 
 class SchemaMismatchError(HudiLayoutError):
     """Appended data does not match the table schema."""
+
+
+#: Our errors inside text that Spark wraps (Python data source, executor tasks) start with this tag, so the
+#: driver, the CLI and the interpreter's error hook can show them as one line again.
+SPARK_ERROR_TAG = "HUDI_LAYOUT_ERROR:"
+SPARK_HINT_TAG = " [HINT] "
+
+
+def tagged_message(message: str, hint: str | None = None) -> str:
+    """``message`` (and ``hint``) as one tagged line that survives Spark's wrapping."""
+    one_line = " ".join(message.split())
+    return f"{SPARK_ERROR_TAG} {one_line}" + (f"{SPARK_HINT_TAG}{' '.join(hint.split())}" if hint else "")
+
+
+def unwrap_error_text(text: str) -> tuple[str, str | None] | None:
+    """``(message, hint)`` of the first tagged error in ``text`` (e.g. ``str()`` of a Spark exception), or
+    ``None`` when it holds none of ours."""
+    at = text.find(SPARK_ERROR_TAG)
+    if at < 0:
+        return None
+    rest = text[at + len(SPARK_ERROR_TAG):].strip()
+    line = rest.splitlines()[0] if rest else ""
+    message, _, hint = line.partition(SPARK_HINT_TAG.strip())
+    return message.strip(), (hint.strip() or None)

@@ -121,6 +121,7 @@ class ClusteringService:
         self.poll_seconds = poll_seconds
         self.max_iterations = max_iterations
         self._stop = threading.Event()
+        self._wake = threading.Event()
         self.stats = ServiceStats()
         self.on_event = on_event
         self._last_idle: str | None = None
@@ -142,6 +143,11 @@ class ClusteringService:
     def stop(self, *_: Any) -> None:
         log.info("clustering service stopping")
         self._stop.set()
+        self._wake.set()
+
+    def wake(self) -> None:
+        """Check the table now instead of at the end of the current wait (a write just committed)."""
+        self._wake.set()
 
     def install_signal_handlers(self) -> None:
         signal.signal(signal.SIGTERM, self.stop)
@@ -195,8 +201,82 @@ class ClusteringService:
             iterations += 1
             if self.max_iterations is not None and iterations >= self.max_iterations:
                 break
-            self._stop.wait(self.poll_seconds)
+            self._wake.wait(self.poll_seconds)
+            self._wake.clear()
         log.info("clustering service stopped: %d executed, %d failures", self.stats.executed, self.stats.failures)
         self._event("stopped", None, f"{self.stats.scheduled} scheduled, {self.stats.executed} executed, "
                     f"{self.stats.rolled_back} rolled back, {self.stats.failures} failures")
         return self.stats
+
+
+# ------------------------------------------------------------------------ async clustering of a write
+
+#: how long interpreter exit waits for a background clustering step to finish (then the plan stays
+#: pending and the next run resumes it; nothing is lost)
+ASYNC_STOP_TIMEOUT_SECONDS = 30.0
+#: how often the background service looks at the table between writes
+ASYNC_POLL_SECONDS = 30.0
+
+_async_lock = threading.Lock()
+_async: dict[str, tuple[ClusteringService, threading.Thread]] = {}
+_atexit_registered = False
+
+
+def check_async_options(opts: Mapping[str, str]) -> None:
+    """Refuse ``hoodie.clustering.async.enabled=true`` without sort columns before anything is written."""
+    if cfg.CLUSTERING_ASYNC_ENABLED.get(opts) and not cfg.split_fields(cfg.SORT_COLUMNS.get(opts)):
+        raise InvalidArgumentError(
+            f"{cfg.CLUSTERING_ASYNC_ENABLED.key}=true needs {cfg.SORT_COLUMNS.key} (the columns to cluster by)",
+            hint=f"-o {cfg.SORT_COLUMNS.key}=a,b (and hoodie.layout.optimize.strategy=hilbert)")
+
+
+def ensure_async_clustering(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringService:
+    """``hoodie.clustering.async.enabled=true`` on a write: the clustering service of ``path`` runs in a
+    background thread of this process for the life of its Spark session (one per table), woken after each
+    write, stopped at interpreter exit (:data:`ASYNC_STOP_TIMEOUT_SECONDS`) or by
+    :func:`stop_async_clustering`."""
+    global _atexit_registered
+    base = str(Path(path).absolute())
+    with _async_lock:
+        running = _async.get(base)
+        if running is not None and running[1].is_alive() and running[0].spark is spark:
+            running[0].opts = cfg.resolve_options(opts)
+            running[0].wake()
+            return running[0]
+        service = ClusteringService(base, spark=spark, options=opts, poll_seconds=ASYNC_POLL_SECONDS,
+                                    on_event=lambda e: log.info("async clustering: %s", e.line()))
+        thread = threading.Thread(target=_run_in_background, args=(service,), daemon=True,
+                                  name=f"hudi_layout-async-clustering:{Path(base).name}")
+        _async[base] = (service, thread)
+        if not _atexit_registered:
+            import atexit
+
+            atexit.register(stop_async_clustering)
+            _atexit_registered = True
+        thread.start()
+        log.info("async clustering of %s runs in this process (%s)", base, thread.name)
+        return service
+
+
+def _run_in_background(service: ClusteringService) -> None:
+    try:
+        service.run()
+    except Exception as e:  # the session stopped under us, or a bug: report once, never crash the writer
+        if not service._stop.is_set():
+            log.warning("async clustering of %s stopped: %s", service.path, e)
+
+
+def stop_async_clustering(path: str | None = None, timeout: float = ASYNC_STOP_TIMEOUT_SECONDS) -> None:
+    """Stop the background clustering of ``path`` (every table when ``None``), waiting up to ``timeout``
+    seconds for a step in progress; a step cut short leaves its plan pending for the next run."""
+    with _async_lock:
+        keys = [str(Path(path).absolute())] if path is not None else list(_async)
+        stopping = [_async.pop(k) for k in keys if k in _async]
+    for service, _ in stopping:
+        service.stop()
+    deadline = time.monotonic() + timeout
+    for service, thread in stopping:
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.warning("async clustering of %s still busy at exit; its plan stays pending and the next "
+                        "clustering run resumes it", service.path)

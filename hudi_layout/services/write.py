@@ -1,7 +1,8 @@
 """``write()``: a Spark DataFrame into a Copy-on-Write Hudi table (``bulk_insert`` / ``insert`` / overwrite).
 
 One transaction (:class:`hudi_layout.writer.transaction.WriteSession`) around one Spark job
-(:mod:`hudi_layout.spark.write_job`), then inline clustering when ``hoodie.clustering.inline`` is on.
+(:mod:`hudi_layout.spark.write_job`), then inline clustering when ``hoodie.clustering.inline`` is on, and
+the clustering service in a background thread when ``hoodie.clustering.async.enabled`` is on.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.services.clustering_service import maybe_cluster_inline
+from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
 from hudi_layout.spark.progress import watch
 from hudi_layout.spark.write_job import partition_path_expr, record_key_expr, run_file_writer, spark_to_arrow_schema
 from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
@@ -50,6 +51,7 @@ def write(
         df_schema = spark_to_arrow_schema(df)
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    check_async_options(cfg.resolve_options(options))
     session = WriteSession.start(path, options, df_schema, mode == "overwrite")
     try:
         prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
@@ -63,6 +65,8 @@ def write(
         session.abort()
         raise
     _maybe_inline_cluster(df, session.base, session.opts)
+    if cfg.CLUSTERING_ASYNC_ENABLED.get(session.opts):
+        ensure_async_clustering(df.sparkSession, str(session.base), session.opts)
     return result
 
 

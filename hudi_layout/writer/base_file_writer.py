@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_layout.errors import SPARK_ERROR_TAG
 from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
 
 META_COLUMNS: tuple[str, ...] = (
@@ -45,7 +46,7 @@ RECORD_KEY_COLUMN = "_hoodie_record_key"
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
 
-ERROR_MARKER = "HUDI_LAYOUT_ERROR:"
+ERROR_MARKER = SPARK_ERROR_TAG
 
 RESULT_SCHEMA = pa.schema(
     [
