@@ -164,7 +164,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         for p in pending:
             print(f"pending: {p.describe()}")
         if plan is None:
-            print("nothing to cluster (no file group qualified)")
+            print("nothing new to cluster (no file group qualified"
+                  + ("; the pending plan(s) above run first without --no-resume)" if pending else ")"))
         else:
             print(f"would cluster {plan.num_slices} files ({_mb(plan.total_bytes)}) in {len(plan.partitions)} "
                   f"partition(s), {len(plan.groups)} group(s) -> {plan.num_output_file_groups} files, "

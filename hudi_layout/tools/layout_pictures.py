@@ -153,7 +153,7 @@ class Axis:
                     t.set_rotation(45)
                     t.set_horizontalalignment("right")
         elif self.kind == "time":
-            locator = mdates.AutoDateLocator(maxticks=6)
+            locator = mdates.AutoDateLocator()
             axis.set_major_locator(locator)
             axis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         else:

@@ -63,7 +63,7 @@ def terminal_progress(enabled: bool | None = None) -> Iterator[bool]:
     )
 
     bars = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.completed:.0f}/{task.total:.0f} {task.fields[unit]}"),
+                    TextColumn("{task.fields[count]}"),
                     TextColumn("{task.fields[written]}"), TimeElapsedColumn(), TextColumn("ETA"),
                     TimeRemainingColumn(), console=Console(stderr=True), transient=False)
     tasks: dict[str, TaskID] = {}
@@ -71,8 +71,9 @@ def terminal_progress(enabled: bool | None = None) -> Iterator[bool]:
     def listener(p: progress.Progress) -> None:
         tid = tasks.get(p.step)
         if tid is None:
-            tid = tasks[p.step] = bars.add_task(p.step, total=p.total, unit=p.unit, written="")
-        bars.update(tid, completed=p.done, total=p.total, unit=p.unit, written=_written(p))
+            tid = tasks[p.step] = bars.add_task(p.step, total=p.total, count="", written="")
+        count = f"{p.done:,.0f}/{p.total:,.0f} {p.unit}" if p.total else f"{p.done:,.0f} {p.unit}"
+        bars.update(tid, completed=p.done, total=p.total, count=count, written=_written(p))
         if p.finished:
             bars.stop_task(tid)
 
