@@ -82,11 +82,11 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
             include_all_files: bool = True, resume: bool = True) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
-    clustering, else the last pending plan it resumed, else ``None`` (no file group qualified).
+    clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
-    ``resume`` (default True, as Hudi's ``run_clustering``): pending clustering plans whose executor is gone
-    (an interrupted run, or a plan Hudi scheduled) are executed first; ``resume=False`` leaves them and
-    logs a warning naming them.
+    ``resume`` (default True, like the retry of Hudi's clustering job): pending clustering plans whose
+    executor is gone (an interrupted run, or a plan Hudi scheduled) are executed instead of a new plan;
+    ``resume=False`` leaves them and logs a warning naming them.
 
     ``strategy`` is ``linear``, ``z-order`` or ``hilbert``; ``method`` is ``direct`` or ``sample``.
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless

@@ -62,9 +62,9 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
             method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
             include_all_files: bool = True, resume: bool = True) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
-    clustering, else the last pending plan it resumed, else ``None`` (no file group qualified).
+    clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
-    ``resume`` (default, as Hudi's ``run_clustering``): pending plans whose executor is gone run first.
+    ``resume`` (default): pending plans whose executor is gone run instead of a new plan.
 
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
@@ -229,7 +229,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
                    method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
                    options: Mapping[str, Any] | None = None, *, include_all_files: bool = True,
                    resume: bool = True, schedule_only: bool = False) -> ClusteringRun:
-    """Cluster the table as Hudi's ``run_clustering`` does: pending plans first (``resume``), then a new plan.
+    """Cluster the table: pending plans whose executor is gone run first (``resume``, like the retry of
+    Hudi's clustering job), and when none did, a new plan is scheduled and executed.
 
     ``spark`` is called only when a plan is executed, so checking, planning and scheduling never start
     Spark. With ``resume=False`` pending plans are left alone (and reported in ``waiting``); with
@@ -247,6 +248,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
                 continue
             log.info("resuming pending clustering %s (%d groups)", instant_time, len(plan.groups))
             resumed.append(execute_plan(spark(), str(base), instant_time, plan, opts))
+    if resumed:  # as HoodieClusteringJob's retry of the last failed clustering: that run replaces a new one
+        return ClusteringRun(tuple(resumed), None, None, tuple(pending_clusterings(str(base))))
     scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
                                     include_all_files=include_all_files, resolve=False)
     new = None

@@ -181,6 +181,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         return 0
     for m in run.resumed:
         _print_metrics(m, "resumed pending clustering")
+    if run.resumed:
+        print("(the pending plan ran instead of a new one; run the command again to plan a new clustering)")
     if run.new is not None:
         _print_metrics(run.new, "clustered")
     if run.scheduled is not None:
@@ -191,7 +193,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
             continue
         hint = "" if p.running else " (run `hudi-layout cluster` without --no-resume to execute it)"
         print(f"pending: {p.describe()}{hint}")
-    if run.new is None and run.scheduled is None:
+    if run.new is None and run.scheduled is None and not run.resumed:
         print("nothing new to cluster (no file group qualified"
               + (": every file group is in a pending plan)" if run.waiting else ")"))
     return 0
@@ -331,7 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp)
     sp.set_defaults(func=cmd_ingest)
 
-    sp = sub.add_parser("cluster", help="lay the table out along a curve (pending plans first, then a new one)")
+    sp = sub.add_parser("cluster", help="lay the table out along a curve (runs a pending plan first, if any)")
     sp.add_argument("path")
     sp.add_argument("--columns", required=True, help="columns to cluster by, comma-separated")
     sp.add_argument("--strategy", default="z-order", choices=["linear", "z-order", "zorder", "hilbert"])
@@ -339,8 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--small-files-only", action="store_true",
                     help="plan only files below hoodie.clustering.plan.strategy.small.file.limit (Hudi's default)")
     sp.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
-                    help="execute pending clustering plans first, as Hudi's run_clustering does (default); "
-                         "--no-resume leaves them and says so")
+                    help="execute pending clustering plans (left by an interrupted run, or Hudi's) instead of "
+                         "a new one (default); --no-resume leaves them and says so")
     sp.add_argument("--dry-run", action="store_true", help="show the plan; write nothing, start no Spark")
     sp.add_argument("--schedule-only", action="store_true",
                     help="write the plan to the timeline without executing it (no Spark)")

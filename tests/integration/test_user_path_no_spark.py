@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ def _no_java_env(tmp_path: Path) -> dict[str, str]:
     bin_dir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "SPARK_HOME", "HUDI_LAYOUT_PROGRESS")}
     env["JAVA_HOME"] = str(tmp_path / "no-java-here")
-    env["PATH"] = f"{bin_dir}:/usr/bin:/bin"  # no JVM folder
+    env["PATH"] = str(bin_dir)  # the venv only: no java
     env["PYSPARK_SUBMIT_ARGS"] = "--this-would-fail pyspark-shell"
     return env
 
@@ -33,7 +34,7 @@ def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
 
 def test_commands_that_need_no_spark_run_without_java(fixture_table, tmp_path: Path) -> None:
     env = _no_java_env(tmp_path)
-    assert subprocess.run(["sh", "-c", "command -v java"], env=env, capture_output=True).returncode != 0
+    assert shutil.which("java", path=env["PATH"]) is None
     table = fixture_table(FIXTURE)
     bare = fixture_table("cow_v9_txns_simple_nometa.zip")
     steps = [
