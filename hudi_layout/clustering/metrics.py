@@ -49,8 +49,11 @@ FEW_FILES_PER_PARTITION = 4
 SUGGESTED_FILES_PER_PARTITION = 8
 
 
-def _mb(n: float) -> str:
-    return f"{n / 1e6:.1f} MB" if n < 1e9 else f"{n / 1e9:.2f} GB"
+def _size(n: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}".replace(".0 ", " ")
+    return f"{n:.0f} bytes"
 
 
 def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, option_key: str) -> str | None:
@@ -65,9 +68,9 @@ def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, opt
     if per >= FEW_FILES_PER_PARTITION:
         return None
     data = sum(g.bytes_out for g in groups) / len(partitions)
-    suggested = max(1 << 20, int(data / SUGGESTED_FILES_PER_PARTITION) >> 20 << 20)
+    suggested = max(64 << 10, int(data / SUGGESTED_FILES_PER_PARTITION) >> 16 << 16)  # whole 64 KiB
     where = "per partition" if len(partitions) > 1 or next(iter(partitions)) else "for the table"
     return (f"only {files} file(s) for {len(partitions)} partition(s) ({per:.1f} {where}): "
-            f"{option_key}={target_file_bytes} ({_mb(target_file_bytes)}) is larger than the data "
-            f"({_mb(data)} {where}), so data skipping cannot tell rows apart inside a partition; for about "
+            f"{option_key}={target_file_bytes} ({_size(target_file_bytes)}) is larger than the data "
+            f"({_size(data)} {where}), so data skipping cannot tell rows apart inside a partition; for about "
             f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")

@@ -126,8 +126,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.format == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     df = reader.format(args.format).load(args.source)
+    t0 = time.perf_counter()
     with _progress():
         result = write(df, args.path, opts, mode=args.mode)
+    args.timings["write (Spark job + commit)"] = time.perf_counter() - t0
     if args.json:
         _print_json(result.__dict__)
     else:
@@ -171,10 +173,13 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                   f"partition(s), {len(plan.groups)} group(s) -> {plan.num_output_file_groups} files, "
                   f"by {', '.join(plan.sort_columns)} ({plan.options.layout_strategy})")
         return 0
+    t0 = time.perf_counter()
     with _progress():
         run = svc.run_clustering(lambda: _spark(args), args.path, columns, args.strategy, args.method, opts,
                                  include_all_files=not args.small_files_only, resume=args.resume,
                                  schedule_only=args.schedule_only)
+    args.timings["clustering (plan, Spark jobs, commit)"] = (time.perf_counter() - t0
+                                                             - args.timings.get("spark start", 0.0))
     if args.json:
         _print_json({"resumed": [m.to_dict() for m in run.resumed], "clustered": run.new.to_dict() if run.new
                      else None, "scheduled": run.scheduled, "pending": [p.__dict__ for p in run.waiting]})

@@ -15,10 +15,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 pytestmark = pytest.mark.integration
 

@@ -25,8 +25,26 @@ def test_inspect_and_report(fixture_table, tmp_path: Path, capsys) -> None:
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "COPY_ON_WRITE" in out and "column_stats" in out
+    assert "defaults " in out  # which defaults file is in use
     assert main(["report", str(path), "--columns", "amount,txn_id", "--out", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "layout_report.md").is_file() and (tmp_path / "r" / "layout_boxes.png").is_file()
+    capsys.readouterr()
+    assert main(["report", str(path), "--columns", "amount,txn_id,region", "--out", str(tmp_path / "q"),
+                 "--where", "amount > 100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["pictures"]["query"] == "query_files.png" and (tmp_path / "q" / "query_files.png").is_file()
+    md = (tmp_path / "q" / "layout_report.md").read_text()
+    assert "![files read by the query](query_files.png)" in md
+
+
+def test_report_refuses_unknown_columns_and_partitions(fixture_table, tmp_path: Path, capsys) -> None:
+    path = fixture_table("cow_v9_txns_simple_meta.zip")
+    assert main(["report", str(path), "--columns", "amount,nope", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "no column 'nope'" in err and "hint: columns:" in err
+    assert main(["report", str(path), "--columns", "amount,txn_id", "--out", str(tmp_path / "r"),
+                 "--partition", "nowhere"]) == 2
+    assert "no partition 'nowhere'" in capsys.readouterr().err
 
 
 def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
@@ -40,7 +58,7 @@ def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
 
 def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys) -> None:
     path = fixture_table("cow_v9_txns_simple_nometa.zip")
-    assert main(["index", str(path)]) == 0
+    assert main(["index", str(path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "built" and result["files"] > 0
     from hudi_layout import ColumnStatsIndex, HudiTable
