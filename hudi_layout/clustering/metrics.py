@@ -69,8 +69,10 @@ def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, opt
         return None
     data = sum(g.bytes_out for g in groups) / len(partitions)
     suggested = max(64 << 10, int(data / SUGGESTED_FILES_PER_PARTITION) >> 16 << 16)  # whole 64 KiB
-    where = "per partition" if len(partitions) > 1 or next(iter(partitions)) else "for the table"
+    partitioned = len(partitions) > 1 or bool(next(iter(partitions)))
+    where = "per partition" if partitioned else "for the table"
+    inside = "inside a partition" if partitioned else "between files"
     return (f"only {files} file(s) for {len(partitions)} partition(s) ({per:.1f} {where}): "
             f"{option_key}={target_file_bytes} ({_size(target_file_bytes)}) is larger than the data "
-            f"({_size(data)} {where}), so data skipping cannot tell rows apart inside a partition; for about "
+            f"({_size(data)} {where}), so data skipping has little to tell apart {inside}; for about "
             f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")

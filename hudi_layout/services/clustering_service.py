@@ -126,11 +126,12 @@ class ClusteringService:
         self.on_event = on_event
         self._last_idle: str | None = None
 
-    def _event(self, action: str, instant_time: str | None = None, detail: str = "", **data: Any) -> None:
+    def _event(self, action: str, instant_time: str | None = None, detail: str = "",
+               data: Mapping[str, Any] | None = None) -> None:
         if action != "idle":
             self._last_idle = None
         if self.on_event is not None:
-            self.on_event(ServiceEvent(action, instant_time, detail, data))
+            self.on_event(ServiceEvent(action, instant_time, detail, dict(data or {})))
 
     def _executed(self, m: ClusteringMetrics) -> None:
         self.stats.executed += 1
@@ -138,7 +139,7 @@ class ClusteringService:
         log.info("executed clustering %s: %d files -> %d files in %.1fs", m.instant_time, m.files_in,
                  m.files_out, m.seconds)
         self._event("executed", m.instant_time, f"{m.files_in} files -> {m.files_out} files, {m.records:,} rows "
-                    f"in {m.seconds:.1f}s" + "".join(f"; note: {n}" for n in m.notes), **m.to_dict())
+                    f"in {m.seconds:.1f}s" + "".join(f"; note: {n}" for n in m.notes), m.to_dict())
 
     def stop(self, *_: Any) -> None:
         log.info("clustering service stopping")
@@ -180,7 +181,7 @@ class ClusteringService:
                 return
         idle = f"{since} of {needed} commits since the last clustering"
         if idle != self._last_idle:
-            self._event("idle", None, idle, commits_since_last_clustering=since, needed=needed)
+            self._event("idle", None, idle, {"commits_since_last_clustering": since, "needed": needed})
             self._last_idle = idle
 
     def run(self) -> ServiceStats:
