@@ -94,6 +94,17 @@ def get_spark(
     return session
 
 
+#: log4j2 configuration that keeps the JVM silent (no banner, warnings or executor stack traces): the command
+#: line and the demo report errors themselves, as one line
+QUIET_LOG4J = Path(__file__).resolve().parent / "log4j2-quiet.properties"
+
+
+def quiet_conf() -> dict[str, str]:
+    """``extra_conf`` for :func:`get_spark` that silences Spark's JVM logging (a new JVM only)."""
+    os.environ.setdefault("HUDI_LAYOUT_SPARK_LOG_LEVEL", "FATAL")
+    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}"}
+
+
 def _require_java() -> None:
     """Spark's launcher fails with a shell error and a long Python traceback when Java is missing: say so
     in one line first."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -26,7 +25,6 @@ from typing import Any
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
 
 EXIT_USAGE = 2
-QUIET_LOG4J = Path(__file__).resolve().parent.parent / "spark" / "log4j2-quiet.properties"
 
 
 def _options(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -46,12 +44,9 @@ def _columns(text: str | None) -> list[str]:
 
 def _spark(args: argparse.Namespace) -> Any:
     """Start (or reuse) the SparkSession; the JVM stays quiet unless ``--log-level`` is INFO or DEBUG."""
-    from hudi_layout.spark.session import get_spark
+    from hudi_layout.spark.session import get_spark, quiet_conf
 
-    extra: dict[str, str] = {}
-    if not _verbose(args):
-        os.environ.setdefault("HUDI_LAYOUT_SPARK_LOG_LEVEL", "FATAL")
-        extra["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}"
+    extra = {} if _verbose(args) else quiet_conf()
     started = time.perf_counter()
     spark = get_spark("hudi-layout", master=getattr(args, "master", None), extra_conf=extra)
     args.timings["spark start"] = time.perf_counter() - started

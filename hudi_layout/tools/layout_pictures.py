@@ -179,9 +179,9 @@ def _axis_limits(axis: Axis, spans: list[tuple[float, float]]) -> tuple[float, f
     return lo - pad, hi + pad
 
 
-def _widen(a: float, b: float, limits: tuple[float, float]) -> tuple[float, float]:
-    """A box at least 0.6% of the axis wide, so single-value files show as thin boxes, not nothing."""
-    least = (limits[1] - limits[0]) * 0.006
+def _widen(a: float, b: float, limits: tuple[float, float], least: float = 0.006) -> tuple[float, float]:
+    """A box at least ``least`` of the axis wide, so single-value files show as thin boxes, not nothing."""
+    least = (limits[1] - limits[0]) * least
     if b - a >= least:
         return a, b
     mid = (a + b) / 2
@@ -306,7 +306,7 @@ def _draw_panel(ax: Any, panel: Panel, x: Axis, y: Axis, limits: tuple[tuple[flo
         skipped = [Rectangle((a, c), w, h) for name, (a, c, w, h) in boxes if name not in panel.read]
         read = [Rectangle((a, c), w, h) for name, (a, c, w, h) in boxes if name in panel.read]
         ax.add_collection(PatchCollection(skipped, facecolor="none", edgecolor=_SKIPPED, linewidth=0.6))
-        ax.add_collection(PatchCollection(read, facecolor=(0.9, 0.33, 0.05, 0.22), edgecolor=_READ,
+        ax.add_collection(PatchCollection(read, facecolor=(0.9, 0.33, 0.05, 0.12), edgecolor=_READ,
                                           linewidth=1.2))
         if query is not None:
             _draw_query(ax, x, y, query, limits)
@@ -333,14 +333,16 @@ def _draw_query(ax: Any, x: Axis, y: Axis, query: tuple[_Bounds | None, _Bounds 
             hi = lim[1] if hi is None else (hi + 0.45 if b[1] in axis.text_values else hi)
         lo = lim[0] if lo is None else max(lo, lim[0])
         hi = lim[1] if hi is None else min(hi, lim[1])
-        return _widen(lo, hi, lim) if hi >= lo else (lo, lo)
+        return _widen(lo, hi, lim, least=0.025) if hi >= lo else (lo, lo)
 
     if query[0] is None and query[1] is None:
         return
     a, b = side(x, query[0], limits[0])
     c, d = side(y, query[1], limits[1])
-    ax.add_patch(Rectangle((a, c), b - a, d - c, facecolor=(0.17, 0.63, 0.17, 0.10), edgecolor=_QUERY,
-                           linewidth=1.6, linestyle="--"))
+    ax.add_patch(Rectangle((a, c), b - a, d - c, facecolor=(0.17, 0.63, 0.17, 0.30), edgecolor="#116611",
+                           linewidth=2.0, linestyle="--", zorder=5))
+    ax.annotate("query", (b, d), xytext=(4, 4), textcoords="offset points", color="#116611", fontsize=8,
+                fontweight="bold", zorder=6, annotation_clip=True)
 
 
 def _title(panel: Panel, drawn: int) -> str:

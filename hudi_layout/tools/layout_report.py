@@ -233,7 +233,7 @@ def draw_pictures(tables: Sequence[tuple[str, HudiTable]], columns: Sequence[str
         where_part = f" · partition {qpart}" if qpart is not None else ""
         png = draw_pair_grid(panels, columns, out / "query_files.png", query=pred,
                              title=f"WHERE {where}{where_part}: files read (orange) and skipped (grey); "
-                                   "the query's range dashed")
+                                   "the query's range in green")
         pics = replace(pics, query=png.name, query_partition=qpart)
     return pics
 
@@ -280,7 +280,7 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
         if pics.partitions:
             lines += [f"![file boxes per partition]({pics.partitions})", ""]
         if pics.query:
-            lines += [f"Files read by `WHERE {where}` (orange), skipped (grey), the query's range dashed:", "",
+            lines += [f"Files read by `WHERE {where}` (orange), skipped (grey), the query's range in green:", "",
                       f"![files read by the query]({pics.query})", ""]
     else:
         lines += ["(Pictures need two columns or more.)", ""]
