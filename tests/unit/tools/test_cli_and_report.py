@@ -76,3 +76,39 @@ def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys)
 def test_overlap_depth(lo, hi, avg, mx) -> None:
     got = overlap(np.array(lo, np.uint64), np.array(hi, np.uint64))
     assert got[0] == pytest.approx(avg) and got[1] == mx
+
+
+def test_ingest_checks_its_input_before_starting_spark(tmp_path: Path, capsys, monkeypatch) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import hudi_layout.tools.cli as cli
+
+    monkeypatch.setattr(cli, "_spark", lambda args: pytest.fail("Spark must not start for bad input"))
+    ns = tmp_path / "ns.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "t": pa.array([1, 2], pa.timestamp("ns"))}), ns)
+    assert main(["ingest", str(ns), str(tmp_path / "t"), "--record-key", "id"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "nanosecond timestamps" in err[0] and "coerce_timestamps='us'" in err[1]
+    ok = tmp_path / "ok.parquet"
+    pq.write_table(pa.table({"id": [1, 2]}), ok)
+    assert main(["ingest", str(ok), str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "needs a record key" in err[0] and "--record-key" in err[1]
+    assert main(["ingest", str(tmp_path / "missing.parquet"), str(tmp_path / "t"), "--record-key", "id"]) == 2
+    assert not (tmp_path / "t").exists()
+
+
+def test_cluster_dry_run_and_schedule_only_need_no_spark(fixture_table, capsys, monkeypatch) -> None:
+    import hudi_layout.tools.cli as cli
+
+    monkeypatch.setattr(cli, "_spark", lambda args: pytest.fail("planning must not start Spark"))
+    path = str(fixture_table("cow_v9_txns_simple_meta.zip"))
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["plan"]["slices"] > 0 and plan["pending"] == []
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--schedule-only"]) == 0
+    assert "scheduled clustering" in capsys.readouterr().out
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--no-resume"]) == 0
+    out = capsys.readouterr().out
+    assert "pending: clustering" in out and "nothing new to cluster" in out
