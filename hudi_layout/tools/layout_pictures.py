@@ -369,9 +369,30 @@ def query_pairs(query: ir.Predicate, columns: Sequence[str]) -> list[tuple[str, 
     return (ranked or pairs[:1])[:MAX_PAIRS]
 
 
+#: room around each panel, in inches: tick labels + axis label on the left and below, the title on top
+_LEFT, _BOTTOM, _TOP, _RIGHT = 1.25, 0.95, 0.55, 0.15
+
+
+def _title_lines(title: str, fig_width: float) -> list[str]:
+    return textwrap.wrap(title, max(40, int(fig_width * 11)))  # ~11 characters of an 11-point title per inch
+
+
+def _grid(plt: Any, rows: int, cols: int, panel_w: float, panel_h: float, title: str) -> tuple[Any, Any]:
+    """A figure of ``rows`` x ``cols`` panels with fixed margins (no layout engine: measuring every tick
+    label took most of the drawing time) and room for the wrapped ``title``."""
+    cell_w, cell_h = panel_w + _LEFT + _RIGHT, panel_h + _BOTTOM + _TOP
+    head = 0.25 + 0.22 * len(_title_lines(title, cols * cell_w))
+    width, height = cols * cell_w, rows * cell_h + head
+    fig, grid = plt.subplots(rows, cols, squeeze=False, figsize=(width, height), gridspec_kw={
+        "left": _LEFT / width, "right": 1 - _RIGHT / width, "bottom": _BOTTOM / height,
+        "top": 1 - (head + _TOP) / height, "wspace": (_LEFT + _RIGHT) / panel_w,
+        "hspace": (_BOTTOM + _TOP) / panel_h})
+    return fig, grid
+
+
 def _suptitle(fig: Any, title: str) -> None:
-    width = int(fig.get_figwidth() * 11)  # characters of an 11-point title per inch, roughly
-    fig.suptitle(textwrap.fill(title, max(40, width)), fontsize=11)
+    lines = _title_lines(title, fig.get_figwidth())
+    fig.suptitle("\n".join(lines), fontsize=11, y=1 - 0.12 / fig.get_figheight(), va="top")
 
 
 def draw_pair_grid(panels: Sequence[Panel], columns: Sequence[str], path: Path, *, title: str,
@@ -383,8 +404,7 @@ def draw_pair_grid(panels: Sequence[Panel], columns: Sequence[str], path: Path, 
         raise InvalidArgumentError("a layout picture needs at least two columns")
     axes_of = _axes_for([panels], columns)
     limits = {c: _axis_limits(axes_of[c], _all_spans(panels, axes_of[c])) for c in columns}
-    fig, grid = plt.subplots(len(pairs), len(panels), squeeze=False, layout="constrained",
-                             figsize=(_PANEL_W * len(panels), _PANEL_H * len(pairs) + 0.4))
+    fig, grid = _grid(plt, len(pairs), len(panels), _PANEL_W, _PANEL_H, title)
     for r, (cx, cy) in enumerate(pairs):
         bounds = (column_bounds(query, cx), column_bounds(query, cy)) if query is not None else None
         for k, panel in enumerate(panels):
@@ -409,8 +429,7 @@ def draw_partition_grid(panels_by_partition: Sequence[Sequence[Panel]], x: str, 
     groups_per_row = max(1, 6 // per)
     rows = math.ceil(len(panels_by_partition) / groups_per_row)
     cols = groups_per_row * per
-    fig, grid = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.0 * rows + 0.4), squeeze=False,
-                             layout="constrained")
+    fig, grid = _grid(plt, rows, cols, 3.4, 3.0, title)
     for i, group in enumerate(panels_by_partition):
         for k, panel in enumerate(group):
             ax = grid[i // groups_per_row][(i % groups_per_row) * per + k]
