@@ -72,7 +72,8 @@ def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, opt
     partitioned = len(partitions) > 1 or bool(next(iter(partitions)))
     where = "per partition" if partitioned else "for the table"
     inside = "inside a partition" if partitioned else "between files"
-    return (f"only {files} file(s) for {len(partitions)} partition(s) ({per:.1f} {where}): "
-            f"{option_key}={target_file_bytes} ({_size(target_file_bytes)}) is larger than the data "
-            f"({_size(data)} {where}), so data skipping has little to tell apart {inside}; for about "
+    count = (f"{files} file(s) for {len(partitions)} partition(s) ({per:.1f} per partition)" if partitioned
+             else f"{files} file(s) for the table")
+    return (f"only {count}: {option_key}={target_file_bytes} ({_size(target_file_bytes)}) is larger than the "
+            f"data ({_size(data)} {where}), so data skipping has little to tell apart {inside}; for about "
             f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")
