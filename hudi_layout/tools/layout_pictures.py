@@ -135,8 +135,9 @@ class Axis:
     def label(self) -> str:
         return {"text": f"{self.column} (text, sorted)", "time": self.column}.get(self.kind, self.column)
 
-    def style(self, ax: Any, which: str) -> None:
-        """Value ticks on the ``x`` or ``y`` axis of ``ax``."""
+    def style(self, ax: Any, which: str, marks: Sequence[Any] = ()) -> None:
+        """Value ticks on the ``x`` or ``y`` axis of ``ax``; on a text axis the ``marks`` (a query's
+        constants) are always labelled, in the query's colour."""
         from matplotlib import dates as mdates
         from matplotlib import ticker
 
@@ -145,11 +146,23 @@ class Axis:
             n = len(self.text_values)
             k = 12 if which == "y" else 8
             step = max(1, math.ceil(n / k))
-            ticks = list(range(0, n, step))
+            marked: dict[float, Any] = {}
+            for m in marks:
+                pos = self.position(m)
+                if pos is not None and -0.5 <= pos <= n - 0.5:
+                    marked[pos] = m
+            names = {float(i): self.text_values[i] for i in range(0, n, step)
+                     if all(abs(i - m) * 2 >= step for m in marked)}
+            names.update(marked)
+            ticks = sorted(names)
             axis.set_major_locator(ticker.FixedLocator(ticks))
-            axis.set_major_formatter(ticker.FixedFormatter([_short(self.text_values[i]) for i in ticks]))
-            if which == "x":
-                for t in ax.get_xticklabels():
+            axis.set_major_formatter(ticker.FixedFormatter([_short(names[t]) for t in ticks]))
+            labels = ax.get_xticklabels() if which == "x" else ax.get_yticklabels()
+            for i, t in zip(ticks, labels):
+                if i in marked:
+                    t.set_color("#116611")
+                    t.set_fontweight("bold")
+                if which == "x":
                     t.set_rotation(45)
                     t.set_horizontalalignment("right")
         elif self.kind == "time":
@@ -312,8 +325,9 @@ def _draw_panel(ax: Any, panel: Panel, x: Axis, y: Axis, limits: tuple[tuple[flo
             _draw_query(ax, x, y, query, limits)
     ax.set_xlim(*limits[0])
     ax.set_ylim(*limits[1])
-    x.style(ax, "x")
-    y.style(ax, "y")
+    marks = [[v for v in (b or ()) if v is not None] for b in (query or (None, None))]
+    x.style(ax, "x", marks[0])
+    y.style(ax, "y", marks[1])
     ax.tick_params(labelsize=7 if small else 8)
     ax.grid(True, linewidth=0.3, alpha=0.5)
     return n

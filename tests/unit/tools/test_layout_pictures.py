@@ -78,3 +78,17 @@ def test_pictures_are_written(tmp_path: Path) -> None:
     assert png.stat().st_size > 5_000
     parts = [[Panel("after", p, tuple(b for b in boxes if b.partition == p))] for p in ("2013/01", "2013/02")]
     assert draw_partition_grid(parts, "carrier", "delay", tmp_path / "p.png", title="p").is_file()
+
+
+def test_text_axis_labels_the_query_constants() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    axis = Axis.for_values("dest", [f"A{i:02d}" for i in range(40)] + ["ZZZ"])
+    fig, ax = plt.subplots()
+    axis.style(ax, "y", marks=["A17", "B"])  # one bound value, one between bounds
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    plt.close(fig)
+    assert "A17" in labels and "B" in labels and len(labels) <= 14
