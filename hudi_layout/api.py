@@ -8,6 +8,7 @@ does. The spellings of the previous release (``read(spark, path, where)``, ``clu
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan",
            "WriteResult", "build_column_stats_index", "clean", "cluster", "execute_pending", "explain", "get_spark",
            "plan_scan", "read", "with_curve_key", "write"]
+
+
+_log = logging.getLogger("hudi_layout")
 
 
 def _legacy(name: str, new_form: str) -> None:
@@ -86,19 +90,20 @@ def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
-            include_all_files: bool = True, resume: bool = False,
+            include_all_files: bool = True, resume: bool = True,
             abandon_pending: bool = False) -> ClusteringMetrics | None:
-    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
-    no file group qualified).
+    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
+    clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
     ``strategy`` is ``linear``, ``z-order`` or ``hilbert``; ``method`` is ``direct`` or ``sample``.
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
 
-    A plan an interrupted run left pending is reported (``PendingClusteringError``) rather than skipped:
-    ``resume=True`` executes such plans (no ``columns`` needed), ``abandon_pending=True`` rolls them back
-    first.
+    Plans an interrupted run left pending (their executor is gone; or plans Hudi scheduled) are never
+    skipped silently: ``resume`` (default True, like the retry of Hudi's clustering job) executes them instead
+    of a new plan (no ``columns`` needed); ``abandon_pending=True`` rolls them back first (a Hudi ``rollback``
+    instant each); ``resume=False`` leaves them and logs a warning naming them.
     """
     if is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
         _legacy("cluster", "cluster(path, columns, spark=spark, ...)")
@@ -118,8 +123,12 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
     if columns is None and not resume:
         raise TypeError("cluster() missing the columns to cluster by")
-    return _clustering.cluster(session_or_default(spark), path, columns, strategy, method, options,
-                               include_all_files=include_all_files, resume=resume, abandon_pending=abandon_pending)
+    run = _clustering.run_clustering(lambda: session_or_default(spark), path, columns, strategy, method, options,
+                                     include_all_files=include_all_files, resume=resume,
+                                     abandon_pending=abandon_pending)
+    for waiting in run.waiting:
+        _log.warning("%s", waiting.describe())
+    return run.new or (run.resumed[-1] if run.resumed else None)
 
 
 def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,

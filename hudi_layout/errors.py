@@ -7,7 +7,6 @@ which is also a ``ValueError``.
 
 from __future__ import annotations
 
-import json
 import re
 
 
@@ -82,10 +81,16 @@ def _error_class(name: str) -> type[HudiLayoutError] | None:
     return None
 
 
+SPARK_HINT_TAG = " [HINT] "
+
+
 def spark_error_text(exc: HudiLayoutError) -> str:
-    """One line: the marker, then the error's class, message and hint as JSON (what a worker raises)."""
-    payload = {"type": type(exc).__name__, "message": str(exc), "hint": exc.hint}
-    return f"{SPARK_ERROR_MARKER} {json.dumps(payload, ensure_ascii=True)}"
+    """One readable line that survives Spark's wrapping: the marker, the error's class, its message and
+    hint (``HUDI_LAYOUT_ERROR: NotAHudiTableError: /t: not a Hudi table [HINT] ...``). Workers and the data
+    source raise it; :func:`from_spark_error_text` rebuilds the error on the driver."""
+    message = " ".join(str(exc).split())
+    hint = f"{SPARK_HINT_TAG}{' '.join(exc.hint.split())}" if exc.hint else ""
+    return f"{SPARK_ERROR_MARKER} {type(exc).__name__}: {message}{hint}"
 
 
 def from_spark_error_text(text: str) -> HudiLayoutError | None:
@@ -95,13 +100,14 @@ def from_spark_error_text(text: str) -> HudiLayoutError | None:
     when the text carries neither."""
     idx = text.find(SPARK_ERROR_MARKER)
     if idx >= 0:
-        line = text[idx + len(SPARK_ERROR_MARKER):].strip().splitlines()[0].strip()
-        try:
-            doc = json.loads(line)
-        except ValueError:
-            return InvalidArgumentError(line)
-        cls = _error_class(str(doc.get("type"))) or InvalidArgumentError
-        return cls(str(doc.get("message")), hint=doc.get("hint"))
+        rest = text[idx + len(SPARK_ERROR_MARKER):].strip()
+        line = rest.splitlines()[0].strip() if rest else ""
+        body, _, hint = line.partition(SPARK_HINT_TAG.strip())
+        name, sep, message = body.partition(": ")
+        cls = _error_class(name.strip()) if sep else None
+        if cls is None:
+            cls, message = InvalidArgumentError, body
+        return cls(message.strip(), hint=hint.strip() or None)
     for raw in reversed(text.splitlines()):
         m = _ERROR_LINE.search(raw.strip())
         if m:

@@ -1,10 +1,12 @@
 """Typed ``hoodie.*`` options: Hudi's key names and defaults, parsed in one place.
 
-Options come from (lowest to highest precedence) the built-in defaults below, a defaults file in the
-format of Hudi's ``hudi-defaults.conf`` (``conf/hudi-layout-defaults.conf`` in the project, or the file
-named by ``$HUDI_LAYOUT_CONF``), and the options the caller passes. Parse errors name the key and value.
-Unknown ``hoodie.*`` keys are kept (passed through to ``hoodie.properties`` where Hudi keeps table
-configs) and reported once with a warning.
+Options come from (lowest to highest precedence) the built-in defaults below, one defaults file in the
+format of Hudi's ``hudi-defaults.conf`` (the first found of :func:`defaults_file_candidates`), and the
+options the caller passes. Parse errors name the key and value. Unknown ``hoodie.*`` keys are kept (passed
+through to ``hoodie.properties`` where Hudi keeps table configs) and reported once with a warning.
+
+Every option carries its documentation and the commands that honour it; the README's options table is
+generated from them (:func:`options_reference_markdown`) and a test keeps the two equal.
 """
 
 from __future__ import annotations
@@ -31,6 +33,23 @@ def _parse_bool(value: str) -> bool:
     raise ValueError("expected true or false")
 
 
+#: what honours an option, as the options reference names it (see :data:`HONOURED_BY_LEGEND`)
+INGEST = "ingest"
+CLUSTER = "cluster"
+SERVICE = "clustering-service"
+INDEX = "index"
+READ = "read"
+CLEAN = "clean"
+HONOURED_BY_LEGEND = {
+    INGEST: "`hudi-layout ingest`, `hl.write()`, `df.write.format(\"hudi_layout\")`",
+    CLUSTER: "`hudi-layout cluster`, `hl.cluster()`, `hl.execute_pending()`, inline clustering after a write",
+    SERVICE: "`hudi-layout clustering-service`, `hl.ClusteringService`, async clustering of a write",
+    INDEX: "`hudi-layout index`, `hl.build_column_stats_index()`",
+    READ: "`hl.read()`, `spark.read.format(\"hudi_layout\")`, `hudi-layout explain` / `query`",
+    CLEAN: "`hudi-layout clean`, `hl.clean()`, the automatic clean after a write or clustering",
+}
+
+
 @dataclass(frozen=True)
 class Option(Generic[T]):
     key: str
@@ -38,6 +57,8 @@ class Option(Generic[T]):
     parse: Callable[[str], T]
     doc: str = ""
     aliases: tuple[str, ...] = ()
+    #: the commands (and their API functions) that read this option: :data:`HONOURED_BY_LEGEND`
+    used_by: tuple[str, ...] = ()
 
     def get(self, options: Mapping[str, Any]) -> T:
         for k in (self.key, *self.aliases):
@@ -184,69 +205,146 @@ def _operation(value: str) -> WriteOperation | str:
 
 # --- reading ---------------------------------------------------------------------------------------
 QUERY_TYPE = Option("hoodie.datasource.query.type", QueryType.SNAPSHOT, QueryType.parse,
-                    aliases=("hoodie.read.query.type",))
-DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool)
+                    "`snapshot` (Merge-on-Read slices merged with their logs) or `read_optimized` (base files "
+                    "only).", aliases=("hoodie.read.query.type",), used_by=(READ,))
+DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool,
+                       "Skip files by the column_stats index; `false` reads every file of the snapshot.",
+                       used_by=(READ,))
 #: the keys a read honours; any other key given to a read is refused (never accepted and ignored)
 READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, DATA_SKIPPING)
-# --- table / write -------------------------------------------------------------------------------
-TABLE_NAME = Option("hoodie.table.name", "", _str)
+# --- table / write ---------------------------------------------------------------------------------
+TABLE_NAME = Option("hoodie.table.name", "", _str, "Table name written to hoodie.properties (default: the "
+                    "folder name).", used_by=(INGEST,))
 RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
-                          aliases=("hoodie.table.recordkey.fields",))
+                          "Record key column(s), comma-separated; required to create a table.",
+                          aliases=("hoodie.table.recordkey.fields",), used_by=(INGEST,))
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
-                              aliases=("hoodie.table.partition.fields",))
-HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool)
-URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, _parse_bool)
-OPERATION: Option[WriteOperation | str] = Option("hoodie.datasource.write.operation", WriteOperation.BULK_INSERT,
-                                                 _operation)
-MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int)
-PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec)
-TABLE_VERSION = Option("hoodie.table.version", 9, int)
+                              "Partition column(s), comma-separated; empty for an unpartitioned table.",
+                              aliases=("hoodie.table.partition.fields",), used_by=(INGEST,))
+HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool,
+                    "Partition folders named `column=value` instead of `value`.", used_by=(INGEST,))
+URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, _parse_bool,
+                              "URL-encode partition values in folder names (characters a file system cannot "
+                              "hold are always escaped).", used_by=(INGEST,))
+OPERATION: Option[WriteOperation | str] = Option(
+    "hoodie.datasource.write.operation", WriteOperation.BULK_INSERT, _operation,
+    "Write operation: `bulk_insert` or `insert` (others are refused with an error naming them).",
+    used_by=(INGEST,))
+MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int,
+                       "Largest base file a write produces, in bytes (a file is closed when it reaches this).",
+                       used_by=(INGEST, CLUSTER, SERVICE))
+PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
+                       "Parquet compression of base files (snappy, zstd, gzip, none...).",
+                       used_by=(INGEST, CLUSTER, SERVICE))
+TABLE_VERSION = Option("hoodie.table.version", 9, int, "Table version of a new table: 9 or 8.",
+                       used_by=(INGEST,))
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),
-                    aliases=("hoodie.table.type",))
-PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str)
+                    "Table type; only COPY_ON_WRITE is written (MERGE_ON_READ is refused).",
+                    aliases=("hoodie.table.type",), used_by=(INGEST,))
+PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str,
+                          "Hudi's ordering field for upserts; the operations written here (bulk_insert, "
+                          "insert) do not use it.", used_by=())
 # --- metadata table --------------------------------------------------------------------------------
-METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool)
-COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool)
-COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str)
-COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, _positive_int)
-COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, _positive_int)
-MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, _positive_int)
+METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool,
+                         "Keep the metadata table (files + column_stats). `false` on a table that has one "
+                         "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE))
+COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool,
+                             "Build the column_stats index when the metadata table is created.",
+                             used_by=(INGEST, INDEX))
+COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str,
+                              "Columns to index, comma-separated (default: every supported column, up to "
+                              "the max.columns.to.index limit).", used_by=(INGEST, INDEX))
+COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, _positive_int,
+                                  "File groups of the column_stats partition of a new metadata table.",
+                                  used_by=(INGEST, INDEX))
+COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, _positive_int,
+                                  "At most this many columns are indexed when no column list is given.",
+                                  used_by=(INGEST, INDEX))
+MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, _positive_int,
+                                       "Compact the metadata table after this many deltacommits.",
+                                       used_by=(INGEST, CLUSTER, SERVICE))
 # --- clustering ------------------------------------------------------------------------------------
 CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, _parse_bool,
-                           aliases=("hoodie.datasource.clustering.inline.enable",))
-CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, _positive_int)
-CLUSTERING_ASYNC_MAX_COMMITS = Option("hoodie.clustering.async.max.commits", 4, _positive_int)
-SMALL_FILE_LIMIT = Option("hoodie.clustering.plan.strategy.small.file.limit", 314_572_800, _non_negative_int)
-MAX_BYTES_PER_GROUP = Option("hoodie.clustering.plan.strategy.max.bytes.per.group", 2_147_483_648, _positive_int)
-MAX_NUM_GROUPS = Option("hoodie.clustering.plan.strategy.max.num.groups", 30, _positive_int)
-TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.bytes", 1_073_741_824, _positive_int)
-SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str)
+                           "Cluster in the writing process after a write, every inline.max.commits commits "
+                           "(needs plan.strategy.sort.columns).",
+                           aliases=("hoodie.datasource.clustering.inline.enable",), used_by=(INGEST,))
+CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, _positive_int,
+                                       "Commits between two inline clusterings.", used_by=(INGEST,))
+CLUSTERING_ASYNC_ENABLED = Option("hoodie.clustering.async.enabled", False, _parse_bool,
+                                  "Run the clustering service in a background thread of the writing process "
+                                  "for the life of its Spark session (needs plan.strategy.sort.columns).",
+                                  aliases=("hoodie.datasource.clustering.async.enable",), used_by=(INGEST,))
+CLUSTERING_ASYNC_MAX_COMMITS = Option("hoodie.clustering.async.max.commits", 4, _positive_int,
+                                      "Commits between two clusterings of the clustering service.",
+                                      used_by=(SERVICE,))
+SMALL_FILE_LIMIT = Option("hoodie.clustering.plan.strategy.small.file.limit", 314_572_800, _non_negative_int,
+                          "With --small-files-only (Hudi's behaviour), only files below this size are "
+                          "clustered.", used_by=(CLUSTER, SERVICE))
+MAX_BYTES_PER_GROUP = Option("hoodie.clustering.plan.strategy.max.bytes.per.group", 2_147_483_648, _positive_int,
+                             "Largest clustering group (one sort) in bytes; a partition above it is split "
+                             "into several groups.", used_by=(CLUSTER, SERVICE))
+MAX_NUM_GROUPS = Option("hoodie.clustering.plan.strategy.max.num.groups", 30, _positive_int,
+                        "At most this many groups in one clustering plan.", used_by=(CLUSTER, SERVICE))
+TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.bytes", 1_073_741_824, _positive_int,
+                               "Target size of the files a clustering writes: a group of N bytes becomes "
+                               "ceil(N / this) files. Hudi's 1 GiB default gives one file per partition on "
+                               "small tables (the result then says so).", used_by=(CLUSTER, SERVICE))
+SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str,
+                      "Columns to cluster by, comma-separated (`--columns`).", used_by=(CLUSTER, SERVICE))
 SINGLE_GROUP_CLUSTERING = Option("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
-                                 _parse_bool)
-PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str)
-PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.pattern", "", _str)
-LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse)
+                                 _parse_bool, "Also cluster a partition that forms a single group of one file.",
+                                 used_by=(CLUSTER, SERVICE))
+PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str,
+                            "Cluster only these partitions, comma-separated.", used_by=(CLUSTER, SERVICE))
+PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.pattern", "", _str,
+                         "Cluster only partitions matching this regular expression.", used_by=(CLUSTER, SERVICE))
+CLUSTERING_MAX_PARALLELISM = Option("hoodie.clustering.max.parallelism", 15, int,
+                                    "Clustering groups executed at the same time.", used_by=(CLUSTER, SERVICE))
+LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse,
+                         "Row order of a clustering: `linear`, `z-order` or `hilbert` (`--strategy`).",
+                         used_by=(CLUSTER, SERVICE))
 CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBuildMethod.DIRECT,
-                            CurveBuildMethod.parse)
-CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, _positive_int)
+                            CurveBuildMethod.parse,
+                            "How a curve scales each column: `direct` (min/max) or `sample` (sampled "
+                            "quantiles) (`--method`).", used_by=(CLUSTER, SERVICE))
+CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, _positive_int,
+                           "Rows sampled per group by the `sample` method.", used_by=(CLUSTER, SERVICE))
 # hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
-SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, _positive_int)
+SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, _positive_int,
+                             "hudi_layout's own: memory (Arrow, estimated) one curve-sort task may hold; more "
+                             "data means more tasks.", used_by=(CLUSTER, SERVICE))
 # --- cleaning (docs/cleaning.md) --------------------------------------------------------------------
 CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, _parse_bool,
-                         doc="clean after every write and clustering")
+                         "Clean (delete file slices no longer needed) after every write and clustering.",
+                         used_by=(INGEST, CLUSTER, CLEAN))
 CLEAN_ASYNC = Option("hoodie.clean.async", False, _parse_bool,
-                     doc="background cleaning: not supported (cleans run inline); true is refused")
-CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, int,
-                           doc="completed commits since the last clean before an automatic clean is attempted")
-CLEAN_TRIGGER_STRATEGY = Option("hoodie.clean.trigger.strategy", "NUM_COMMITS", lambda v: v.strip().upper())
-CLEANER_POLICY = Option("hoodie.cleaner.policy", CleaningPolicy.KEEP_LATEST_COMMITS, CleaningPolicy.parse)
-CLEANER_COMMITS_RETAINED = Option("hoodie.cleaner.commits.retained", 10, int)
-CLEANER_FILE_VERSIONS_RETAINED = Option("hoodie.cleaner.fileversions.retained", 3, int)
-CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, int)
-CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, _parse_bool)
+                     "Background cleaning: not supported (cleans run inline); `true` is refused.", used_by=(CLEAN,))
+CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, _positive_int,
+                           "Completed commits since the last clean before an automatic clean is attempted.",
+                           used_by=(INGEST, CLUSTER))
+CLEAN_TRIGGER_STRATEGY = Option("hoodie.clean.trigger.strategy", "NUM_COMMITS", lambda v: v.strip().upper(),
+                                "When an automatic clean is attempted (Hudi's `NUM_COMMITS`).",
+                                used_by=(INGEST, CLUSTER))
+CLEANER_POLICY = Option("hoodie.cleaner.policy", CleaningPolicy.KEEP_LATEST_COMMITS, CleaningPolicy.parse,
+                        "Which file slices a clean keeps: `KEEP_LATEST_COMMITS`, `KEEP_LATEST_FILE_VERSIONS` or "
+                        "`KEEP_LATEST_BY_HOURS`.", used_by=(CLEAN,))
+CLEANER_COMMITS_RETAINED = Option("hoodie.cleaner.commits.retained", 10, _positive_int,
+                                  "KEEP_LATEST_COMMITS: the slices the last this many commits read stay.",
+                                  used_by=(CLEAN,))
+CLEANER_FILE_VERSIONS_RETAINED = Option("hoodie.cleaner.fileversions.retained", 3, _positive_int,
+                                        "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.",
+                                        used_by=(CLEAN,))
+CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, _positive_int,
+                                "KEEP_LATEST_BY_HOURS: slices needed by commits of the last this many hours stay.",
+                                used_by=(CLEAN,))
+CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, _parse_bool,
+                                            "Bootstrap tables are not supported; `true` is refused.",
+                                            used_by=(CLEAN,))
 # hudi_layout's own: a file that stopped being part of the latest snapshot less than this long ago is kept,
 # so a reader (any engine) that planned its scan before the change has this long to finish (docs/cleaning.md)
-CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, int)
+CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, _non_negative_int,
+                             "hudi_layout's own: a file replaced less than this long ago is kept, so readers that "
+                             "planned before the change can finish.", used_by=(CLEAN,))
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))
@@ -259,12 +357,31 @@ _PASSTHROUGH_PREFIXES = ("hoodie.datasource.", "hoodie.table.", "hoodie.metadata
 _warned: set[str] = set()
 
 
-def default_conf_path() -> Path | None:
+#: the defaults file shipped with the package (used when no other is found)
+PACKAGED_DEFAULTS_FILE = Path(__file__).resolve().parent / "conf" / "hudi-layout-defaults.conf"
+
+
+def defaults_file_candidates() -> list[Path]:
+    """Where a defaults file is looked for, first found wins: ``$HUDI_LAYOUT_CONF``;
+    ``./conf/hudi-layout-defaults.conf``; Hudi's own ``hudi-defaults.conf`` in ``$HUDI_CONF_DIR`` (Hudi's
+    default ``/etc/hudi/conf`` when unset); the file beside the package."""
+    out = []
     env = os.environ.get("HUDI_LAYOUT_CONF")
     if env:
-        return Path(env)
-    candidate = Path.cwd() / "conf" / "hudi-layout-defaults.conf"
-    return candidate if candidate.is_file() else None
+        out.append(Path(env))
+    out.append(Path.cwd() / "conf" / "hudi-layout-defaults.conf")
+    out.append(Path(os.environ.get("HUDI_CONF_DIR") or "/etc/hudi/conf") / "hudi-defaults.conf")
+    out.append(PACKAGED_DEFAULTS_FILE)
+    return out
+
+
+def default_conf_path() -> Path | None:
+    """The defaults file in use (see :func:`defaults_file_candidates`), ``None`` when there is none."""
+    env = os.environ.get("HUDI_LAYOUT_CONF")
+    if env and not Path(env).is_file():
+        raise InvalidArgumentError(f"HUDI_LAYOUT_CONF names {env}, which is not a file",
+                                   hint="point it at a hudi-defaults.conf style file, or unset it")
+    return next((p for p in defaults_file_candidates() if p.is_file()), None)
 
 
 def read_defaults_file(path: str | os.PathLike[str] | None) -> dict[str, str]:
@@ -388,3 +505,27 @@ def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, A
         if not same:
             out.append((key, table_value, value))
     return out
+
+
+def _default_text(option: Option[Any]) -> str:
+    d = option.default
+    if isinstance(d, bool):
+        return str(d).lower()
+    if isinstance(d, enum.Enum):
+        return str(d.value)
+    if isinstance(d, int) and d >= 1 << 20:
+        for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20)):
+            if d % size == 0:
+                return f"{d} ({d // size} {unit})"
+    return str(d) if d != "" else "(empty)"
+
+
+def options_reference_markdown() -> str:
+    """The options table of the README: key, default, what it does, which commands honour it."""
+    lines = ["| key | default | what it does | honoured by |", "|---|---|---|---|"]
+    for o in ALL_OPTIONS:
+        key = f"`{o.key}`" + "".join(f"<br>(alias `{a}`)" for a in o.aliases)
+        used = ", ".join(o.used_by) or "—"
+        lines.append(f"| {key} | `{_default_text(o)}` | {o.doc} | {used} |")
+    lines += ["", "Honoured by: " + "; ".join(f"**{k}** = {v}" for k, v in HONOURED_BY_LEGEND.items()) + "."]
+    return "\n".join(lines) + "\n"

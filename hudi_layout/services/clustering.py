@@ -12,7 +12,8 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,15 +22,14 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
-from hudi_layout.clustering.metrics import ClusteringMetrics
-from hudi_layout.clustering.plan import ClusteringPlanSpec
-from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
+from hudi_layout.clustering.metrics import ClusteringMetrics, few_files_note
+from hudi_layout.clustering.plan import ClusteringPlanSpec, plan_clustering
+from hudi_layout.clustering.schedule import load_pending_plans, prepare_clustering_options, schedule_clustering
 from hudi_layout.errors import (
     CommitConflictError,
     CorruptFileError,
     HudiLayoutError,
     InvalidArgumentError,
-    PendingClusteringError,
     from_spark_error_text,
 )
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
@@ -41,6 +41,7 @@ from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_prop
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.scan.merge import merge_config
 from hudi_layout.spark.clustering_job import MergeInputs, data_schema, run_groups
+from hudi_layout.spark.progress import watch
 from hudi_layout.table.commit_protocol import (
     PendingWrite,
     complete_write,
@@ -79,48 +80,27 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
 def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
             strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
             method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
-            include_all_files: bool = True, resume: bool = False,
+            include_all_files: bool = True, resume: bool = True,
             abandon_pending: bool = False) -> ClusteringMetrics | None:
-    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
-    no file group qualified).
+    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
+    clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
 
-    Plans an interrupted run left pending (their executor is gone) are never skipped silently: without a
-    flag this raises :class:`PendingClusteringError` naming them; ``resume=True`` executes them (and nothing
-    else: ``columns`` may be ``None``; returns the last one's metrics); ``abandon_pending=True`` rolls them
-    back (a Hudi ``rollback`` instant each) before scheduling the new clustering.
+    Plans an interrupted run left pending (their executor is gone) are never skipped silently:
+    ``resume`` (default, like the retry of Hudi's clustering job) executes them instead of a new plan (then
+    ``columns`` may be ``None``; a plan that fails again raises an error naming the damaged input, with the
+    commands that unblock it); ``abandon_pending=True`` rolls them back (a Hudi ``rollback`` instant each)
+    before scheduling the new clustering; ``resume=False`` leaves them (logged as a warning naming them) and
+    plans the other file groups.
     """
-    opts = cfg.resolve_options(options)
-    cfg.validate_all(opts)
-    if resume and abandon_pending:
-        raise InvalidArgumentError("resume and abandon_pending exclude each other")
-    base = Path(path).absolute()
-    CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
-    drop_metadata_table_if_disabled(path, opts)
-    if resume:
-        done = execute_pending(spark, str(base), opts)
-        return done[-1] if done else None
-    if abandon_pending:
-        abandon_pending_clustering(str(base))
-    else:
-        _refuse_pending_plans(base)
-    if columns is None:
-        raise InvalidArgumentError("name the columns to cluster by", hint="--columns a,b")
-    props = load_properties(base / ".hoodie")
-    if mdt_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
-        require_metadata_maintainable(props)
-    if props.is_mor:
-        merge_config(props)  # slices we could not merge are refused before scheduling
-    layout = parse_layout_strategy(strategy, what="strategy")
-    scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
-                                    include_all_files=include_all_files, resolve=False)
-    if scheduled is None:
-        return None
-    instant_time, plan = scheduled
-    return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+    run = run_clustering(lambda: spark, path, columns, strategy, method, options,
+                         include_all_files=include_all_files, resume=resume, abandon_pending=abandon_pending)
+    for waiting in run.waiting:
+        log.warning("%s", waiting.describe())
+    return run.new or (run.resumed[-1] if run.resumed else None)
 
 
 def stale_pending_plans(base: Path) -> list[tuple[str, int]]:
@@ -134,16 +114,6 @@ def stale_pending_plans(base: Path) -> list[tuple[str, int]]:
             groups = sum(len(g.get("slices") or []) for g in plan.get("inputGroups") or [])
             out.append((inst.requested_time, groups))
     return out
-
-
-def _refuse_pending_plans(base: Path) -> None:
-    stale = stale_pending_plans(base)
-    if stale:
-        listed = ", ".join(f"{t} ({n} file groups)" for t, n in stale)
-        raise PendingClusteringError(
-            f"{base} has {len(stale)} pending clustering plan(s) that an interrupted run left: {listed}",
-            hint=f"finish them: 'hudi-layout cluster {base} --resume'; or roll them back: "
-                 f"'hudi-layout cluster {base} --abandon-pending --columns ...'")
 
 
 def abandon_pending_clustering(path: str, *, only: str | None = None) -> list[str]:
@@ -313,7 +283,9 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
         log_sizes = input_log_sizes(base, plan)
-        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, merge, table_schema)
+        with watch(spark, f"clustering {instant_time} ({plan.num_slices} files, {plan.total_bytes / 1e6:.1f} MB)"):
+            metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, merge,
+                                          table_schema)
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             for s in g.slices:
@@ -349,9 +321,114 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
                 raise translated from None
         raise
     clean_if_due(base, opts)  # hoodie.clean.automatic
+    note = few_files_note(tuple(metrics), cfg.TARGET_FILE_MAX_BYTES.get(opts), cfg.TARGET_FILE_MAX_BYTES.key)
     return ClusteringMetrics(
         instant_time=instant_time, strategy=plan.options.layout_strategy,
         method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),
         files_in=sum(m.files_in for m in metrics), files_out=sum(m.files_out for m in metrics),
         bytes_in=sum(m.bytes_in for m in metrics), bytes_out=sum(m.bytes_out for m in metrics),
-        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics))
+        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics),
+        notes=(note,) if note else ())
+
+
+@dataclass(frozen=True)
+class PendingClustering:
+    """A clustering plan on the timeline that has not completed."""
+
+    instant_time: str
+    state: str
+    file_groups: int
+    #: a live process holds its heartbeat (it is being executed right now)
+    running: bool
+
+    def describe(self) -> str:
+        who = "running in another process" if self.running else "waiting to be executed"
+        return f"clustering {self.instant_time} ({self.state}, {self.file_groups} file groups) is {who}"
+
+
+def pending_clusterings(path: str) -> list[PendingClustering]:
+    """Every pending clustering of the table, oldest first (no Spark)."""
+    table = HudiTable(path)
+    return [PendingClustering(i.requested_time, i.state.value,
+                              sum(len(g.get("slices") or []) for g in (plan.get("inputGroups") or [])),
+                              writer_is_alive(table.base_path, i.requested_time))
+            for i, plan in table.timeline.pending_clustering()]
+
+
+@dataclass(frozen=True)
+class ClusteringRun:
+    """What :func:`run_clustering` did."""
+
+    #: pending plans executed first (left by an earlier, interrupted run, or scheduled by Hudi)
+    resumed: tuple[ClusteringMetrics, ...] = ()
+    #: the clustering scheduled and executed by this run
+    new: ClusteringMetrics | None = None
+    #: a plan scheduled and left for later (``schedule_only``)
+    scheduled: str | None = None
+    #: pending plans left after the run (executing elsewhere, or not resumed)
+    waiting: tuple[PendingClustering, ...] = ()
+
+
+def preview_clustering(path: str, columns: Sequence[str] | str, strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
+                       method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
+                       options: Mapping[str, Any] | None = None, *,
+                       include_all_files: bool = True) -> ClusteringPlanSpec | None:
+    """The plan :func:`cluster` would schedule now, without writing anything (no Spark)."""
+    table = HudiTable(path)
+    opts = prepare_clustering_options(table, options, columns=columns,
+                                      strategy=parse_layout_strategy(strategy, what="strategy"), method=method,
+                                      include_all_files=include_all_files)
+    partitions = [p for p in table.partitions() if opts.selects_partition(p)]
+    return plan_clustering(table.file_slices(partitions=partitions), opts, table.pending_clustering_file_groups())
+
+
+def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequence[str] | str | None,
+                   strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
+                   method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
+                   options: Mapping[str, Any] | None = None, *, include_all_files: bool = True,
+                   resume: bool = True, abandon_pending: bool = False,
+                   schedule_only: bool = False) -> ClusteringRun:
+    """Cluster the table: pending plans whose executor is gone run first (``resume``, like the retry of
+    Hudi's clustering job), and when none did, a new plan is scheduled and executed.
+
+    ``spark`` is called only when a plan is executed, so checking, planning and scheduling never start
+    Spark. ``abandon_pending`` rolls the pending plans of dead executors back (a ``rollback`` instant each)
+    instead of running them. With ``resume=False`` pending plans are left alone (and reported in
+    ``waiting``); with ``schedule_only`` the new plan is written to the timeline and not executed. Every
+    option (cleaning included) is checked before anything is written.
+    """
+    opts = cfg.resolve_options(options)
+    cfg.validate_all(opts)
+    CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
+    layout = parse_layout_strategy(strategy, what="strategy")
+    base = Path(path).absolute()
+    props = load_properties(base / ".hoodie")
+    if props.is_mor:
+        merge_config(props)  # slices we could not merge are refused before scheduling
+    drop_metadata_table_if_disabled(path, opts)
+    if mdt_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
+        require_metadata_maintainable(load_properties(base / ".hoodie"))
+    resumed: list[ClusteringMetrics] = []
+    if abandon_pending:
+        abandon_pending_clustering(str(base))
+    elif resume and not schedule_only:
+        stale = [t for t, _groups in stale_pending_plans(base)]  # inflight plans of dead executors -> requested
+        for instant_time, plan in load_pending_plans(base, opts):
+            if instant_time not in stale:
+                continue
+            log.info("resuming pending clustering %s (%d groups)", instant_time, len(plan.groups))
+            resumed.append(execute_plan(spark(), str(base), instant_time, plan, opts))
+    if resumed:  # as HoodieClusteringJob's retry of the last failed clustering: that run replaces a new one
+        return ClusteringRun(tuple(resumed), None, None, tuple(pending_clusterings(str(base))))
+    if not columns:
+        if resume and not abandon_pending:  # "resume only": nothing was pending
+            return ClusteringRun((), None, None, tuple(pending_clusterings(str(base))))
+        raise InvalidArgumentError("name the columns to cluster by", hint="--columns a,b")
+    scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
+                                    include_all_files=include_all_files, resolve=False)
+    new = None
+    if scheduled is not None and not schedule_only:
+        instant_time, plan = scheduled
+        new = execute_plan(spark(), str(base), instant_time, plan, opts)
+    return ClusteringRun(tuple(resumed), new, scheduled[0] if scheduled and schedule_only else None,
+                         tuple(pending_clusterings(str(base))))

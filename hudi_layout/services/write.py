@@ -1,7 +1,8 @@
 """``write()``: a Spark DataFrame into a Copy-on-Write Hudi table (``bulk_insert`` / ``insert`` / overwrite).
 
 One transaction (:class:`hudi_layout.writer.transaction.WriteSession`) around one Spark job
-(:mod:`hudi_layout.spark.write_job`), then inline clustering when ``hoodie.clustering.inline`` is on.
+(:mod:`hudi_layout.spark.write_job`), then inline clustering when ``hoodie.clustering.inline`` is on, and
+the clustering service in a background thread when ``hoodie.clustering.async.enabled`` is on.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.services.clustering_service import maybe_cluster_inline
+from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
+from hudi_layout.spark.progress import watch
 from hudi_layout.spark.write_job import (
     partition_value_exprs,
     record_key_expr,
@@ -55,20 +57,26 @@ def write(
         df_schema = spark_to_arrow_schema(df)
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    # the automatic clean after the commit: its options are refused now, before anything is written
-    CleanConfig.from_options(cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"}))
+    # the services after the commit (automatic clean, async clustering): their options are refused now,
+    # before anything is written
+    checked = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
+    CleanConfig.from_options(checked)
+    check_async_options(checked)
     session = WriteSession.start(path, options, df_schema, mode == "overwrite")
     try:
         prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
                              record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
                              *partition_value_exprs(session.partition_fields))
-        written = run_file_writer(prepared, session.spec)
+        with watch(df.sparkSession, f"ingest into {session.base.name}"):
+            written = run_file_writer(prepared, session.spec)
         result = session.commit(written)
     except BaseException:
         session.abort()
         raise
     _maybe_inline_cluster(df, session.base, session.opts)
     clean_if_due(session.base, session.opts)  # hoodie.clean.automatic
+    if cfg.CLUSTERING_ASYNC_ENABLED.get(session.opts):
+        ensure_async_clustering(df.sparkSession, str(session.base), session.opts)
     return result
 
 

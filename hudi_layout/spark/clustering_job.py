@@ -232,7 +232,7 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
                             sum(w.file_size for w in written), sum(w.num_records for w in written),
                             time.time() - t0), written
 
-    parallelism = max(1, min(len(plan.groups), int(opts.get("hoodie.clustering.max.parallelism", 15))))
+    parallelism = max(1, min(len(plan.groups), cfg.CLUSTERING_MAX_PARALLELISM.get(opts)))
     with ThreadPoolExecutor(max_workers=parallelism) as pool:
         results = list(pool.map(run, plan.groups))
     return [r[0] for r in results], [w for r in results for w in r[1]]

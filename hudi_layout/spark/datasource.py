@@ -17,11 +17,13 @@ reader; Spark-native key expressions); this data source exists for users who wan
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -35,7 +37,13 @@ from pyspark.sql.datasource import (
 
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import (
+    SPARK_ERROR_MARKER,
+    HudiLayoutError,
+    InvalidArgumentError,
+    from_spark_error_text,
+    spark_error_text,
+)
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch
 from hudi_layout.options import QueryType
@@ -50,6 +58,24 @@ from hudi_layout.writer.base_file_writer import META_COLUMNS, key_and_partition_
 from hudi_layout.writer.transaction import WriteSession
 
 SOURCE_NAME = "hudi_layout"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line_errors(fn: F) -> F:
+    """Spark shows an error raised in the data source as its own message followed by the Python traceback.
+    Our errors are re-raised with their message and hint as one tagged line (no chained traceback), which
+    the CLI, :func:`install_error_hook` and ``str(exception)`` searches can find."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HudiLayoutError as e:
+            if str(e).startswith(SPARK_ERROR_MARKER):
+                raise
+            raise type(e)(spark_error_text(e), hint=e.hint) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 class _FilePartition(InputPartition):
@@ -83,6 +109,7 @@ class HudiLayoutReader(DataSourceReader):
         # Merge-on-Read slices: the filters are never applied below it).
         yield from filters
 
+    @_one_line_errors
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
         table = HudiTable(self.path)
@@ -138,17 +165,32 @@ class HudiLayoutDataSource(DataSource):
             raise InvalidArgumentError("the hudi_layout data source needs a path: .load(path) / .save(path)")
         return path
 
+    @_one_line_errors
     def schema(self) -> Any:
         include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
         return spark_schema(HudiTable(self._path()), include_meta=include_meta)
 
+    @_one_line_errors
     def reader(self, schema: Any) -> DataSourceReader:
         use_stats = str(self.options.get("hoodie.enable.data.skipping", "true")).lower() == "true"
         include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
         return HudiLayoutReader(self._path(), schema, include_meta, use_stats, cfg.QUERY_TYPE.get(self.options))
 
+    @_one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
         return HudiLayoutWriter(self._path(), dict(self.options), schema, overwrite)
+
+
+def refuse_table_services(options: dict[str, str]) -> None:
+    """The data source writer runs in Spark's Python workers, where no clustering can run after the commit:
+    inline / async clustering options are refused instead of being accepted and ignored."""
+    opts = cfg.resolve_options(options)
+    for option in (cfg.CLUSTERING_INLINE, cfg.CLUSTERING_ASYNC_ENABLED):
+        if option.get(opts):
+            raise InvalidArgumentError(
+                f"{option.key}=true is not run by the hudi_layout data source writer",
+                hint="write with hudi_layout.write(df, path, options) (it runs inline and async clustering), or "
+                     "run `hudi-layout clustering-service PATH` beside your writer")
 
 
 @dataclass
@@ -195,6 +237,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
 
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
         CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
+        refuse_table_services(options)
         self.session = WriteSession.start(path, options, arrow_schema, overwrite)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
@@ -214,6 +257,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
             rows.extend(out.to_pylist())
         return _FilesMessage(rows)
 
+    @_one_line_errors
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = [r for m in messages if isinstance(m, _FilesMessage) for r in m.rows]
         self.session.commit(rows)
@@ -227,11 +271,43 @@ _registered: set[int] = set()
 
 
 def register(spark: Any) -> None:
-    """Register the data source with ``spark`` (idempotent)."""
+    """Register the data source with ``spark`` (idempotent), and the interpreter's error hook that shows
+    our errors coming back through Spark as one line (:func:`install_error_hook`)."""
+    install_error_hook()
     if id(spark) in _registered:
         return
     spark.dataSource.register(HudiLayoutDataSource)
     _registered.add(id(spark))
+
+
+_previous_hook: Any = None
+
+
+def install_error_hook() -> None:
+    """When an uncaught exception carries one of our errors wrapped by Spark (e.g. ``df.write.format(
+    "hudi_layout").save()`` refusing an option), print our ``error:`` / ``hint:`` lines instead of Spark's
+    traceback (``HUDI_LAYOUT_TRACEBACK=1`` prints the traceback after them). Other exceptions go to the hook
+    that was installed before."""
+    global _previous_hook
+    if _previous_hook is not None:
+        return
+    _previous_hook = sys.excepthook
+
+    def hook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
+        ours = value is not None and not isinstance(value, HudiLayoutError)
+        found = from_spark_error_text(str(value)) if ours else None
+        if found is None:
+            _previous_hook(tp, value, tb)
+            return
+        print(f"error: {found}", file=sys.stderr)
+        if found.hint:
+            print(f"hint: {found.hint}", file=sys.stderr)
+        if os.environ.get("HUDI_LAYOUT_TRACEBACK"):
+            _previous_hook(tp, value, tb)
+        else:
+            print(f"({type(value).__name__} from Spark; HUDI_LAYOUT_TRACEBACK=1 shows its traceback)", file=sys.stderr)
+
+    sys.excepthook = hook
 
 
 __all__ = ["HudiLayoutDataSource", "register", "SOURCE_NAME", "META_COLUMNS"]

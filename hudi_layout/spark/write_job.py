@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError, from_spark_error_text
+from hudi_layout.spark.progress import WriteCounters, write_counters
 from hudi_layout.writer.base_file_writer import (
     RESULT_SCHEMA,
     TaskIdentity,
@@ -108,6 +109,20 @@ def run_file_writer(df: DataFrame, spec: WriteSpec) -> list[WrittenFile]:
     return collect_written(df, make_mapper(spec))
 
 
+def _counting(mapper: Any, counters: WriteCounters) -> Any:
+    """``mapper`` that also adds each written file to the progress counters (one result row per file)."""
+
+    def counted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for out in mapper(batches):
+            if out.num_rows and "num_records" in out.schema.names:
+                counters.files.add(out.num_rows)
+                counters.rows.add(sum(v for v in out.column("num_records").to_pylist() if v))
+                counters.bytes.add(sum(v for v in out.column("file_size").to_pylist() if v))
+            yield out
+
+    return counted
+
+
 def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
     """Run ``mapper`` (a writer yielding :data:`RESULT_SCHEMA` rows) over ``df``; collect the metadata rows."""
     from pyspark.sql.types import StructType
@@ -115,6 +130,9 @@ def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
     out_schema = StructType.fromJson({"type": "struct", "fields": [
         {"name": f.name, "type": {"string": "string", "int64": "long", "binary": "binary"}[str(f.type)],
          "nullable": True, "metadata": {}} for f in RESULT_SCHEMA]})
+    counters = write_counters()
+    if counters is not None:
+        mapper = _counting(mapper, counters)
     try:
         rows = df.mapInArrow(mapper, out_schema).collect()  # metadata rows only
     except Exception as e:  # Spark wraps executor errors; surface ours as one clear line

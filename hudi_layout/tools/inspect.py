@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from hudi_layout import options as cfg
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.table.hudi_table import HudiTable
 
@@ -25,6 +26,7 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
             mdt["indexed_columns"] = ColumnStatsIndex(str(table.base_path)).indexed_columns()
         except Exception as e:  # informational: inspect reports a damaged index instead of failing
             mdt["indexed_columns_error"] = str(e)
+    conf = cfg.default_conf_path()
     return {
         "path": str(table.base_path),
         "table_name": props.table_name,
@@ -41,6 +43,8 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
         "pending_clustering": pending,
         "timeline": instants,
         "metadata_table": mdt,
+        "defaults_file": str(conf) if conf else None,
+        "defaults_file_candidates": [str(p) for p in cfg.defaults_file_candidates()],
     }
 
 
@@ -56,6 +60,7 @@ def render(info: dict[str, Any]) -> str:
         f"metadata     {'yes' if info['metadata_table']['exists'] else 'no'}: "
         f"{', '.join(info['metadata_table']['partitions']) or '(no partitions)'}",
     ]
+    lines.append(f"defaults     {info['defaults_file'] or '(no defaults file found)'}")
     cols = info["metadata_table"].get("indexed_columns")
     if cols:
         lines.append(f"indexed      {', '.join(cols)}")

@@ -296,7 +296,7 @@ def test_cli_clean_does_not_start_spark(tmp_path: Path, monkeypatch, capsys) -> 
     def no_spark(*_a, **_k):
         raise AssertionError("hudi-layout clean started Spark")
 
-    monkeypatch.setattr(cli, "get_spark", no_spark)
+    monkeypatch.setattr(cli, "_spark", no_spark)
     t = clustered(tmp_path, 3)
     assert cli.main(["clean", str(t.base), "-o", "hoodie.cleaner.commits.retained=1", "-o",
                      "hudi_layout.clean.grace.period.seconds=0"]) == 0
