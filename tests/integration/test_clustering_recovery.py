@@ -1,5 +1,6 @@
 """A clustering that fails (a damaged input file) never leaves a stuck table (issue #11, finding 4): the error
-names the file, the plan stays pending and is reported, ``--resume`` finishes it once the file is repaired,
+names the file, the plan stays pending and is reported (the next run retries it, as Hudi's clustering job does;
+``--no-resume`` leaves it and says so), and the retry finishes it once the file is repaired,
 ``--abandon-pending`` rolls it back (a Hudi rollback instant), and an overwrite blocked by it says which
 command unblocks it."""
 
@@ -54,10 +55,15 @@ def test_failed_clustering_names_the_file_and_is_resumable(spark, damaged, capsy
     assert str(victim) in str(e.value)
     assert "--resume" in e.value.hint and "--abandon-pending" in e.value.hint
     [plan] = pending(path)
-    # reported, never "nothing to cluster"
-    with pytest.raises(errors.PendingClusteringError, match=plan) as e2:
+    # never "nothing to cluster": the next run retries the pending plan (Hudi's retry) and names the file again
+    with pytest.raises(errors.CorruptFileError) as e2:
         hudi_layout.cluster(str(path), ["v", "id"], spark=spark)
-    assert "--resume" in e2.value.hint
+    assert str(victim) in str(e2.value) and plan in e2.value.hint and "--abandon-pending" in e2.value.hint
+    assert pending(path) == [plan]
+    # --no-resume leaves it and says so
+    assert main(["cluster", str(path), "--columns", "v,id", "--no-resume"]) == 0
+    out = capsys.readouterr().out
+    assert f"pending: clustering {plan}" in out or (plan in out and "pending" in out), out
     # an overwrite blocked by the plan names the command that unblocks it
     with pytest.raises(errors.CommitConflictError) as e3:
         hudi_layout.write(spark.createDataFrame(rows(5000, 10)), str(path), OPTS, mode="overwrite")
