@@ -3,8 +3,8 @@
 The model knows nothing of files: a commit adds rows stamped with its instant time, an overwrite replaces
 every row, a clustering keeps the rows *and* their commit times, a crashed writer changes nothing. Instant
 times are learnt from the timeline folder after each step (:func:`completed_instants`), so the model also
-answers time travel (``as of`` a requested time, as hudi-rs defines it) and incremental queries
-(``begin < _hoodie_commit_time <= end`` over the snapshot at ``end``).
+answers time travel (``as of`` a requested time, as hudi-rs defines it) and incremental queries (the commits
+*completed* in ``(begin, end]``, as Hudi 1.x and hudi-rs define them).
 """
 
 from __future__ import annotations
@@ -81,6 +81,14 @@ class TableModel:
         return rows
 
     def incremental(self, begin: str, end: str | None) -> tuple[Row, ...]:
-        """Rows of the snapshot at ``end`` written by commits in ``(begin, end]``."""
-        end_time = end or (self.snapshots[-1][0].requested if self.snapshots else "")
-        return tuple(r for r in self.as_of(end_time) if begin < r[COMMIT_TIME] <= end_time)
+        """Rows of the commits *completed* in ``(begin, end]`` (Hudi 1.x and hudi-rs compare incremental bounds
+        with completion times), as the table holds them at ``end``: the snapshot of the last instant completed
+        by ``end``, keeping the rows whose commit time is the requested time of a selected commit."""
+        done = [(inst, snap) for inst, snap in self.snapshots if inst.completed is not None]
+        end_time = end if end is not None else (max(i.completed for i, _ in done) if done else "")
+        selected = {i.requested for i, _ in done if begin < i.completed <= end_time}
+        at_end: tuple[Row, ...] = ()
+        for inst, snap in sorted(done, key=lambda x: x[0].completed):
+            if inst.completed <= end_time:
+                at_end = snap
+        return tuple(r for r in at_end if r[COMMIT_TIME] in selected)

@@ -479,7 +479,8 @@ class ReadPathsHarness:
         self._ask("hudi-rs snapshot", "no filter", ids_of(self.model.current), lambda: _arrow_ids(self._hudi_rs_read()))
 
     def _instant_choices(self) -> list[str]:
-        times = [i.requested for i in self.model.instants]
+        """Requested and completion times of the retained instants, and times just before / after them."""
+        times = [t for i in self.model.instants for t in (i.requested, i.completed) if t]
         out = list(times)
         for t in times:
             out.append(str(int(t) - 1).zfill(17))
@@ -549,7 +550,7 @@ class ReadPathsHarness:
         extra = ["--query-type", "incremental", "--begin", begin] + (["--end", end] if end else [])
         self._ask_cli(q, sql, want, extra=extra, entry="CLI query incremental")
         if self.use_hudi_rs and end is not None:
-            # hudi-rs keeps the end bound inclusive and the begin bound exclusive, as Hudi does
+            # hudi-rs compares (begin, end] with completion times, as Hudi 1.x does
             ro = (hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental)
                   .with_start_timestamp(begin).with_end_timestamp(end))
             self._ask("hudi-rs incremental", f"incremental ({begin}, {end}]", ids_of(rows),
