@@ -39,7 +39,8 @@ def _legacy(name: str, new_form: str) -> None:
 
 
 def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | None = None,
-         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False) -> DataFrame:
+         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False,
+         options: Mapping[str, Any] | None = None) -> DataFrame:
     """``read(path, where=None, *, spark=None, ...)``: a DataFrame of the rows of the table at ``path`` matching
     ``where``; only candidate files are read. ``where`` may also be the second positional argument.
 
@@ -51,6 +52,10 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         columns: project these columns (default: all data columns).
         skipping: use the column_stats index (partition pruning always applies).
         include_meta: keep the five ``_hoodie_*`` meta columns.
+        options: Hudi read options: ``hoodie.datasource.query.type`` (``snapshot``, ``read_optimized``,
+            ``incremental``), ``as.of.instant`` (time travel), ``hoodie.datasource.read.begin.instanttime`` /
+            ``end.instanttime`` (incremental), ``hoodie.enable.data.skipping``; any other ``hoodie.*`` key is
+            refused (docs/read-semantics.md).
     """
     rest = list(positional)
     if is_spark_session(path):  # deprecated: read(spark, path, where)
@@ -64,14 +69,16 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         where = rest[0]
     session = session_or_default(spark)
     table = HudiTable(path)
-    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False)
+    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
+                     options=options)
     return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
 
 
-def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:
+def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True,
+            options: Mapping[str, Any] | None = None) -> ScanPlan:
     """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
-    ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark)
+    ``options``: Hudi read options, as for :func:`read`. ``print(plan.render())`` for a report."""
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options)
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,

@@ -1,7 +1,8 @@
 """What hudi_layout can do with a table, and if not, why: the one place for that rule.
 
-Every entry point asks here before it touches anything: reading (any supported version, COW or MOR read as
-base files), creating and writing (per write operation), clustering (scheduling and executing alike),
+Every entry point asks here before it touches anything: reading (any supported version; Merge-on-Read tables
+only as their base files, ``read_optimized``, until merged reads exist), creating and writing (per write
+operation), clustering (scheduling and executing alike),
 building the column_stats index, cleaning, and keeping a metadata table in sync. A refusal carries the message
 and hint the user sees (:class:`~hudi_layout.errors.UnsupportedTableError`).
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_layout.errors import UnsupportedTableError
-from hudi_layout.options import WriteOperation
+from hudi_layout.options import QueryType, WriteOperation
 
 if TYPE_CHECKING:
     from hudi_layout.format.properties import TableProperties
@@ -50,23 +51,27 @@ class Refusal:
         return UnsupportedTableError(self.message, hint=self.hint)
 
 
-def refusal(props: TableProperties, action: Action, *,
-            operation: WriteOperation | str | None = None) -> Refusal | None:
+def refusal(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None,
+            query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
     """``None`` when ``action`` is supported on the table described by ``props``, else why not.
 
-    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself. Metadata-table partitions are
-    a separate question (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
+    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself; ``query_type`` says what a
+    :attr:`Action.READ` returns. Metadata-table partitions are a separate question
+    (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
     """
     if action is Action.WRITE and operation is not None:
         why = operation_refusal(operation)
         if why is not None:
             return why
+    if action is Action.READ:
+        return read_refusal(props, query_type)
     return _TABLE_RULES[action](props)
 
 
-def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None) -> None:
+def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None,
+            query_type: QueryType = QueryType.SNAPSHOT) -> None:
     """Raise :class:`UnsupportedTableError` unless ``action`` is supported (see :func:`refusal`)."""
-    why = refusal(props, action, operation=operation)
+    why = refusal(props, action, operation=operation, query_type=query_type)
     if why is not None:
         raise why.error()
 
@@ -129,9 +134,27 @@ def require_metadata_maintainable(props: TableProperties) -> None:
 
 # ------------------------------------------------------------------------------------------ per action
 
+def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
+    """Reads: any version we read; a Merge-on-Read table only as its base files (``read_optimized``): its log
+    files are not merged yet, and base files alone would be a stale or empty answer for a snapshot (or an
+    incremental read). The one place to lift when merged reads are wired in."""
+    why = version_refusal(props.version, props.source or props.table_name)
+    if why is not None:
+        return why
+    if query_type is QueryType.INCREMENTAL and not props.populate_meta_fields:
+        return Refusal(f"incremental reads of table {props.table_name!r} need the _hoodie_commit_time column, "
+                       "which a table with hoodie.populate.meta.fields=false does not store")
+    if props.is_mor and query_type is not QueryType.READ_OPTIMIZED:
+        return Refusal(
+            f"{query_type.value} reads of MERGE_ON_READ table {props.table_name!r} are not supported yet: "
+            "hudi_layout does not merge its log files, so the answer could miss or repeat rows",
+            "read its base files only with hoodie.datasource.query.type=read_optimized (hudi-layout query "
+            "--query-type read_optimized), or read it with Hudi / hudi-rs")
+    return None
+
+
 def _read(props: TableProperties) -> Refusal | None:
-    # MERGE_ON_READ tables are read as their base files (log files are not merged)
-    return version_refusal(props.version, props.source or props.table_name)
+    return read_refusal(props)
 
 
 def _write(props: TableProperties) -> Refusal | None:

@@ -153,9 +153,9 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
         if type_name in ("DECIMAL", "DEC", "NUMERIC"):
             precision = args[0] if args else 10
             scale = args[1] if len(args) > 1 else 0
-            value = Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
-            integral = value.adjusted() + 1 if value != 0 else 0
-            return value if value.is_finite() and integral <= precision - scale else NO_CAST
+            rounded = Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+            integral = rounded.adjusted() + 1 if rounded != 0 else 0
+            return rounded if rounded.is_finite() and integral <= precision - scale else NO_CAST
         if type_name in ("STRING", "VARCHAR", "CHAR"):
             return v.isoformat() if isinstance(v, _dt.date) else str(v)
         if type_name == "DATE":

@@ -5,10 +5,11 @@ Rules (``AbstractTableFileSystemView`` / hudi-rs ``fs_view.rs``):
 1. partitions = folders holding ``.hoodie_partition_metadata`` (the base path itself when non-partitioned);
 2. a base file is committed iff its instant is a completed commit/deltacommit/replacecommit on the active
    timeline, or it is older than the first instant of the active commits timeline (archived) and not on
-   the timeline at all; with ``as_of`` also ``instant <= as_of``;
+   the timeline at all; with ``as_of`` also ``instant <= as_of`` (time travel: requested times, as hudi-rs),
+   with ``completed_by`` also a completion time ``<= completed_by`` (a snapshot pinned when it was taken);
 3. latest committed base file per (partition, fileId);
-4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (requested ≤ ``as_of``)
-   are dropped. Pending clustering changes nothing for readers.
+4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (visible by the same
+   rules) are dropped. Pending clustering changes nothing for readers.
 
 Files are listed from storage (not from the metadata table's ``files`` partition).
 """
@@ -23,7 +24,7 @@ from pathlib import Path
 from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
 from hudi_layout.format.instant import WRITE_ACTIONS
 from hudi_layout.table.partition_metadata import has_partition_metadata
-from hudi_layout.table.timeline import Timeline
+from hudi_layout.table.timeline import Timeline, visible_at
 
 
 @dataclass(frozen=True)
@@ -76,10 +77,11 @@ class FileSystemView:
         self.timeline = timeline
         self.base_file_extension = base_file_extension
 
-    def _is_committed_fn(self, as_of: str | None) -> Callable[[str], bool]:
+    def _is_committed_fn(self, as_of: str | None, completed_by: str | None = None) -> Callable[[str], bool]:
         tl = self.timeline
         commits = tl.commits_and_replaces()
-        completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS}
+        completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS
+                     and visible_at(i, completed_by)}
         on_timeline = {f.requested_time for f in tl.files}
         first = commits.first()
         first_time = first.requested_time if first is not None else None
@@ -93,10 +95,10 @@ class FileSystemView:
 
         return committed
 
-    def file_slices(self, as_of: str | None = None,
-                    partitions: Iterable[str] | None = None) -> list[FileSlice]:
-        committed = self._is_committed_fn(as_of)
-        replaced = self.timeline.replaced_file_groups(as_of)
+    def file_slices(self, as_of: str | None = None, partitions: Iterable[str] | None = None, *,
+                    completed_by: str | None = None) -> list[FileSlice]:
+        committed = self._is_committed_fn(as_of, completed_by)
+        replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
         slices: list[FileSlice] = []
         for part in parts:

@@ -14,7 +14,16 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
+from hudi_layout.api import (
+    ClusteringService,
+    HudiTable,
+    build_column_stats_index,
+    cluster,
+    get_spark,
+    plan_scan,
+    read,
+    write,
+)
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
 from hudi_layout.tools.inspect import inspect_table, render
 from hudi_layout.tools.layout_report import write_report
@@ -99,10 +108,25 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_options(args: argparse.Namespace) -> dict[str, str]:
+    """Hudi read options from ``-o key=value`` and the shorthand flags (the flags win)."""
+    opts = _options(args.option)
+    for flag, key in (("query_type", "hoodie.datasource.query.type"), ("as_of", "as.of.instant"),
+                      ("begin", "hoodie.datasource.read.begin.instanttime"),
+                      ("end", "hoodie.datasource.read.end.instanttime")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            opts[key] = value
+    return opts
+
+
 def cmd_query(args: argparse.Namespace) -> int:
+    """The view ``t`` is the snapshot (or time-travel / incremental read) through Spark's parquet reader, as
+    ``hudi_layout.read`` builds it: one DataFrame for every reference to ``t`` in the statement, whatever
+    each reference filters (the data source's pruning is per scan only on newer Spark; see spark.datasource)."""
     spark = _spark(args)
     table = HudiTable(args.path)
-    df = spark.read.format("hudi_layout").load(str(table.base_path))
+    df = read(str(table.base_path), spark=spark, options=_read_options(args))
     for name in {"t", table.properties.table_name}:
         df.createOrReplaceTempView(f"`{name}`")
     result = spark.sql(args.sql)
@@ -114,7 +138,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     where = args.where.strip()
     if where.lower().startswith("where "):
         where = where[6:]
-    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats)
+    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats, options=_read_options(args))
     if args.json:
         _print_json(plan.to_dict())
     else:
@@ -199,10 +223,19 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, spark=False)
     sp.set_defaults(func=cmd_index)
 
-    sp = sub.add_parser("query", help="run SQL on the table (as view `t`), with data skipping")
+    def read_flags(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--query-type", choices=["snapshot", "read_optimized", "incremental"],
+                        help="hoodie.datasource.query.type (default snapshot)")
+        sp.add_argument("--as-of", help="time travel: as.of.instant (yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss', "
+                                        "yyyy-MM-dd): instants requested by then")
+        sp.add_argument("--begin", help="incremental: commits completed after this instant (or 'earliest')")
+        sp.add_argument("--end", help="incremental: ... and at or before this one (default: the latest)")
+
+    sp = sub.add_parser("query", help="run SQL on the table (as view `t`)")
     sp.add_argument("path")
     sp.add_argument("sql", help='e.g. "SELECT count(*) FROM t WHERE dst_port = 443"')
     sp.add_argument("--limit", type=int, default=20)
+    read_flags(sp)
     common(sp)
     sp.set_defaults(func=cmd_query)
 
@@ -213,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--files", action="store_true", help="list the candidate files")
     sp.add_argument("--no-stats", action="store_true", help="partition pruning only")
     sp.add_argument("--max-dropped", type=int, default=10)
+    read_flags(sp)
+    sp.add_argument("--option", "-o", action="append", metavar="KEY=VALUE", help="a Hudi read option (repeatable)")
     sp.set_defaults(func=cmd_explain)
 
     sp = sub.add_parser("inspect", help="timeline, file groups, pending clustering, metadata table")

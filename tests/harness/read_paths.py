@@ -283,7 +283,7 @@ class ReadPathsHarness:
     def load_frame(self) -> None:
         """Load the data source now; keep at most two loaded DataFrames (and a temp view on the newest)."""
         frame = self.spark.read.format("hudi_layout").load(self.path)
-        self.frames.append(LoadedFrame(frame, self.model.current, f"loaded@{len(self.model.snapshots)}"))
+        self.frames.append(LoadedFrame(frame, self.model.current, f"loaded after step {len(self.log)}"))
         self.frames = self.frames[-2:]
         frame.createOrReplaceTempView(self.view)
 
@@ -371,39 +371,36 @@ class ReadPathsHarness:
         self.checker.same(entry, "all rows, all columns", got, want)
 
     def _ask_frames(self, q: str, pred: Pred | None) -> None:
-        from pyspark.sql import functions as F
-
+        """Each loaded DataFrame: the filtered question, then the same DataFrame without a filter (a plan made
+        for one scan must not leak into the next); a temp view over the newest one."""
         for lf in self.frames:
             want = ids_of(_matching(pred, lf.rows))
-            frame = lf.frame
+            frame, at = lf.frame, f"{q} [DataFrame {lf.label}]"
             if pred is None:
-                self._ask(f"data source {lf.label}", q, want,
-                          lambda frame=frame: [r[0] for r in frame.select("id").collect()])
-                self._ask(f"data source {lf.label} count()", q, [0] * len(want),
-                          lambda frame=frame: [0] * frame.count())
+                self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()])
             else:
                 sql = to_sql(pred)
-                self._ask(f"data source {lf.label}", q, want,
+                self._ask("data source", at, want,
                           lambda frame=frame, sql=sql: [r[0] for r in frame.where(sql).select("id").collect()])
-                self._ask(f"data source {lf.label} count()", q, [0] * len(want),
-                          lambda frame=frame, sql=sql: [0] * frame.where(F.expr(sql)).count())
-                # the same frame without a filter right after a filtered query
-                self._ask(f"data source {lf.label} count() after filter", "no filter", [0] * len(lf.rows),
-                          lambda frame=frame: [0] * frame.count())
+            self._ask("data source count() after a query", f"no filter [DataFrame {lf.label}]",
+                      [0] * len(lf.rows), lambda frame=frame: [0] * frame.count())
         if self.frames:
             lf = self.frames[-1]
             want = ids_of(_matching(pred, lf.rows))
             where = f" WHERE {to_sql(pred)}" if pred is not None else ""
-            self._ask("temp view", q, want,
+            self._ask("temp view", f"{q} [DataFrame {lf.label}]", want,
                       lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {self.view}{where}").collect()])
 
     def _ask_sql(self, q: str, sql: str | None, want: list[int]) -> None:
+        """One of the two SQL tables (alternating), and every other time both references in one statement."""
+        if not self.sql_tables:
+            return
         where = f" WHERE {sql}" if sql else ""
-        for t in self.sql_tables:
-            self._ask(f"SQL table {t.rsplit('_', 1)[-1]}", q, want,
-                      lambda t=t: [r[0] for r in self.spark.sql(f"SELECT id FROM {t}{where}").collect()])
-        if self.sql_tables and sql:
-            t = self.sql_tables[0]
+        t = self.sql_tables[self.queries % len(self.sql_tables)]
+        kind = "OPTIONS (path)" if t.endswith("_opts") else "LOCATION"
+        self._ask(f"SQL table {kind}", q, want,
+                  lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {t}{where}").collect()])
+        if sql and self.queries % 2 == 0:
             n_all = len(self.model.current)
             self._ask("SQL table: filtered and unfiltered subqueries", q, [len(want), n_all],
                       lambda: list(self.spark.sql(f"SELECT (SELECT count(*) FROM {t} WHERE {sql}) AS a, "
@@ -432,7 +429,7 @@ class ReadPathsHarness:
             self.checker.error(entry, q, e)
             return
         self.checker.same(entry, f"{q} (count, sum, xor of ids)", got, self._aggregate(want))
-        if sql and not extra:
+        if sql and not extra and self.queries % (2 * self.cli_every) == 0:
             try:
                 code, out, err = run_cli(["query", self.path, f"SELECT (SELECT count(*) FROM t WHERE {sql}) AS a, "
                                           "(SELECT count(*) FROM t) AS b"])
