@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -60,8 +59,10 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         skipping: use the column_stats index (partition pruning always applies).
         include_meta: keep the five ``_hoodie_*`` meta columns.
         options: Hudi read options: ``hoodie.datasource.query.type`` (``snapshot``, the default: Merge-on-Read
-            slices merged with their log files; ``read_optimized``: base files only) and
-            ``hoodie.enable.data.skipping``; any other key is refused.
+            slices merged with their log files; ``read_optimized``: base files only; ``incremental``),
+            ``as.of.instant`` (time travel), ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``
+            (incremental), ``hoodie.enable.data.skipping``; any other ``hoodie.*`` key is refused
+            (docs/read-semantics.md).
     """
     rest = list(positional)
     if is_spark_session(path):  # deprecated: read(spark, path, where)
@@ -73,19 +74,18 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         if len(rest) > 1 or where is not None:
             raise TypeError("read() takes the table path and one filter (where)")
         where = rest[0]
-    opts = cfg.read_options(options)
     session = session_or_default(spark)
     table = HudiTable(path)
-    plan = plan_scan(path, where, use_column_stats=skipping and cfg.DATA_SKIPPING.get(opts), spark=session,
-                     table=table, with_row_counts=False)
-    return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta,
-                              query_type=cfg.QUERY_TYPE.get(opts))
+    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
+                     options=options)
+    return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
 
 
-def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:
+def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True,
+            options: Mapping[str, Any] | None = None) -> ScanPlan:
     """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
-    ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark)
+    ``options``: Hudi read options, as for :func:`read`. ``print(plan.render())`` for a report."""
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options)
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,

@@ -2,8 +2,14 @@
 
 Options come from (lowest to highest precedence) the built-in defaults below, one defaults file in the
 format of Hudi's ``hudi-defaults.conf`` (the first found of :func:`defaults_file_candidates`), and the
-options the caller passes. Parse errors name the key and value. Unknown ``hoodie.*`` keys are kept (passed
-through to ``hoodie.properties`` where Hudi keeps table configs) and reported once with a warning.
+options the caller passes. Parse errors name the key and value.
+
+One policy for every entry point (writes, clustering, indexing, cleaning, reads): a ``hoodie.*`` (or
+``hudi_layout.*``) key is either honoured, or refused with an error that names it and the nearest honoured
+key. hudi_layout never accepts an option and then ignores it. The only exceptions are listed, with their
+reason, in :data:`ACCEPTED_WITHOUT_EFFECT`; ``hoodie.table.*`` keys given to a write are table configs, stored
+in ``hoodie.properties`` when the write creates the table. Read options are their own list
+(:data:`READ_KEYS`): a write option on a read, or a read option on a write, is refused as well.
 
 Every option carries its documentation and the commands that honour it; the README's options table is
 generated from them (:func:`options_reference_markdown`) and a test keeps the two equal.
@@ -11,9 +17,9 @@ generated from them (:func:`options_reference_markdown`) and a test keeps the tw
 
 from __future__ import annotations
 
+import datetime as _dt
 import enum
 import os
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -188,13 +194,6 @@ class CleaningPolicy(_NamedChoice):
         raise InvalidArgumentError(f"expected one of {', '.join(m.value for m in cls)}")
 
 
-class QueryType(_NamedChoice):
-    """``hoodie.datasource.query.type``: what a read returns."""
-
-    SNAPSHOT = "snapshot"  # the rows of the table: Merge-on-Read slices merged with their log files
-    READ_OPTIMIZED = "read_optimized"  # base files only (log files left out; the same as snapshot on COW)
-
-
 def _operation(value: str) -> WriteOperation | str:
     """A known operation, else the lower-cased text (refused with its own message by the capability check)."""
     try:
@@ -203,15 +202,74 @@ def _operation(value: str) -> WriteOperation | str:
         return value.strip().lower()
 
 
+class QueryType(_NamedChoice):
+    """``hoodie.datasource.query.type``: what a read returns."""
+
+    SNAPSHOT = "snapshot"  # the rows of the table (now, or as of an instant)
+    READ_OPTIMIZED = "read_optimized"  # base files only (Merge-on-Read logs left out; the same as snapshot on COW)
+    INCREMENTAL = "incremental"  # the rows written by the commits completed in (begin, end]
+
+
+#: ``begin`` of an incremental read that starts before every instant
+EARLIEST = "0"
+
+
+def parse_instant_time(value: str) -> str:
+    """An instant time in Hudi's accepted forms, as the 17-digit ``yyyyMMddHHmmssSSS`` the timeline uses.
+
+    Accepted (as Hudi's ``as.of.instant``): ``yyyyMMddHHmmssSSS``, ``yyyyMMddHHmmss`` (milliseconds 000),
+    ``yyyy-MM-dd HH:mm:ss[.SSS]`` (``T`` between date and time also accepted) and ``yyyy-MM-dd`` (midnight).
+    The text is taken in the timeline's own time zone, as instant times are; ``earliest`` is before every
+    instant. Raises ``ValueError`` (reported by :class:`Option` with the key) for anything else.
+    """
+    text = value.strip()
+    if text.lower() == "earliest":
+        return EARLIEST
+    if text.isdigit():
+        if len(text) == 17:
+            digits = text
+        elif len(text) == 14:
+            digits = text + "000"
+        else:
+            raise ValueError("expected 17 digits yyyyMMddHHmmssSSS (or 14 without milliseconds)")
+        stamp = digits
+    else:
+        for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S",
+                    "%Y-%m-%d"):
+            try:
+                parsed = _dt.datetime.strptime(text, fmt)
+            except ValueError:
+                continue
+            if "%f" in fmt and len(text.rsplit(".", 1)[1]) > 3:
+                raise ValueError("at most milliseconds (yyyy-MM-dd HH:mm:ss.SSS)")
+            return parsed.strftime("%Y%m%d%H%M%S") + f"{parsed.microsecond // 1000:03d}"
+        raise ValueError("expected yyyyMMddHHmmssSSS, yyyy-MM-dd HH:mm:ss[.SSS] or yyyy-MM-dd")
+    try:
+        _dt.datetime.strptime(stamp[:14], "%Y%m%d%H%M%S")
+    except ValueError:
+        raise ValueError(f"{value!r} is not a valid date and time") from None
+    return stamp
+
+
 # --- reading ---------------------------------------------------------------------------------------
 QUERY_TYPE = Option("hoodie.datasource.query.type", QueryType.SNAPSHOT, QueryType.parse,
-                    "`snapshot` (Merge-on-Read slices merged with their logs) or `read_optimized` (base files "
-                    "only).", aliases=("hoodie.read.query.type",), used_by=(READ,))
+                    "`snapshot` (Merge-on-Read slices merged with their logs), `read_optimized` (base files "
+                    "only) or `incremental` (rows of the commits completed in (begin, end]).",
+                    aliases=("hoodie.read.query.type",), used_by=(READ,))
+AS_OF_INSTANT: Option[str | None] = Option("as.of.instant", None, parse_instant_time,
+                                           "Time travel: the table as of this instant (requested time, as Hudi).",
+                                           aliases=("hoodie.read.as.of.timestamp",), used_by=(READ,))
+BEGIN_INSTANT: Option[str | None] = Option("hoodie.datasource.read.begin.instanttime", None, parse_instant_time,
+                                           "Incremental read: commits completed after this instant.",
+                                           aliases=("hoodie.read.start.timestamp",), used_by=(READ,))
+END_INSTANT: Option[str | None] = Option("hoodie.datasource.read.end.instanttime", None, parse_instant_time,
+                                         "Incremental read: commits completed up to this instant (default: all).",
+                                         aliases=("hoodie.read.end.timestamp",), used_by=(READ,))
 DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool,
                        "Skip files by the column_stats index; `false` reads every file of the snapshot.",
                        used_by=(READ,))
 #: the keys a read honours; any other key given to a read is refused (never accepted and ignored)
-READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, DATA_SKIPPING)
+READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, DATA_SKIPPING)
 # --- table / write ---------------------------------------------------------------------------------
 TABLE_NAME = Option("hoodie.table.name", "", _str, "Table name written to hoodie.properties (default: the "
                     "folder name).", used_by=(INGEST,))
@@ -348,13 +406,21 @@ CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, _non
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))
-# Keys Hudi accepts that we pass through untouched (not warned about).
-_PASSTHROUGH_PREFIXES = ("hoodie.datasource.", "hoodie.table.", "hoodie.metadata.", "hoodie.write.",
-                         "hoodie.clustering.", "hoodie.layout.", "hoodie.parquet.", "hoodie.bulkinsert.",
-                         "hoodie.insert.", "hoodie.upsert.", "hoodie.cleaner.", "hoodie.clean.",
-                         "hoodie.keep.", "hoodie.index.", "hoodie.database.", "hoodie.embed.")
-
-_warned: set[str] = set()
+#: keys a read honours (plus ``hoodie.metadata.enable``: false reads without the column_stats index)
+READ_KEYS: frozenset[str] = frozenset(
+    k for o in (*READ_OPTIONS, METADATA_ENABLE) for k in (o.key, *o.aliases))
+#: keys a write, clustering or indexing run honours
+WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in READ_OPTIONS for k in (o.key, *o.aliases))
+#: Hudi keys accepted although they change nothing here, each for a reason that cannot change the result.
+ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
+    "hoodie.bulkinsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
+    "hoodie.insert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
+    "hoodie.upsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
+    "hoodie.datasource.write.reconcile.schema": "the written schema is always the DataFrame's, checked against "
+                                                "the table's",
+}
+#: table configs: stored in ``hoodie.properties`` when a write creates the table
+TABLE_CONFIG_PREFIX = "hoodie.table."
 
 
 #: the defaults file shipped with the package (used when no other is found)
@@ -404,33 +470,70 @@ def read_defaults_file(path: str | os.PathLike[str] | None) -> dict[str, str]:
     return out
 
 
+def is_governed(key: str) -> bool:
+    """Keys under the policy of the module docstring (Spark's and other libraries' options are not)."""
+    return key.startswith(("hoodie.", "hudi_layout.")) or key == "as.of.instant"
+
+
+def _nearest(key: str, honoured: frozenset[str]) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(honoured), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
+    """Refuse the ``hoodie.*`` keys a write / clustering / indexing run does not honour (module docstring)."""
+    for key in options:
+        if not is_governed(key) or key in WRITE_KEYS or key in ACCEPTED_WITHOUT_EFFECT \
+                or key.startswith(TABLE_CONFIG_PREFIX):
+            continue
+        raise _unsupported(key, WRITE_KEYS, "a read option; writes do not use it" if key in READ_KEYS else None,
+                           where)
+
+
+def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
+    """Refuse the ``hoodie.*`` keys a read does not honour (module docstring)."""
+    for key in options:
+        if not is_governed(key) or key in READ_KEYS:
+            continue
+        raise _unsupported(key, READ_KEYS, "a write option; reads do not use it" if key in KNOWN_KEYS else None,
+                           where)
+
+
+def _unsupported(key: str, honoured: frozenset[str], why: str | None, where: str) -> InvalidArgumentError:
+    near = _nearest(key, honoured)
+    message = f"option {key!r} is not supported by hudi_layout" + (f" ({why})" if why else "") + \
+        (f" in {where}" if where else "")
+    hint = f"did you mean {near!r}?" if near else \
+        "see docs/read-semantics.md (one policy for options); hudi_layout never ignores an option silently"
+    return InvalidArgumentError(message, hint=hint)
+
+
 def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.PathLike[str] | None = None,
                     use_defaults_file: bool = True) -> dict[str, str]:
-    """Merge defaults file + caller options into one ``{key: str}`` dict, warning about unknown keys."""
+    """Merge defaults file + caller options into one ``{key: str}`` dict; refuses keys a write does not
+    honour (:func:`check_write_keys`)."""
     merged: dict[str, str] = {}
-    if use_defaults_file:
-        merged.update(read_defaults_file(conf_file or default_conf_path()))
-    for k, v in (options or {}).items():
-        merged[k] = str(v).lower() if isinstance(v, bool) else str(v)
-    for k in merged:
-        if k.startswith("hoodie.") and k not in KNOWN_KEYS and not k.startswith(_PASSTHROUGH_PREFIXES):
-            if k not in _warned:
-                _warned.add(k)
-                warnings.warn(f"unknown Hudi option {k!r} is ignored by hudi_layout", stacklevel=3)
+    defaults_path = (conf_file or default_conf_path()) if use_defaults_file else None
+    if defaults_path is not None:
+        defaults = read_defaults_file(defaults_path)
+        check_write_keys(defaults, where=str(defaults_path))
+        merged.update(defaults)
+    caller = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()}
+    check_write_keys(caller)
+    merged.update(caller)
     return merged
 
 
-def read_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Options of a read, checked: a key that is not one a read honours (:data:`READ_OPTIONS`) is refused by
-    name, and the values of the known ones are parsed (errors name the key)."""
-    known = {k: o for o in READ_OPTIONS for k in (o.key, *o.aliases)}
-    out: dict[str, Any] = {}
-    for key, value in (options or {}).items():
-        if key not in known:
-            raise InvalidArgumentError(f"read option {key!r} is not supported",
-                                       hint=f"a read takes {', '.join(o.key for o in READ_OPTIONS)}")
-        out[key] = value
-        known[key].get(out)  # parse now: a bad value is reported before anything runs
+def resolve_read_options(options: Mapping[str, Any] | None) -> dict[str, str]:
+    """The caller's read options as ``{key: str}``: keys a read does not honour are refused by name, and
+    the values of the known ones are parsed now (errors name the key) so nothing runs with a bad value."""
+    out = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
+           if v is not None}
+    check_read_keys(out)
+    for option in READ_OPTIONS:
+        option.get(out)
     return out
 
 

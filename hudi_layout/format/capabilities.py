@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_layout.errors import UnsupportedTableError
-from hudi_layout.options import WriteOperation
+from hudi_layout.options import QueryType, WriteOperation
 
 if TYPE_CHECKING:
     from hudi_layout.format.properties import TableProperties
@@ -50,23 +50,27 @@ class Refusal:
         return UnsupportedTableError(self.message, hint=self.hint)
 
 
-def refusal(props: TableProperties, action: Action, *,
-            operation: WriteOperation | str | None = None) -> Refusal | None:
+def refusal(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None,
+            query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
     """``None`` when ``action`` is supported on the table described by ``props``, else why not.
 
-    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself. Metadata-table partitions are
-    a separate question (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
+    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself; ``query_type`` says what a
+    :attr:`Action.READ` returns. Metadata-table partitions are a separate question
+    (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
     """
     if action is Action.WRITE and operation is not None:
         why = operation_refusal(operation)
         if why is not None:
             return why
+    if action is Action.READ:
+        return read_refusal(props, query_type)
     return _TABLE_RULES[action](props)
 
 
-def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None) -> None:
+def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None,
+            query_type: QueryType = QueryType.SNAPSHOT) -> None:
     """Raise :class:`UnsupportedTableError` unless ``action`` is supported (see :func:`refusal`)."""
-    why = refusal(props, action, operation=operation)
+    why = refusal(props, action, operation=operation, query_type=query_type)
     if why is not None:
         raise why.error()
 
@@ -140,9 +144,27 @@ def clean_timeline_refusal(actions_on_timeline: Iterable[str]) -> Refusal | None
 
 # ------------------------------------------------------------------------------------------ per action
 
+def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
+    """Reads: any version we read. Merge-on-Read tables: ``snapshot`` merges the log files of each slice
+    (:mod:`hudi_layout.scan.merge`), ``read_optimized`` reads base files only; ``incremental`` is refused (the
+    rows a log block changed would need the merge per commit range, which is not built)."""
+    why = version_refusal(props.version, props.source or props.table_name)
+    if why is not None:
+        return why
+    if query_type is QueryType.INCREMENTAL and not props.populate_meta_fields:
+        return Refusal(f"incremental reads of table {props.table_name!r} need the _hoodie_commit_time column, "
+                       "which a table with hoodie.populate.meta.fields=false does not store")
+    if props.is_mor and query_type is QueryType.INCREMENTAL:
+        return Refusal(
+            f"incremental reads of MERGE_ON_READ table {props.table_name!r} are not supported: hudi_layout "
+            "merges log files for snapshot reads only, so an incremental answer could miss or repeat rows",
+            "read a snapshot (hoodie.datasource.query.type=snapshot, optionally with as.of.instant), or read "
+            "it incrementally with Hudi / hudi-rs")
+    return None
+
+
 def _read(props: TableProperties) -> Refusal | None:
-    # MERGE_ON_READ tables are read as their base files (log files are not merged)
-    return version_refusal(props.version, props.source or props.table_name)
+    return read_refusal(props)
 
 
 def _write(props: TableProperties) -> Refusal | None:

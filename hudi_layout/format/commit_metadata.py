@@ -26,6 +26,12 @@ from hudi_layout.format.capabilities import READ_VERSIONS
 
 AVRO_MAGIC = b"Obj\x01"
 
+#: ``extraMetadata`` key (value ``"true"``) on every commit and replacecommit hudi_layout writes: the float and
+#: double ``column_stats`` records of the files it wrote are NaN-exact (``max`` is NaN exactly when the file
+#: holds a NaN), so a reader may take a non-NaN ``max`` as an upper bound. Statistics of files whose commit does
+#: not carry it (other writers) may leave NaN out and are only used where NaN cannot change the answer.
+NAN_EXACT_STATS_KEY = "hudi_layout.column_stats.nan_exact"
+
 #: key order Hudi 0.14/0.15 (Jackson, v6) writes for a HoodieWriteStat / HoodieDeltaWriteStat
 V6_WRITE_STAT_KEYS: tuple[str, ...] = (
     "fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",

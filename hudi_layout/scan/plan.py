@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +24,13 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
 from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import bind
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate
 from hudi_layout.skipping.partitions import prune_partitions
@@ -62,6 +65,10 @@ class ScanPlan:
     seconds: float = 0.0
     #: Arrow schema of the table's data columns (None without a schema); reused to build the DataFrame
     schema: pa.Schema | None = field(default=None, repr=False, compare=False)
+    #: what the read returns (query type, instants); see :mod:`hudi_layout.scan.query`
+    query: ReadQuery = field(default_factory=ReadQuery, compare=False)
+    #: for an incremental read: the commits whose rows it returns (rows are filtered by commit time)
+    incremental: IncrementalSelection | None = field(default=None, repr=False, compare=False)
 
     @property
     def files_skipped(self) -> int:
@@ -90,6 +97,7 @@ class ScanPlan:
             "dropped_by_partition": self.dropped_by_partition,
             "dropped_by_column_stats": self.dropped_by_column_stats,
             "notes": self.notes,
+            "query": self.query.describe(),
             "seconds": round(self.seconds, 4),
         }
 
@@ -97,6 +105,7 @@ class ScanPlan:
         """A readable multi-line report (used by ``hudi-layout explain``)."""
         lines = [
             f"table                          {self.table_path}",
+            f"query                          {self.query.describe()}",
             f"predicate                      {self.predicate}",
             f"files_total                    {self.files_total}",
             f"files_after_partition_pruning  {self.files_after_partition_pruning}",
@@ -203,21 +212,29 @@ def _derived_partition_fields(props: Any) -> list[str]:
 
 
 def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
-              table: HudiTable | None = None, with_row_counts: bool = True) -> ScanPlan:
+              table: HudiTable | None = None, with_row_counts: bool = True, query: ReadQuery | None = None,
+              options: Mapping[str, Any] | None = None) -> ScanPlan:
     """Plan a filtered read of the table at ``path``; see the module docstring.
 
-    ``with_row_counts`` fills ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats
-    (informational; :func:`hudi_layout.read` turns it off, they stay ``None``).
+    ``query`` (or Hudi's read ``options``, parsed into one: ``hoodie.datasource.query.type``, ``as.of.instant``,
+    ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.enable.data.skipping``) says
+    which instants the read sees; the default is the latest snapshot. ``with_row_counts`` fills
+    ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats (informational; reads turn it off).
     """
     started = time.perf_counter()
+    if query is None:
+        query = ReadQuery.from_options(options)
+    elif options:
+        raise InvalidArgumentError("give either a read query or read options, not both")
     table = table or HudiTable(str(path))
+    props = table.properties
+    require(props, Action.READ, query_type=query.query_type)
     schema = table_schema(table)
     pred = to_predicate(where, schema, spark)
     if schema is not None:
         pred = bind(pred, schema)
-    slices = table.latest_file_slices()
+    slices, incremental = _slices_for(table, query)
     notes: list[str] = []
-    props = table.properties
     fields = props.partition_fields
     derived = _derived_partition_fields(props)
     if derived:
@@ -231,12 +248,16 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
 
     dropped_stats: dict[str, str] = {}
     wanted = sorted(referenced_columns(pred) - (set(fields) - set(derived)))
-    if use_column_stats and wanted and kept_slices:
+    if wanted and kept_slices and not (use_column_stats and query.use_column_stats):
+        notes.append("the column_stats index is not used (skipping turned off); every file in the kept "
+                     "partitions is read")
+    elif wanted and kept_slices:
         if "column_stats" not in props.metadata_partitions:
             notes.append("the table has no column_stats index; every file in the kept partitions is read")
         else:
             try:
-                kept_slices, dropped_stats = _prune_by_stats(table, pred, kept_slices, wanted, schema)
+                kept_slices, dropped_stats, stat_notes = _prune_by_stats(table, pred, kept_slices, wanted, schema)
+                notes.extend(stat_notes)
             except HudiLayoutError as e:
                 notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
     counts = _row_counts(table, slices) if with_row_counts else {}
@@ -255,7 +276,21 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         notes=notes,
         seconds=time.perf_counter() - started,
         schema=schema,
+        query=query,
+        incremental=incremental,
     )
+
+
+def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], IncrementalSelection | None]:
+    """The file slices a read of ``query`` sees (and, for an incremental read, what it selects)."""
+    if query.is_incremental:
+        first = select_incremental(table.timeline, query)
+        view = table.file_slices(completed_by=first.end)
+        selection = select_incremental(table.timeline, query, [s.commit_time for s in view])
+        return selection.slices(view), selection
+    if query.as_of is not None or query.completed_by is not None:
+        return table.file_slices(as_of=query.as_of, completed_by=query.completed_by), None
+    return table.latest_file_slices(), None
 
 
 def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, schema: pa.Schema | None
@@ -269,8 +304,8 @@ def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, sche
 
 
 def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], columns: list[str],
-                    schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str]]:
-    """Drop the slices whose column_stats prove that no row matches ``pred``.
+                    schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str], list[str]]:
+    """Drop the slices whose column_stats prove that no row matches ``pred``; notes on what could not be used.
 
     A Merge-on-Read slice is dropped only when its base file *and every log file* are proven not to match:
     each row of the merged slice is one whole record of one of those files (the base row, or the log record
@@ -281,7 +316,7 @@ def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], 
     stats = load_column_stats(table, columns, slices)
     files = [name for s in slices for name in s.file_names]
     owner = [i for i, s in enumerate(slices) for _ in s.file_names]
-    res = prune(pred, files, stats, schema)
+    res = prune(pred, files, stats, schema, nan_exact_files=nan_exact_files(table, slices))
     not_proven = {owner[j] for j in res.kept}
     kept: list[FileSlice] = []
     dropped: dict[str, str] = {}
@@ -295,7 +330,25 @@ def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], 
         why = res.dropped[first_file[i]]
         dropped[s.relative_path] = f"{why} (and in its {len(s.log_file_names)} log file(s))" \
             if s.has_log_files else why
-    return kept, dropped
+    return kept, dropped, list(res.notes)
+
+
+def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:
+    """Base files whose float column_stats are NaN-exact: those written by a commit that says so in its
+    ``extraMetadata`` (hudi_layout's commits do; see :data:`~hudi_layout.format.commit_metadata.NAN_EXACT_STATS_KEY`).
+    Unknown (an archived commit, unreadable metadata) is not NaN-exact."""
+    wanted = {s.commit_time for s in slices}
+    marked: set[str] = set()
+    for instant in table.timeline.completed():
+        if instant.requested_time not in wanted or instant.action not in ("commit", "replacecommit"):
+            continue
+        try:
+            extra = table.timeline.read_commit_metadata_shared(instant).get("extraMetadata") or {}
+        except HudiLayoutError:
+            continue
+        if str(extra.get(NAN_EXACT_STATS_KEY, "")).lower() == "true":
+            marked.add(instant.requested_time)
+    return {s.base_file_name for s in slices if s.commit_time in marked}
 
 
 def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence[FileSlice]

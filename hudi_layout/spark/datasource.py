@@ -1,15 +1,34 @@
 """``spark.read.format("hudi_layout")`` / ``df.write.format("hudi_layout")``: Spark 4 Python data source.
 
-Reading: Spark hands us the filters it can push (``spark.sql.python.filterPushdown.enabled=true``, set by
-:func:`hudi_layout.spark.session.get_spark`). We prune files with them but **yield every filter back**:
-Spark treats a filter we do not return as fully applied and drops its own row filter, and file pruning
-is inexact. Each remaining base file becomes one input partition read with pyarrow; on a snapshot of a
-Merge-on-Read table (``hoodie.datasource.query.type``: ``snapshot``, the default, or ``read_optimized`` for
-base files only) each slice with log files is one input partition merged in its task.
+Reading (docs/read-semantics.md):
+
+* **A loaded DataFrame is a snapshot.** The data source is created once per relation (``load()``, or each
+  query of a SQL table) and pins the instants *completed* by then; every scan of that DataFrame, filtered or
+  not, reads that snapshot, as a parquet DataFrame keeps the files it listed. Hudi's read options choose the
+  query (``hoodie.datasource.query.type`` snapshot / read_optimized / incremental, ``as.of.instant``,
+  ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.enable.data.skipping``); any
+  other ``hoodie.*`` option is refused.
+* **Pruning comes from this scan's filters only.** Spark hands a scan's filters to ``pushFilters``; we yield
+  every one back (file pruning is inexact, Spark filters the rows). Spark 4 (checked on 4.3.0) keeps the read
+  plan made during filter pushdown on the *relation* and replays it for later scans of the same DataFrame,
+  view or SQL table reference, also for scans that push no filter. A plan pruned by one scan's filters would
+  then cut rows from the next, so the reader plans every file of the snapshot and prunes nothing
+  (:func:`read_plan_is_per_scan`, the one switch to flip once Spark scopes the plan to its scan).
+  ``hudi_layout.read()`` always prunes.
+* **SQL tables.** ``CREATE TABLE t USING hudi_layout OPTIONS (path '...')`` (or ``LOCATION '...'``) over an
+  existing table: Spark gives the data source its options only when the table is created, not when it is
+  queried, so the path and the read options travel in the table schema's metadata (the field metadata key
+  :data:`TABLE_METADATA_KEY`), which Spark stores with the table and hands to every reader. Writes never take
+  a path from there (a query's schema can carry another table's metadata): ``INSERT`` into such a table is
+  refused with a pointer to ``hudi_layout.write`` / ``df.write.format("hudi_layout").save(path)``.
+
+Candidate base files are read with pyarrow, in input partitions of about 128 MiB of files each. On a snapshot
+of a Merge-on-Read table (``snapshot``, the default; ``read_optimized`` reads base files only) each slice with
+log files is one input partition, merged in its task (the filters Spark applies come after the merge).
 
 Writing: the writer is created on the driver, where it starts the Hudi instant; each task writes base
-files with :mod:`.base_file_writer` and returns its file metadata as the commit message; ``commit`` on
-the driver completes the instant (and updates the metadata table), ``abort`` rolls it back.
+files with :mod:`hudi_layout.writer.base_file_writer` and returns its file metadata as the commit message;
+``commit`` on the driver completes the instant (and updates the metadata table), ``abort`` rolls it back.
 
 ``hudi_layout.read()`` / ``hudi_layout.write()`` are the faster default paths (Spark's native parquet
 reader; Spark-native key expressions); this data source exists for users who want the format API.
@@ -21,11 +40,12 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql.datasource import (
     DataSource,
@@ -41,23 +61,41 @@ from hudi_layout.errors import (
     SPARK_ERROR_MARKER,
     HudiLayoutError,
     InvalidArgumentError,
+    NotAHudiTableError,
     from_spark_error_text,
     spark_error_text,
 )
+from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch
 from hudi_layout.options import QueryType
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.scan.plan import plan_scan
+from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
 from hudi_layout.spark.write_job import write_task
+from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
-from hudi_layout.writer.base_file_writer import META_COLUMNS, key_and_partition_values
+from hudi_layout.table.timeline import completed_at
+from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS, key_and_partition_values
 from hudi_layout.writer.transaction import WriteSession
 
 SOURCE_NAME = "hudi_layout"
+#: field metadata key carrying a SQL table's path and read options (see the module docstring)
+TABLE_METADATA_KEY = "hudi_layout.table"
+INCLUDE_META_OPTION = "includeMetaColumns"
+
+
+def read_plan_is_per_scan() -> bool:
+    """Whether Spark keeps a Python data source's read plan per scan, so the reader may prune with the filters
+    pushed to it. No Spark version we know of does: on Spark 4 (checked on 4.3.0) a plan made while pushing one
+    scan's filters is replayed for later scans of the same relation (issue 17, finding 1). Flip this, with a
+    version check, once a Spark release scopes the plan to its scan."""
+    return False
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -79,9 +117,13 @@ def _one_line_errors(fn: F) -> F:
 
 
 class _FilePartition(InputPartition):
-    def __init__(self, paths: list[str]) -> None:
+    """Base files to read, and (incremental reads) the commits whose rows to keep. Spark pickles the read
+    function before it asks for the partitions, so what ``read`` needs from planning travels here."""
+
+    def __init__(self, paths: list[str], incremental: IncrementalSelection | None = None) -> None:
         super().__init__(json.dumps(paths))
         self.paths = paths
+        self.incremental = incremental
 
 
 class _SlicePartition(InputPartition):
@@ -94,35 +136,36 @@ class _SlicePartition(InputPartition):
 
 
 class HudiLayoutReader(DataSourceReader):
-    def __init__(self, path: str, schema: Any, include_meta: bool, use_stats: bool,
-                 query_type: QueryType = QueryType.SNAPSHOT) -> None:
+    """Plans one scan of the data source's snapshot (see the module docstring)."""
+
+    def __init__(self, path: str, schema: Any, query: ReadQuery, prune_with_filters: bool) -> None:
         self.path = path
         self.schema = schema
-        self.include_meta = include_meta
-        self.use_stats = use_stats
-        self.query_type = query_type
+        self.query = query
+        self.prune_with_filters = prune_with_filters
         self.filters: list[Any] = []
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
-        self.filters = list(filters)
-        # Yield every filter back: pruning is by file, so Spark must still filter rows (after the merge of
-        # Merge-on-Read slices: the filters are never applied below it).
+        # A plan pruned by these filters must not outlive this scan (module docstring): keep them only where
+        # Spark keeps the plan per scan. Yield every filter back: pruning is by file, Spark filters the rows.
+        self.filters = list(filters) if self.prune_with_filters else []
         yield from filters
 
     @_one_line_errors
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
         table = HudiTable(self.path)
-        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False, table=table)
-        merge = table.is_mor and self.query_type is QueryType.SNAPSHOT
-        parts: list[InputPartition] = []
+        plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table)
+        merge = table.is_mor and self.query.query_type is QueryType.SNAPSHOT
         if merge:
-            parts += [_FilePartition([f]) for f in plan.plain_files]
-            if plan.merged_slices:
-                spec = merge_spec_for_table(table, columns=[f.name for f in self.schema.fields])
-                parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in plan.merged_slices]
+            plain = [s for s in plan.candidate_slices if s.has_base_file and not s.has_log_files]
+            merged = plan.merged_slices
         else:
-            parts += [_FilePartition([s.base_file_path]) for s in plan.candidate_slices if s.has_base_file]
+            plain, merged = [s for s in plan.candidate_slices if s.has_base_file], []
+        parts: list[InputPartition] = [_FilePartition(paths, plan.incremental) for paths in _bins(plain)]
+        if merged:
+            spec = merge_spec_for_table(table, columns=[f.name for f in self.schema.fields])
+            parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in merged]
         return parts or [_FilePartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -138,22 +181,55 @@ class HudiLayoutReader(DataSourceReader):
                 yield pa.RecordBatch.from_arrays(columns, schema=target)
             return
         paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
+        selection = getattr(partition, "incremental", None)
+        wanted = names if selection is None or COMMIT_TIME_COLUMN in names else [*names, COMMIT_TIME_COLUMN]
         for p in paths:
             pf = pq.ParquetFile(p)
-            present = [n for n in names if n in pf.schema_arrow.names]
+            present = [n for n in wanted if n in pf.schema_arrow.names]
             if not present:  # only columns added after this file was written: all null
                 for rg in range(pf.metadata.num_row_groups):
                     rows = pf.metadata.row_group(rg).num_rows
                     yield pa.RecordBatch.from_arrays([pa.nulls(rows, f.type) for f in target], schema=target)
                 continue
             for batch in pf.iter_batches(columns=present, batch_size=65_536):
+                if selection is not None:
+                    batch = batch.filter(_commit_time_mask(batch.column(COMMIT_TIME_COLUMN), selection))
                 # files written before a schema change: missing columns are null, widened ones are cast
                 yield conform_batch(batch, target)
 
 
+#: bytes of base files one input partition reads (small files share a Python task; a large file has its own)
+PARTITION_TARGET_BYTES = 128 * 1024 * 1024
+
+
+def _bins(slices: Sequence[FileSlice], target: int = PARTITION_TARGET_BYTES) -> list[list[str]]:
+    """Consecutive base files grouped into input partitions of about ``target`` bytes each."""
+    out: list[list[str]] = []
+    size = target
+    for s in slices:
+        if size >= target:
+            out.append([])
+            size = 0
+        out[-1].append(s.base_file_path)
+        size += max(1, s.size_bytes)
+    return out
+
+
+def _commit_time_mask(commit_times: pa.Array, selection: IncrementalSelection) -> pa.Array:
+    mask = pc.is_in(commit_times, value_set=pa.array(sorted(selection.commit_times), pa.string()))
+    if selection.archived_before is not None:
+        mask = pc.or_(mask, pc.less(commit_times, pa.scalar(selection.archived_before)))
+    return pc.fill_null(mask, False)
+
+
 class HudiLayoutDataSource(DataSource):
-    """Options: ``path`` (or ``load(path)``), ``hoodie.*`` write options, ``includeMetaColumns``,
-    ``hoodie.enable.data.skipping`` (default true)."""
+    """Options: ``path`` (or ``load(path)``), Hudi's read options (module docstring) or ``hoodie.*`` write
+    options, ``includeMetaColumns``."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        #: the snapshot this relation reads: instants completed when it was created (None: no table yet)
+        self.pinned = _latest_completion(options.get("path"))
 
     @classmethod
     def name(cls) -> str:
@@ -162,23 +238,94 @@ class HudiLayoutDataSource(DataSource):
     def _path(self) -> str:
         path = self.options.get("path")
         if not path:
-            raise InvalidArgumentError("the hudi_layout data source needs a path: .load(path) / .save(path)")
+            raise InvalidArgumentError(
+                "the hudi_layout data source needs a path: .load(path) / .save(path); a SQL table is created over "
+                "an existing table without a column list: CREATE TABLE t USING hudi_layout OPTIONS (path '...') "
+                "or LOCATION '...'")
         return path
+
+    def _include_meta(self, options: Mapping[str, str]) -> bool:
+        return str(options.get(INCLUDE_META_OPTION, "false")).lower() == "true"
 
     @_one_line_errors
     def schema(self) -> Any:
-        include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
-        return spark_schema(HudiTable(self._path()), include_meta=include_meta)
+        path = self._path()
+        read_options = _read_options(self.options)
+        query = ReadQuery.from_options(read_options)
+        table = HudiTable(path)
+        require(table.properties, Action.READ, query_type=query.query_type)  # one clear error at load()
+        include_meta = self._include_meta(self.options)
+        schema = spark_schema(table, include_meta=include_meta)
+        if schema is None:
+            raise InvalidArgumentError(f"{path}: the table has no schema the data source can read",
+                                       hint="read it with hudi_layout.read(path), which uses the files' own schema")
+        if "location" in self.options or "provider" in self.options:  # a SQL table being created
+            schema = _with_table_metadata(schema, {"path": path, "options": {**read_options, **(
+                {INCLUDE_META_OPTION: "true"} if include_meta else {})}})
+        return schema
 
     @_one_line_errors
     def reader(self, schema: Any) -> DataSourceReader:
-        use_stats = str(self.options.get("hoodie.enable.data.skipping", "true")).lower() == "true"
-        include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
-        return HudiLayoutReader(self._path(), schema, include_meta, use_stats, cfg.QUERY_TYPE.get(self.options))
+        path = self.options.get("path")
+        read_options = _read_options(self.options)
+        if not path:  # a SQL table: Spark passes no options to its readers, the schema carries them
+            stored = _table_metadata(schema)
+            if stored is None:
+                return HudiLayoutReader(self._path(), schema, ReadQuery(), False)  # raises "needs a path"
+            path, read_options = stored["path"], dict(stored.get("options") or {})
+            pinned = _latest_completion(path)
+        else:
+            pinned = self.pinned
+        read_options.pop(INCLUDE_META_OPTION, None)
+        query = ReadQuery.from_options(read_options, completed_by=pinned)
+        return HudiLayoutReader(path, schema, query, read_plan_is_per_scan())
 
     @_one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
-        return HudiLayoutWriter(self._path(), dict(self.options), schema, overwrite)
+        if not self.options.get("path"):
+            # Spark shows a data source's exception text, not our hint: the way out goes into the message
+            raise InvalidArgumentError(
+                "writing through a SQL table of the hudi_layout data source is not supported (Spark passes the "
+                "data source no path for it): write with hudi_layout.write(df, path) or "
+                "df.write.format('hudi_layout').save(path)")
+        return HudiLayoutWriter(self._path(), {k: v for k, v in self.options.items() if k != INCLUDE_META_OPTION},
+                                schema, overwrite)
+
+
+def _read_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The Hudi read options among a data source's options (Spark's own keys, such as ``path``, left out)."""
+    return {k: v for k, v in options.items() if cfg.is_governed(k) or k == INCLUDE_META_OPTION}
+
+
+def _latest_completion(path: str | None) -> str | None:
+    """The completion time of the table's last completed instant (the snapshot a new relation pins), or
+    ``EARLIEST`` for a table without one; None where there is no table (a write creates it)."""
+    if not path:
+        return None
+    try:
+        timeline = HudiTable(path).timeline
+    except (NotAHudiTableError, OSError):
+        return None
+    times = [completed_at(i) for i in timeline.completed().commits_and_replaces()]
+    return max(times) if times else cfg.EARLIEST
+
+
+def _with_table_metadata(schema: Any, value: dict[str, Any]) -> Any:
+    from pyspark.sql.types import StructField, StructType
+
+    fields = list(schema.fields)
+    first = fields[0]
+    fields[0] = StructField(first.name, first.dataType, first.nullable,
+                            {**(first.metadata or {}), TABLE_METADATA_KEY: json.dumps(value)})
+    return StructType(fields)
+
+
+def _table_metadata(schema: Any) -> dict[str, Any] | None:
+    for f in getattr(schema, "fields", []):
+        raw = (f.metadata or {}).get(TABLE_METADATA_KEY)
+        if raw:
+            return dict(json.loads(raw))
+    return None
 
 
 def refuse_table_services(options: dict[str, str]) -> None:

@@ -8,10 +8,12 @@ Rules (``AbstractTableFileSystemView`` / ``HoodieFileGroup`` / hudi-rs ``fs_view
    held by the archived timeline (:meth:`Timeline.archive_covers`), and named by no rollback on the active
    timeline. Hudi's Java view stops at "older than the first instant"; that alone would make the files of a
    failed *first* write (rolled back, or still being finished by an orphaned executor) visible, which
-   hudi-rs (completed instants only) never shows. With ``as_of`` also ``instant <= as_of``;
+   hudi-rs (completed instants only) never shows. With ``as_of`` also ``instant <= as_of`` (time travel:
+   requested times, as hudi-rs), with ``completed_by`` also a completion time ``<= completed_by`` (a
+   snapshot pinned when it was taken);
 3. the latest slice of a file group starts at its latest committed base file;
-4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (requested ≤ ``as_of``)
-   are dropped. Pending clustering changes nothing for readers.
+4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (visible by the same
+   rules) are dropped. Pending clustering changes nothing for readers.
 
 Merge-on-Read file groups also have log files (``.cdc`` change logs are not data logs and are left out):
 
@@ -47,7 +49,7 @@ from hudi_layout.format.file_naming import (
 )
 from hudi_layout.format.instant import WRITE_ACTIONS
 from hudi_layout.table.partition_metadata import has_partition_metadata
-from hudi_layout.table.timeline import Timeline
+from hudi_layout.table.timeline import Timeline, visible_at
 
 
 @dataclass(frozen=True)
@@ -148,15 +150,16 @@ class FileSystemView:
         self.timeline = timeline
         self.base_file_extension = base_file_extension
 
-    def is_committed_fn(self, as_of: str | None = None) -> Callable[[str], bool]:
+    def is_committed_fn(self, as_of: str | None = None, completed_by: str | None = None) -> Callable[[str], bool]:
         """The rule of step 2 as a predicate on a file's instant time (shared with the cleaner, which must
         never delete a file this view would show, nor keep one it can never show)."""
-        return self._is_committed_fn(as_of)
+        return self._is_committed_fn(as_of, completed_by)
 
-    def _is_committed_fn(self, as_of: str | None) -> Callable[[str], bool]:
+    def _is_committed_fn(self, as_of: str | None, completed_by: str | None = None) -> Callable[[str], bool]:
         tl = self.timeline
         commits = tl.commits_and_replaces()
-        completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS}
+        completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS
+                     and visible_at(i, completed_by)}
         on_timeline = {f.requested_time for f in tl.files}
         first = commits.first()
         first_time = first.requested_time if first is not None else None
@@ -180,17 +183,17 @@ class FileSystemView:
 
         return committed
 
-    def _slice_rules(self, as_of: str | None) -> _SliceRules:
+    def _slice_rules(self, as_of: str | None, completed_by: str | None = None) -> _SliceRules:
         tl = self.timeline
         completion = {i.requested_time: i.completion_time for i in tl.commits_and_replaces().completed()
-                      if i.completion_time}
+                      if i.completion_time and visible_at(i, completed_by)}
         pending = {t: fgs for t, fgs in tl.pending_compactions().items() if as_of is None or t <= as_of}
-        return _SliceRules(self._is_committed_fn(as_of), completion, pending, tl.layout_version >= 2)
+        return _SliceRules(self._is_committed_fn(as_of, completed_by), completion, pending, tl.layout_version >= 2)
 
-    def file_slices(self, as_of: str | None = None,
-                    partitions: Iterable[str] | None = None) -> list[FileSlice]:
-        rules = self._slice_rules(as_of)
-        replaced = self.timeline.replaced_file_groups(as_of)
+    def file_slices(self, as_of: str | None = None, partitions: Iterable[str] | None = None, *,
+                    completed_by: str | None = None) -> list[FileSlice]:
+        rules = self._slice_rules(as_of, completed_by)
+        replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
         slices: list[FileSlice] = []
         for part in parts:

@@ -87,9 +87,11 @@ class HudiTable:
         """Partition paths found on storage (``[""]`` for a non-partitioned table with data)."""
         return list_partitions(self.base_path)
 
-    def file_slices(self, as_of: str | None = None, partitions: list[str] | None = None) -> list[FileSlice]:
-        """Latest committed, non-replaced file slices (sorted by partition, fileId)."""
-        return self.fs_view.file_slices(as_of, partitions)
+    def file_slices(self, as_of: str | None = None, partitions: list[str] | None = None, *,
+                    completed_by: str | None = None) -> list[FileSlice]:
+        """Latest committed, non-replaced file slices (sorted by partition, fileId); ``as_of`` a requested time
+        (time travel), ``completed_by`` a completion time (see :class:`~hudi_layout.table.fs_view.FileSystemView`)."""
+        return self.fs_view.file_slices(as_of, partitions, completed_by=completed_by)
 
     def timeline_key(self) -> tuple[Any, ...]:
         """The state this snapshot's schema and file view derive from: the instant file names of the timeline

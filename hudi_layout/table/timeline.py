@@ -306,14 +306,29 @@ class Timeline:
         except FileNotFoundError:
             return False
 
-    def replaced_file_groups(self, as_of: str | None = None) -> set[tuple[str, str]]:
-        """``{(partition, fileId)}`` replaced by completed replacecommits (requested time ≤ ``as_of``)."""
+    def replaced_file_groups(self, as_of: str | None = None, *,
+                             completed_by: str | None = None) -> set[tuple[str, str]]:
+        """``{(partition, fileId)}`` replaced by completed replacecommits (requested time ≤ ``as_of``, completed
+        by ``completed_by``)."""
         out: set[tuple[str, str]] = set()
         for inst in self.completed().actions(REPLACE_COMMIT):
             if as_of is not None and inst.requested_time > as_of:
                 continue
+            if not visible_at(inst, completed_by):
+                continue
             out |= cm.replaced_file_ids(self.read_commit_metadata_shared(inst))
         return out
+
+
+def completed_at(instant: Instant) -> str:
+    """When a completed instant became visible: its completion time, or (layout 1, which records none) its
+    requested time."""
+    return instant.completion_time or instant.requested_time
+
+
+def visible_at(instant: Instant, completed_by: str | None) -> bool:
+    """Whether a completed instant had completed by ``completed_by`` (``None``: no bound)."""
+    return completed_by is None or completed_at(instant) <= completed_by
 
 
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
-from hudi_layout.options import QueryType
 
 EXIT_USAGE = 2
 
@@ -256,14 +255,29 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_options(args: argparse.Namespace) -> dict[str, str]:
+    """Hudi read options from ``-o key=value`` and the shorthand flags (the flags win)."""
+    opts = _options(args.option)
+    for flag, key in (("query_type", "hoodie.datasource.query.type"), ("as_of", "as.of.instant"),
+                      ("begin", "hoodie.datasource.read.begin.instanttime"),
+                      ("end", "hoodie.datasource.read.end.instanttime")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            opts[key] = value
+    return opts
+
+
 def cmd_query(args: argparse.Namespace) -> int:
+    """The view ``t`` is the snapshot (or time-travel / incremental read) through Spark's parquet reader, as
+    ``hudi_layout.read`` builds it: one DataFrame for every reference to ``t`` in the statement, whatever
+    each reference filters (the data source's pruning is per scan only on newer Spark; see spark.datasource)."""
+    from hudi_layout.api import read
     from hudi_layout.table.hudi_table import HudiTable
 
     table = HudiTable(args.path)
     spark = _spark(args)
     t0 = time.perf_counter()
-    df = spark.read.format("hudi_layout").option("hoodie.datasource.query.type", args.query_type) \
-        .load(str(table.base_path))
+    df = read(str(table.base_path), spark=spark, options=_read_options(args))
     for name in {"t", table.properties.table_name}:
         df.createOrReplaceTempView(f"`{name}`")
     result = spark.sql(args.sql)
@@ -280,7 +294,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     where = args.where.strip()
     if where.lower().startswith("where "):
         where = where[6:]
-    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats)
+    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats, options=_read_options(args))
     if args.json:
         _print_json(plan.to_dict())
     else:
@@ -394,13 +408,20 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, spark=False)
     sp.set_defaults(func=cmd_clean)
 
+    def read_flags(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--query-type", choices=["snapshot", "read_optimized", "incremental"],
+                        help="hoodie.datasource.query.type (default snapshot; Merge-on-Read log files merged)")
+        sp.add_argument("--as-of", help="time travel: as.of.instant (yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss', "
+                                        "yyyy-MM-dd): instants requested by then")
+        sp.add_argument("--begin", help="incremental: commits completed after this instant (or 'earliest')")
+        sp.add_argument("--end", help="incremental: ... and at or before this one (default: the latest)")
+
     sp = sub.add_parser("query", help="run SQL on the table (as view `t`), with data skipping")
     sp.add_argument("path")
     sp.add_argument("sql", help='e.g. "SELECT count(*) FROM t WHERE dst_port = 443"')
     sp.add_argument("--limit", type=int, default=20)
-    sp.add_argument("--query-type", default="snapshot", choices=[q.value for q in QueryType],
-                    help="snapshot (default; Merge-on-Read log files merged) or read_optimized (base files only)")
-    common(sp, options=False, as_json=False)
+    read_flags(sp)
+    common(sp, as_json=False)
     sp.set_defaults(func=cmd_query)
 
     sp = sub.add_parser("explain", help="show which files a filter reads and why the others are skipped (no Spark)")
@@ -409,7 +430,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--files", action="store_true", help="list the candidate files")
     sp.add_argument("--no-stats", action="store_true", help="partition pruning only")
     sp.add_argument("--max-dropped", type=int, default=10)
-    common(sp, spark=False, options=False)
+    read_flags(sp)
+    common(sp, spark=False)
     sp.set_defaults(func=cmd_explain)
 
     sp = sub.add_parser("inspect", help="timeline, file groups, pending clustering, metadata table, defaults file "

@@ -23,6 +23,8 @@ the writer tests without Spark.
 from __future__ import annotations
 
 import contextlib
+import functools
+import io
 import os
 import pickle
 import uuid
@@ -136,10 +138,13 @@ class _StatsAcc:
         self.null_count += array.null_count
         if len(array) == array.null_count:
             return
-        t = array.type
-        if pa.types.is_floating(t):
-            if pc.any(pc.is_nan(array)).as_py():
+        if pa.types.is_floating(array.type):
+            nan = pc.is_nan(array)
+            if pc.any(nan).as_py():
                 self.has_nan = True
+                array = pc.filter(array, pc.invert(nan))  # min / max over the numbers only
+                if len(array) == array.null_count:
+                    return
         mm = pc.min_max(array)
         lo, hi = mm["min"].as_py(), mm["max"].as_py()
         if lo is not None and (self.min is None or lo < self.min):
@@ -148,8 +153,14 @@ class _StatsAcc:
             self.max = hi
 
     def result(self, value_count: int) -> dict[str, Any]:
-        hi = float("nan") if self.has_nan else self.max
-        return {"min": self.min, "max": hi, "null_count": self.null_count, "value_count": value_count}
+        """NaN-exact bounds for floats: ``max`` is NaN exactly when the file holds a NaN (NaN is the greatest
+        value in Spark); ``min`` is the least number, NaN only when every non-null value is NaN."""
+        lo, hi = self.min, self.max
+        if self.has_nan:
+            hi = float("nan")
+            if lo is None:
+                lo = float("nan")
+        return {"min": lo, "max": hi, "null_count": self.null_count, "value_count": value_count}
 
 
 def _stats_supported(t: pa.DataType) -> bool:
@@ -187,6 +198,39 @@ def dictionary_columns(table: pa.Table, max_distinct_fraction: float = 0.5) -> l
     return out
 
 
+@functools.lru_cache(maxsize=64)
+def parquet_leaves(schema: pa.Schema) -> tuple[tuple[str, str, bool], ...]:
+    """``(leaf path, top-level column, floating point?)`` of every parquet column a table of ``schema`` writes."""
+    sink = io.BytesIO()
+    pq.write_table(schema.empty_table(), sink)
+    sink.seek(0)
+    md = pq.ParquetFile(sink).schema
+    out = []
+    for j in range(len(md)):
+        col = md.column(j)
+        floating = col.physical_type in ("FLOAT", "DOUBLE") or "Float16" in str(col.logical_type)
+        out.append((col.path, col.path.split(".")[0], floating))
+    return tuple(out)
+
+
+def footer_options(schema: pa.Schema, dictionary: list[str] | bool) -> dict[str, Any]:
+    """``write_statistics`` / ``use_dictionary`` for a base file of ``schema``: float and double columns get
+    neither footer statistics nor a dictionary.
+
+    Parquet readers (Spark's through parquet-java) prune row groups with footer min/max and dictionaries but do
+    not know Spark's float order: pyarrow leaves NaN out of min/max, so ``d > 5`` drops a row group holding
+    NaN (NaN is greater than every number in Spark), and a dictionary holding only -0.0 fails ``d = 0``. Without
+    them no reader can skip a float row group wrongly; our column_stats index keeps NaN-exact bounds instead.
+    """
+    leaves = parquet_leaves(schema)
+    stats = [path for path, _top, floating in leaves if not floating]
+    if dictionary is False:
+        return {"write_statistics": stats, "use_dictionary": False}
+    wanted = set(schema.names) if dictionary is True else set(dictionary)
+    return {"write_statistics": stats,
+            "use_dictionary": [path for path, top, floating in leaves if not floating and top in wanted]}
+
+
 class _OpenFile:
     def __init__(self, spec: WriteSpec, schema: pa.Schema, partition_path: str, file_id: str, token: str,
                  dictionary: list[str] | bool = True) -> None:
@@ -208,8 +252,8 @@ class _OpenFile:
                 self.sink = os.fdopen(create_new_file(self.path), "wb")
         except HudiLayoutError as e:
             raise WriterInputError.of(e) from None
-        self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression, write_statistics=True,
-                                       use_dictionary=dictionary)
+        self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression,
+                                       **footer_options(schema, dictionary))
         self.num_records = 0
         self.min_key: str | None = None
         self.max_key: str | None = None

@@ -31,6 +31,7 @@ from hudi_layout.errors import (
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import Action, operation_refusal, require, require_creatable
 from hudi_layout.format.commit_metadata import (
+    NAN_EXACT_STATS_KEY,
     WriteStat,
     commit_metadata_bytes,
     replace_commit_metadata_bytes,
@@ -366,7 +367,7 @@ def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation:
     meta: dict[str, Any] = {
         "partitionToWriteStats": by_partition,
         "compacted": False,
-        "extraMetadata": {"schema": schema_json},
+        "extraMetadata": {"schema": schema_json, NAN_EXACT_STATS_KEY: "true"},
         "operationType": operation,
     }
     if replaced is not None:

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from hudi_layout import api
-from hudi_layout.options import QueryType
 
 
 class SparkSession:
@@ -48,8 +47,7 @@ def test_read_new_spelling(calls: list[Any]) -> None:
     assert api.read("/t", where="k > 1", spark=s) == "dataframe_for_plan"
     (_, args, kwargs), (_, dargs, dkwargs) = calls[0], calls[1]
     assert args == ("/t", "k > 1") and kwargs["spark"] is s and kwargs["use_column_stats"] is True
-    assert dargs[0] is s and dargs[3] == "k > 1" and dkwargs == {"columns": ["k"], "include_meta": False,
-                                                                 "query_type": QueryType.SNAPSHOT}
+    assert dargs[0] is s and dargs[3] == "k > 1" and dkwargs == {"columns": ["k"], "include_meta": False}
     assert calls[2][1] == ("/t", "k > 1")
 
 

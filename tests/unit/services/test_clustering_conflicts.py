@@ -8,7 +8,7 @@ import pytest
 
 from hudi_layout.clustering.schedule import schedule_clustering
 from hudi_layout.errors import CommitConflictError, InvalidArgumentError
-from hudi_layout.options import QueryType, read_options
+from hudi_layout.options import QueryType, resolve_read_options
 from hudi_layout.services.clustering import _check_inputs_current, input_log_sizes
 from tests.helpers.mor_builder import Upserts, make_mor_table, row
 
@@ -56,12 +56,12 @@ def test_a_compaction_scheduled_meanwhile_is_a_conflict(tmp_path: Path) -> None:
 
 
 def test_read_options_are_checked() -> None:
-    assert read_options({"hoodie.datasource.query.type": "READ_OPTIMIZED"}) == {
+    assert resolve_read_options({"hoodie.datasource.query.type": "READ_OPTIMIZED"}) == {
         "hoodie.datasource.query.type": "READ_OPTIMIZED"}
     from hudi_layout import options as cfg
 
-    assert cfg.QUERY_TYPE.get(read_options({"hoodie.read.query.type": "snapshot"})) is QueryType.SNAPSHOT
-    with pytest.raises(InvalidArgumentError, match="incremental"):
-        read_options({"hoodie.datasource.query.type": "incremental"})
+    assert cfg.QUERY_TYPE.get(resolve_read_options({"hoodie.read.query.type": "snapshot"})) is QueryType.SNAPSHOT
+    with pytest.raises(InvalidArgumentError, match="hoodie.datasource.query.type"):
+        resolve_read_options({"hoodie.datasource.query.type": "bogus"})
     with pytest.raises(InvalidArgumentError, match="hoodie.clustering.inline"):
-        read_options({"hoodie.clustering.inline": "true"})
+        resolve_read_options({"hoodie.clustering.inline": "true"})
