@@ -120,7 +120,43 @@ class WriteOperation(_NamedChoice):
     DELETE = "delete"
     DELETE_PARTITION = "delete_partition"
     INSERT_OVERWRITE = "insert_overwrite"
+    INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
     UPSERT_PREPPED = "upsert_prepped"
+
+    @property
+    def commit_operation_type(self) -> str:
+        """``operationType`` of the commit metadata (Hudi's ``WriteOperationType`` name)."""
+        return self.value.upper()
+
+    @property
+    def merges_by_key(self) -> bool:
+        """Finds stored records by key and rewrites their file groups (``upsert``, ``delete``)."""
+        return self in (WriteOperation.UPSERT, WriteOperation.DELETE)
+
+    @property
+    def replaces_file_groups(self) -> bool:
+        """Completes as a ``replacecommit`` listing replaced file groups."""
+        return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,
+                        WriteOperation.DELETE_PARTITION)
+
+
+class IndexType(_NamedChoice):
+    """``hoodie.index.type``: how an upsert finds the stored records. hudi_layout always tags with a Spark
+    join of the incoming keys against the key column of the candidate base files, per partition (Hudi's
+    ``SIMPLE`` index); ``BLOOM`` has the same (non-global) semantics, so it is accepted and tagged the same
+    way. Global and record-level indexes are refused (format.capabilities)."""
+
+    SIMPLE = "simple"
+    BLOOM = "bloom"
+    GLOBAL_SIMPLE = "global_simple"
+    GLOBAL_BLOOM = "global_bloom"
+    RECORD_INDEX = "record_index"
+    GLOBAL_RECORD_LEVEL_INDEX = "global_record_level_index"
+    RECORD_LEVEL_INDEX = "record_level_index"
+    BUCKET = "bucket"
+    HBASE = "hbase"
+    INMEMORY = "inmemory"
+    FLINK_STATE = "flink_state"
 
 
 def _operation(value: str) -> WriteOperation | str:
@@ -145,7 +181,20 @@ PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", lambda v: v
 TABLE_VERSION = Option("hoodie.table.version", 9, int)
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),
                     aliases=("hoodie.table.type",))
-PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str)
+PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str,
+                          aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field"))
+#: ``hoodie.record.merge.mode`` for a new table (an existing table's is in hoodie.properties); "" = Hudi's
+#: inference (event time with an ordering field, else commit time)
+MERGE_MODE = Option("hoodie.record.merge.mode", "", lambda v: v.strip().upper())
+PARTITIONS_TO_DELETE = Option("hoodie.datasource.write.partitions.to.delete", "", _str)
+#: upserts combine incoming records with equal keys first (Hudi's default); false is refused (it would let one
+#: batch write a key twice)
+COMBINE_BEFORE_UPSERT = Option("hoodie.combine.before.upsert", True, _parse_bool)
+#: Hudi's insert-side de-duplication; hudi_layout's inserts write every row (true is refused: use upsert)
+COMBINE_BEFORE_INSERT = Option("hoodie.combine.before.insert", False, _parse_bool)
+INSERT_DROP_DUPLICATES = Option("hoodie.datasource.write.insert.drop.duplicates", False, _parse_bool)
+INDEX_TYPE: Option[IndexType | None] = Option("hoodie.index.type", None, IndexType.parse)
+PAYLOAD_CLASS = Option("hoodie.datasource.write.payload.class", "", _str)
 # --- metadata table --------------------------------------------------------------------------------
 METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool)
 COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool)

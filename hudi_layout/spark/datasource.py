@@ -7,7 +7,11 @@ is inexact. Each remaining base file becomes one input partition read with pyarr
 
 Writing: the writer is created on the driver, where it starts the Hudi instant; each task writes base
 files with :mod:`.base_file_writer` and returns its file metadata as the commit message; ``commit`` on
-the driver completes the instant (and updates the metadata table), ``abort`` rolls it back.
+the driver completes the instant (and updates the metadata table), ``abort`` rolls it back. Operations:
+``bulk_insert`` / ``insert`` (append), ``insert_overwrite_table`` (``mode("overwrite")``), ``insert_overwrite``
+(``mode("overwrite")`` with that operation) and ``delete_partition`` (with
+``hoodie.datasource.write.partitions.to.delete``). ``upsert`` and ``delete`` are refused with one line naming
+``hudi_layout.write``: a task cannot start the Spark jobs that combine the batch and find the stored keys.
 
 ``hudi_layout.read()`` / ``hudi_layout.write()`` are the faster default paths (Spark's native parquet
 reader; Spark-native key expressions); this data source exists for users who want the format API.
@@ -33,6 +37,7 @@ from pyspark.sql.datasource import (
 )
 
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.options import WriteOperation
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import spark_schema
@@ -189,7 +194,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
-        self.session = WriteSession.start(path, options, arrow_schema, overwrite)
+        self.session = WriteSession.start(path, options, arrow_schema, overwrite, datasource=True)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
         pending.heartbeat = _HeartbeatRef(str(pending.base_path), pending.instant_time, os.getpid())
@@ -199,6 +204,9 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         self.hive_style = self.session.hive_style
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.session.operation is WriteOperation.DELETE_PARTITION:  # replaces file groups, writes nothing
+            return _FilesMessage([])
+
         def prepared() -> Iterator[pa.RecordBatch]:
             for b in iterator:
                 if b.num_rows:

@@ -14,8 +14,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
+from hudi_layout.api import (
+    ClusteringService,
+    HudiTable,
+    build_column_stats_index,
+    cluster,
+    execute_pending,
+    get_spark,
+    plan_scan,
+    write,
+)
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.spark.read import spark_schema
 from hudi_layout.tools.inspect import inspect_table, render
 from hudi_layout.tools.layout_report import write_report
 
@@ -55,6 +65,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         opts["hoodie.datasource.write.partitionpath.field"] = args.partition_by
     if args.table_name:
         opts["hoodie.table.name"] = args.table_name
+    if args.operation:
+        opts["hoodie.datasource.write.operation"] = args.operation
+    if args.precombine_field:
+        opts["hoodie.datasource.write.precombine.field"] = args.precombine_field
+    if args.partitions_to_delete:
+        opts["hoodie.datasource.write.partitions.to.delete"] = args.partitions_to_delete
+    if args.source is None:
+        if opts.get("hoodie.datasource.write.operation", "").strip().lower() != "delete_partition":
+            raise InvalidArgumentError("ingest needs a source path (only --operation delete_partition has none)")
+        if not args.partitions_to_delete and "hoodie.datasource.write.partitions.to.delete" not in opts:
+            raise InvalidArgumentError("--operation delete_partition without a source needs --partitions-to-delete")
+        df = spark.createDataFrame([], spark_schema(HudiTable(args.path), include_meta=False))
+        result = write(df, args.path, opts, mode=args.mode)
+        _print_json(result.__dict__)
+        return 0
     reader = spark.read
     if args.format == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
@@ -72,6 +97,12 @@ def cmd_cluster(args: argparse.Namespace) -> int:
         print("nothing to cluster (no file group qualified)")
         return 0
     _print_json(metrics.to_dict())
+    return 0
+
+
+def cmd_execute_pending(args: argparse.Namespace) -> int:
+    done = execute_pending(args.path, spark=_spark(args), options=_options(args.option), only=args.instant)
+    _print_json([m.to_dict() for m in done])
     return 0
 
 
@@ -161,9 +192,16 @@ def build_parser() -> argparse.ArgumentParser:
         if spark:
             sp.add_argument("--master", help="Spark master (default $SPARK_MASTER or local[*])")
 
-    sp = sub.add_parser("ingest", help="write parquet / CSV / JSON data as (or into) a Hudi table")
-    sp.add_argument("source", help="input path (file or folder)")
+    sp = sub.add_parser("ingest", aliases=["write"],
+                        help="write parquet / CSV / JSON data as (or into) a Hudi table: insert, upsert, delete, ...")
+    sp.add_argument("source", nargs="?", help="input path (file or folder); none for delete_partition")
     sp.add_argument("path", help="Hudi table base path")
+    sp.add_argument("--operation", choices=["bulk_insert", "insert", "upsert", "delete", "insert_overwrite",
+                                            "insert_overwrite_table", "delete_partition"],
+                    help="hoodie.datasource.write.operation (default bulk_insert)")
+    sp.add_argument("--precombine-field", help="ordering field for upserts (hoodie.datasource.write.precombine.field)")
+    sp.add_argument("--partitions-to-delete",
+                    help="delete_partition: partition paths, comma-separated (* matches any characters)")
     sp.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
     sp.add_argument("--record-key", help="record key field(s), comma-separated")
     sp.add_argument("--partition-by", help="partition field(s), comma-separated")
@@ -181,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="plan only files below hoodie.clustering.plan.strategy.small.file.limit (Hudi's default)")
     common(sp)
     sp.set_defaults(func=cmd_cluster)
+
+    sp = sub.add_parser("execute-pending", help="execute the pending clustering plans (e.g. to unblock upserts)")
+    sp.add_argument("path")
+    sp.add_argument("--instant", help="only this plan's instant time")
+    common(sp)
+    sp.set_defaults(func=cmd_execute_pending)
 
     sp = sub.add_parser("clustering-service", help="run clustering continuously until stopped (SIGTERM)")
     sp.add_argument("path")
