@@ -136,6 +136,8 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
     Every incoming key must be in ``stored`` (the tagging put it there). A key stored twice (tables fed by
     plain inserts may hold duplicates) has every copy updated or deleted.
     """
+    if incoming.num_rows == 0:
+        return MergedRows(None, 0, 0)
     keys_s = stored.column(RECORD_KEY_COLUMN).combine_chunks()
     keys_u = incoming.column(RECORD_KEY_COLUMN).combine_chunks()
     absent = ~_as_numpy_bool(pc.is_in(keys_u, value_set=keys_s))
