@@ -1,18 +1,23 @@
-"""The Spark half of an upsert / delete: combine the batch, tag it against the table, merge file groups.
+"""The Spark half of an upsert / delete: tag the batch against the table, then merge file groups.
 
-Three Spark jobs, only metadata rows reach the driver (docs/live-writes.md):
+Three Spark jobs with few tasks each; only metadata rows reach the driver (docs/live-writes.md):
 
-1. **combine**: key and partition path per row (the same expressions as inserts), then one row per
-   ``(partition, key)`` — the largest ordering value wins, a tie goes to the row later in the DataFrame
-   (``monotonically_increasing_id``); the delete operation keeps just the keys. The result is cached and
-   summarised per partition (row count, smallest and largest key, null keys).
+1. **summary**: every incoming row gets its record key and partition path (the expressions inserts use), a
+   delete flag and its position in the DataFrame (``monotonically_increasing_id``, the tie-breaker of the
+   combine step); the rows are cached and summarised per partition path (rows, smallest and largest key, null
+   keys).
 2. **tag** (Hudi's SIMPLE index): the candidate base files are the latest slices of the partitions the batch
    touches whose ``_hoodie_record_key`` range in the column_stats index meets the batch's key range there (a
-   file without statistics stays a candidate). Spark reads only their key column, joins it with the batch's
-   keys (broadcast when the batch is small) and returns which base file holds each key.
-3. **write**: the combined rows, each tagged with its base file (null: a new key), are hash-partitioned by
-   that file (new keys by a hash of the key into a few buckets), and every task runs
-   :func:`hudi_layout.writer.merge.merge_partition`: it rewrites its file groups and inserts its new keys.
+   file without statistics stays a candidate). Spark reads only their key column and joins it with the
+   batch's distinct keys (broadcast when the batch is small): which base file holds each key.
+3. **write**: each row, tagged with the base file of its key (null: a new key), is hash-partitioned by that
+   file (new keys by a hash of the key into a few buckets), so all records of a key meet in one task, which
+   runs :func:`hudi_layout.writer.merge.merge_partition`: combine the records of each key (largest ordering
+   value, then the later row), rewrite its file groups, insert its new keys.
+
+Every shuffle here reads into a handful of tasks (``coalesce`` after small aggregations): with the session's
+200 shuffle partitions and partition coalescing off, a 2,000-row upsert spent most of its time scheduling
+empty tasks.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
     IS_DELETED_FIELD,
     MERGE_TARGET_COLUMN,
+    SEQUENCE_COLUMN,
     MergeRules,
     MergeTarget,
     merge_partition,
@@ -77,8 +83,8 @@ class UpsertMetrics:
     seconds_write: float
 
 
-def combined_batch(df: DataFrame, session: WriteSession) -> DataFrame:
-    """Data columns + record key + partition path + delete flag, one row per (partition, key)."""
+def incoming_rows(df: DataFrame, session: WriteSession) -> DataFrame:
+    """Data columns + record key + partition path + delete flag + position in the DataFrame."""
     from pyspark.sql import functions as F
 
     data = [F.col(f"`{c}`") for c in session.spec.data_columns]
@@ -90,18 +96,8 @@ def combined_batch(df: DataFrame, session: WriteSession) -> DataFrame:
         delete = F.coalesce(F.col(IS_DELETED_FIELD), F.lit(False))
     else:
         delete = F.lit(False)
-    rows = df.select(*data, key, part, delete.alias(DELETE_FLAG_COLUMN))
-    if session.operation is WriteOperation.DELETE:
-        return rows.dropDuplicates([RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN])
-    rules = session.merge_rules
-    ordering = list(rules.ordering_fields) if rules is not None else []
-    later = F.monotonically_increasing_id()
-    order = F.struct(*[F.col(f"`{f}`") for f in ordering], later) if ordering else later
-    columns = rows.columns
-    return (rows.withColumn(_ORDER, order)
-            .groupBy(RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
-            .agg(F.max_by(F.struct(*[F.col(f"`{c}`") for c in columns]), F.col(_ORDER)).alias("_hl_row"))
-            .select(*[F.col(f"_hl_row.`{c}`").alias(c) for c in columns]))
+    return df.select(*data, key, part, delete.alias(DELETE_FLAG_COLUMN),
+                     F.monotonically_increasing_id().alias(SEQUENCE_COLUMN))
 
 
 def summarise(batch: DataFrame) -> list[PartitionSummary]:
@@ -109,7 +105,7 @@ def summarise(batch: DataFrame) -> list[PartitionSummary]:
 
     rows = batch.groupBy(PARTITION_PATH_COLUMN).agg(
         F.count(F.lit(1)).alias("n"), F.min(RECORD_KEY_COLUMN).alias("lo"), F.max(RECORD_KEY_COLUMN).alias("hi"),
-        F.sum(F.when(F.col(RECORD_KEY_COLUMN).isNull(), 1).otherwise(0)).alias("nulls")).collect()
+        F.sum(F.when(F.col(RECORD_KEY_COLUMN).isNull(), 1).otherwise(0)).alias("nulls")).coalesce(1).collect()
     if any(r["nulls"] for r in rows):
         raise InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
                                    "field(s)")
@@ -147,17 +143,20 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     return out
 
 
-def tag(batch: DataFrame, candidates: list[FileSlice], incoming_rows: int) -> DataFrame:
-    """``(key, partition, base file name)`` of every batch key found in a candidate file."""
+def tag(batch: DataFrame, candidates: list[FileSlice], incoming_rows: int, tasks: int) -> DataFrame:
+    """``(key, partition, base file name)`` of every batch key found in a candidate file (a key stored in two
+    file groups, as plain inserts allow, is found in both)."""
     from pyspark.sql import functions as F
 
     spark = batch.sparkSession
-    stored = spark.read.parquet(*[s.base_file_path for s in candidates]).select(
+    # the schema is given: no footer-reading job to infer it
+    stored = spark.read.schema(f"`{RECORD_KEY_COLUMN}` string").parquet(*[s.base_file_path for s in candidates]).select(
         F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col("_metadata.file_name").alias(MERGE_TARGET_COLUMN))
     where = spark.createDataFrame([(s.base_file_name, s.partition_path) for s in candidates],
                                   f"{MERGE_TARGET_COLUMN} string, {_PART} string")
     stored = stored.join(F.broadcast(where), MERGE_TARGET_COLUMN)
-    keys = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART))
+    keys = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
+                        ).distinct().coalesce(tasks)
     if incoming_rows <= BROADCAST_ROWS:
         keys = F.broadcast(keys)
     return stored.join(keys, [_KEY, _PART])
@@ -172,7 +171,7 @@ def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRul
 
 
 def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile], TagSnapshot, UpsertMetrics]:
-    """Combine, tag and write; returns the files written and what the commit must check."""
+    """Summarise, tag and write; returns the files written and what the commit must check."""
     import time
 
     from pyspark import StorageLevel
@@ -181,8 +180,9 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
     rules = session.merge_rules
     assert rules is not None  # set by WriteSession.start for upsert / delete
     spark = df.sparkSession
+    parallelism = max(1, spark.sparkContext.defaultParallelism)
     t0 = time.time()
-    batch = combined_batch(df, session).persist(StorageLevel.MEMORY_AND_DISK)
+    batch = incoming_rows(df, session).persist(StorageLevel.MEMORY_AND_DISK)
     hits = None
     try:
         summary = summarise(batch)
@@ -193,8 +193,8 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         targets: dict[str, MergeTarget] = {}
         tagged_rows = 0
         if candidates:
-            hits = tag(batch, candidates, incoming).persist(StorageLevel.MEMORY_AND_DISK)
-            counts = hits.groupBy(MERGE_TARGET_COLUMN).count().collect()
+            hits = tag(batch, candidates, incoming, parallelism).persist(StorageLevel.MEMORY_AND_DISK)
+            counts = hits.groupBy(MERGE_TARGET_COLUMN).count().coalesce(1).collect()
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
                 s = by_name[r[MERGE_TARGET_COLUMN]]
@@ -204,7 +204,6 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         t2 = time.time()
         crash_point("upsert.after_tagging")
         session.check_pending_clustering((t.partition_path, t.file_id) for t in targets.values())
-        rows = batch
         if hits is not None and targets:
             found = hits.select(F.col(_KEY).alias(RECORD_KEY_COLUMN), F.col(_PART).alias(PARTITION_PATH_COLUMN),
                                 MERGE_TARGET_COLUMN)
@@ -212,14 +211,13 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
                               [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN], "left")
         else:
             rows = batch.withColumn(MERGE_TARGET_COLUMN, F.lit(None).cast("string"))
-        parallelism = max(1, spark.sparkContext.defaultParallelism)
         inserts = max(0, incoming - tagged_rows)
         buckets = min(3 * parallelism, max(1, math.ceil(inserts / INSERT_ROWS_PER_BUCKET)))
         n = max(1, min(len(targets) + buckets, 3 * parallelism))
         route = F.coalesce(F.col(MERGE_TARGET_COLUMN),
                            F.concat(F.lit("+"), F.pmod(F.hash(RECORD_KEY_COLUMN), F.lit(buckets)).cast("string")))
         columns = [*session.spec.data_columns, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN,
-                   MERGE_TARGET_COLUMN]
+                   SEQUENCE_COLUMN, MERGE_TARGET_COLUMN]
         frame = rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
         spark.sparkContext.setJobDescription(
             f"hudi_layout {session.operation.value} {session.pending.instant_time}: {len(targets)} file groups")

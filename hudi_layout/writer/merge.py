@@ -58,8 +58,10 @@ DELETE_FLAG_COLUMN = "_hl_delete"
 #: Hudi's soft-delete field of the user's schema (docs/hudi-format-live-tables.md §2.3)
 IS_DELETED_FIELD = "_hoodie_is_deleted"
 FILE_NAME_COLUMN = "_hoodie_file_name"
+#: position of a record in the incoming DataFrame (``monotonically_increasing_id``): a tie goes to the later one
+SEQUENCE_COLUMN = "_hl_seq"
 #: columns the tagging adds to the incoming rows; never written
-WORK_COLUMNS = (MERGE_TARGET_COLUMN, DELETE_FLAG_COLUMN)
+WORK_COLUMNS = (MERGE_TARGET_COLUMN, DELETE_FLAG_COLUMN, SEQUENCE_COLUMN)
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,26 @@ def stored_wins(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...]) -
         greater |= equal_so_far & gt
         equal_so_far &= eq
     return greater
+
+
+def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
+    """One record per ``(partition path, key)``: the largest ordering value (fields in order, nulls lowest), a tie
+    to the larger :data:`SEQUENCE_COLUMN` (the later record). Hudi's ``hoodie.combine.before.upsert``."""
+    if records.num_rows <= 1:
+        return records
+    sort_keys = [(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")]
+    sort_keys += [(f, "descending") for f in rules.ordering_fields]
+    if SEQUENCE_COLUMN in records.column_names:
+        sort_keys.append((SEQUENCE_COLUMN, "descending"))
+    order = pc.sort_indices(records, sort_keys=sort_keys)  # nulls last: the lowest when descending
+    ordered = records.take(order)
+    keys = ordered.column(RECORD_KEY_COLUMN).combine_chunks()
+    parts = ordered.column(PARTITION_PATH_COLUMN).combine_chunks()
+    n = ordered.num_rows
+    changed = pc.or_(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)),
+                     pc.not_equal(parts.slice(1), parts.slice(0, n - 1)))
+    first = np.concatenate([[True], _as_numpy_bool(changed)])
+    return ordered.filter(pa.array(first)) if not first.all() else ordered
 
 
 def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, instant_time: str, file_name: str,
@@ -230,24 +252,22 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
     """One Spark task of an upsert / delete: merge the file groups whose records it received, then insert its
     new keys. Yields the metadata rows (:data:`RESULT_SCHEMA`) of every file written."""
     task = task or TaskIdentity()
+    received = [b for b in batches if b.num_rows]
     inserts: list[pa.Table] = []
     by_target: dict[str, list[pa.Table]] = {}
-    for batch in batches:
-        if batch.num_rows == 0:
-            continue
-        t = pa.Table.from_batches([batch])
-        tags = t.column(MERGE_TARGET_COLUMN)
-        new = _as_numpy_bool(pc.is_null(tags))
+    if received:
+        # every record of a (partition, key) is routed to the same task: combine them here (no extra shuffle)
+        t = combine_records(pa.Table.from_batches(received), rules)
+        new = _as_numpy_bool(pc.is_null(t.column(MERGE_TARGET_COLUMN)))
         if new.any():
             fresh = t.filter(pa.array(new & ~_as_numpy_bool(t.column(DELETE_FLAG_COLUMN))))
             if fresh.num_rows:
                 inserts.append(fresh)
-        if new.all():
-            continue
-        tagged = t.filter(pa.array(~new))
-        names = tagged.column(MERGE_TARGET_COLUMN)
-        for name in pc.unique(names).to_pylist():
-            by_target.setdefault(name, []).append(tagged.filter(pc.equal(names, name)))
+        if not new.all():
+            tagged = t.filter(pa.array(~new))
+            names = tagged.column(MERGE_TARGET_COLUMN)
+            for name in pc.unique(names).to_pylist():
+                by_target.setdefault(name, []).append(tagged.filter(pc.equal(names, name)))
     results: list[dict[str, Any]] = []
     seqno = 0
     for name in sorted(by_target):

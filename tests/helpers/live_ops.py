@@ -19,7 +19,9 @@ from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
     IS_DELETED_FIELD,
     MERGE_TARGET_COLUMN,
+    SEQUENCE_COLUMN,
     MergeTarget,
+    combine_records,
     merge_partition,
 )
 from hudi_layout.writer.transaction import TagSnapshot, WriteResult, WriteSession
@@ -42,23 +44,9 @@ def keyed(session: WriteSession, data: pa.Table) -> pa.Table:
 
 
 def combine(session: WriteSession, rows: pa.Table) -> pa.Table:
-    """One row per (partition, key): the largest ordering value, ties to the later row (Spark job 1)."""
-    rules = session.merge_rules
-    keys = rows.column(RECORD_KEY_COLUMN).to_pylist()
-    parts = rows.column(PARTITION_PATH_COLUMN).to_pylist()
-    ordering = [rows.column(f).to_pylist() for f in (rules.ordering_fields if rules else ())]
-    best: dict[tuple[str, str], int] = {}
-
-    def rank(i: int) -> tuple[Any, ...]:
-        return tuple((0, None) if col[i] is None else (1, col[i]) for col in ordering) + (i,)
-
-    for i in range(rows.num_rows):
-        k = (parts[i], keys[i])
-        if session.operation is WriteOperation.DELETE:
-            best.setdefault(k, i)
-        elif k not in best or rank(i) > rank(best[k]):
-            best[k] = i
-    return rows.take(pa.array(sorted(best.values()), pa.int64()))
+    """The executors' combine step (largest ordering value, then the later row) on keyed rows."""
+    seq = pa.array(range(rows.num_rows), pa.int64())
+    return combine_records(rows.append_column(SEQUENCE_COLUMN, seq), session.merge_rules).drop([SEQUENCE_COLUMN])
 
 
 def run_write(path: str, data: pa.Table, options: Mapping[str, Any] | None = None, *, overwrite: bool = False,
@@ -81,7 +69,7 @@ def run_write(path: str, data: pa.Table, options: Mapping[str, Any] | None = Non
 
 
 def _merge(session: WriteSession, rows: pa.Table) -> tuple[list[dict[str, Any]], TagSnapshot]:
-    rows = combine(session, rows)
+    rows = rows.append_column(SEQUENCE_COLUMN, pa.array(range(rows.num_rows), pa.int64()))
     if session.operation is WriteOperation.DELETE:
         flag = pa.array([True] * rows.num_rows)
     elif IS_DELETED_FIELD in rows.column_names:
