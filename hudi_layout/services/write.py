@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +65,7 @@ def write(
     try:
         tagged: TagSnapshot | None = None
         written: list[WrittenFile] = []
+        metrics = None
         if session.operation.merges_by_key:
             written, tagged, metrics = run_upsert(df, session)
             log.info("%s %s: %s", session.operation.value, session.pending.instant_time, metrics)
@@ -74,6 +76,9 @@ def write(
                                                      ).alias(PARTITION_PATH_COLUMN))
             written = run_file_writer(prepared, session.spec)
         result = session.commit(written, tagged=tagged)
+        if metrics is not None:
+            result = replace(result, candidate_files=metrics.candidate_files,
+                             seconds_tagging=metrics.seconds_summary + metrics.seconds_tag)
     except BaseException:
         session.abort()
         raise

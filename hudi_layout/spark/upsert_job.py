@@ -78,7 +78,7 @@ class UpsertMetrics:
     candidate_files: int
     files_tagged: int
     rows_tagged: int
-    seconds_combine: float
+    seconds_summary: float
     seconds_tag: float
     seconds_write: float
 

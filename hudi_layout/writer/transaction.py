@@ -97,6 +97,9 @@ class WriteResult:
     records_deleted: int = 0
     records_inserted: int = 0
     file_groups_rewritten: int = 0
+    #: upsert / delete: base files whose key column was read, and seconds spent finding the stored keys
+    candidate_files: int = 0
+    seconds_tagging: float = 0.0
 
 
 @dataclass(frozen=True)
