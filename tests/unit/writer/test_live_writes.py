@@ -71,6 +71,8 @@ def test_new_table_records_ordering_field_and_event_time(tmp_path) -> None:
     assert props8["hoodie.table.precombine.field"] == "ts"
     assert props8["hoodie.record.merge.strategy.id"] == "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
     assert props8["hoodie.compaction.payload.class"].endswith("DefaultHoodieRecordPayload")
+    run_write(v8, pa.concat_tables([rows([1], ts=0, name="stale"), rows([2], ts=3, name="new")]), UPSERT)
+    assert {k: v["name"] for k, v in snapshot(v8).items()} == {0: "n0", 1: "n1", 2: "new2"}
     plain = str(tmp_path / "plain")
     run_write(plain, rows(range(3)), {k: v for k, v in OPTS.items() if "precombine" not in k})
     assert load_properties(Path(plain) / ".hoodie")["hoodie.record.merge.mode"] == "COMMIT_TIME_ORDERING"
