@@ -58,3 +58,15 @@ def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys)
 def test_overlap_depth(lo, hi, avg, mx) -> None:
     got = overlap(np.array(lo, np.uint64), np.array(hi, np.uint64))
     assert got[0] == pytest.approx(avg) and got[1] == mx
+
+
+def test_write_operations_parse() -> None:
+    from hudi_layout.tools.cli import build_parser
+
+    p = build_parser()
+    a = p.parse_args(["write", "src", "table", "--operation", "upsert", "--precombine-field", "ts"])
+    assert (a.source, a.path, a.operation, a.precombine_field) == ("src", "table", "upsert", "ts")
+    a = p.parse_args(["ingest", "table", "--operation", "delete_partition", "--partitions-to-delete", "d=1"])
+    assert (a.source, a.path, a.partitions_to_delete) == (None, "table", "d=1")
+    a = p.parse_args(["execute-pending", "table", "--instant", "20240101000000000"])
+    assert (a.path, a.instant) == ("table", "20240101000000000")
