@@ -184,10 +184,6 @@ class WriteSession:
     #: completed write instants when the instant began (concurrent commits are the others)
     completed_at_begin: frozenset[str] = frozenset()
 
-    @property
-    def overwrite(self) -> bool:
-        return self.operation in (WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.INSERT_OVERWRITE)
-
     @classmethod
     def start(cls, path: str, options: Mapping[str, Any] | None, df_schema: pa.Schema,
               overwrite: bool, *, datasource: bool = False,
@@ -217,10 +213,10 @@ class WriteSession:
         else:
             layout = _existing_table_layout(base, df_schema, operation)
         props = layout.props
-        rules = _merge_rules(props, opts, operation, df_schema) if operation.merges_by_key else None
-        to_delete = _partitions_to_delete(base, opts, partitions_in_data, layout) \
-            if operation is WriteOperation.DELETE_PARTITION else ()
         try:
+            rules = _merge_rules(props, opts, operation, df_schema) if operation.merges_by_key else None
+            to_delete = _partitions_to_delete(base, opts, partitions_in_data, layout) \
+                if operation is WriteOperation.DELETE_PARTITION else ()
             props = prepare_metadata_table(base, props, opts)
             pending = _begin_instant(base, operation)
         except BaseException:
@@ -235,8 +231,17 @@ class WriteSession:
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(df_schema.names),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             stats_columns=stats_columns_for(props, opts, stats_schema))
-        return cls(base, props, opts, operation, layout.record_keys, layout.partition_fields, layout.hive_style,
-                   df_schema, pending, spec, created_here, started, rules, to_delete, completed)
+        session = cls(base, props, opts, operation, layout.record_keys, layout.partition_fields, layout.hive_style,
+                      df_schema, pending, spec, created_here, started, rules, to_delete, completed)
+        if operation in (WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION):
+            try:  # what these replace is known now: fail before any file is written
+                groups = _file_groups(base, None if operation is WriteOperation.INSERT_OVERWRITE_TABLE
+                                      else list(to_delete))
+                session.check_pending_clustering((p, f) for p, ids in groups.items() for f in ids)
+            except BaseException:
+                session.abort()
+                raise
+        return session
 
     # -- checks before any file is written ------------------------------------------------------------------
 

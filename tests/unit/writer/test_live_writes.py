@@ -273,3 +273,18 @@ def test_combine_keeps_the_largest_ordering_value_then_the_later_row(table) -> N
         assert combine(session, batch).column("name").to_pylist() == ["b1"]
     finally:
         session.abort()
+
+
+def test_partition_delete_and_table_overwrite_of_groups_under_pending_clustering_fail_first(table) -> None:
+    schedule_clustering(table, {"hoodie.clustering.plan.strategy.partition.selected": "a"}, columns=["name"],
+                        include_all_files=True)
+    timeline = timeline_files(table)
+    with pytest.raises(CommitConflictError, match="pending clustering"):
+        run_write(table, rows([]), {"hoodie.datasource.write.operation": "delete_partition",
+                                    "hoodie.datasource.write.partitions.to.delete": "a"})
+    with pytest.raises(CommitConflictError, match="pending clustering"):
+        run_write(table, rows([5]), {}, overwrite=True)
+    assert timeline_files(table) == timeline
+    run_write(table, rows([]), {"hoodie.datasource.write.operation": "delete_partition",
+                                "hoodie.datasource.write.partitions.to.delete": "b"})
+    assert {v["p"] for v in snapshot(table).values()} == {"a"}
