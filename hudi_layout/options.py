@@ -173,7 +173,43 @@ class WriteOperation(_NamedChoice):
     DELETE = "delete"
     DELETE_PARTITION = "delete_partition"
     INSERT_OVERWRITE = "insert_overwrite"
+    INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
     UPSERT_PREPPED = "upsert_prepped"
+
+    @property
+    def commit_operation_type(self) -> str:
+        """``operationType`` of the commit metadata (Hudi's ``WriteOperationType`` name)."""
+        return self.value.upper()
+
+    @property
+    def merges_by_key(self) -> bool:
+        """Finds stored records by key and rewrites their file groups (``upsert``, ``delete``)."""
+        return self in (WriteOperation.UPSERT, WriteOperation.DELETE)
+
+    @property
+    def replaces_file_groups(self) -> bool:
+        """Completes as a ``replacecommit`` listing replaced file groups."""
+        return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,
+                        WriteOperation.DELETE_PARTITION)
+
+
+class IndexType(_NamedChoice):
+    """``hoodie.index.type``: how an upsert finds the stored records. hudi_layout always tags with a Spark
+    join of the incoming keys against the key column of the candidate base files, per partition (Hudi's
+    ``SIMPLE`` index); ``BLOOM`` has the same (non-global) semantics, so it is accepted and tagged the same
+    way. Global and record-level indexes are refused (format.capabilities)."""
+
+    SIMPLE = "simple"
+    BLOOM = "bloom"
+    GLOBAL_SIMPLE = "global_simple"
+    GLOBAL_BLOOM = "global_bloom"
+    RECORD_INDEX = "record_index"
+    GLOBAL_RECORD_LEVEL_INDEX = "global_record_level_index"
+    RECORD_LEVEL_INDEX = "record_level_index"
+    BUCKET = "bucket"
+    HBASE = "hbase"
+    INMEMORY = "inmemory"
+    FLINK_STATE = "flink_state"
 
 
 class CleaningPolicy(_NamedChoice):
@@ -286,7 +322,8 @@ URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode",
                               "hold are always escaped).", used_by=(INGEST,))
 OPERATION: Option[WriteOperation | str] = Option(
     "hoodie.datasource.write.operation", WriteOperation.BULK_INSERT, _operation,
-    "Write operation: `bulk_insert` or `insert` (others are refused with an error naming them).",
+    "Write operation: `bulk_insert` (default here: the layout jobs' fast path), `insert`, `upsert`, `delete`, "
+    "`insert_overwrite`, `insert_overwrite_table`, `delete_partition`.",
     used_by=(INGEST,))
 MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int,
                        "Largest base file a write produces, in bytes (a file is closed when it reaches this).",
@@ -300,8 +337,35 @@ TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambd
                     "Table type; only COPY_ON_WRITE is written (MERGE_ON_READ is refused).",
                     aliases=("hoodie.table.type",), used_by=(INGEST,))
 PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str,
-                          "Hudi's ordering field for upserts; the operations written here (bulk_insert, "
-                          "insert) do not use it.", used_by=())
+                          "Ordering field of upserts: of two records with one key, the larger value wins "
+                          "(ties: the later one).",
+                          aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field"),
+                          used_by=(INGEST,))
+#: ``hoodie.record.merge.mode`` for a new table (an existing table's is in hoodie.properties); "" = Hudi's
+#: inference (event time with an ordering field, else commit time)
+MERGE_MODE = Option("hoodie.record.merge.mode", "", lambda v: v.strip().upper(),
+                    "Merge mode of a new table: EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING (default: Hudi's "
+                    "inference; CUSTOM is refused).", used_by=(INGEST,))
+PARTITIONS_TO_DELETE = Option("hoodie.datasource.write.partitions.to.delete", "", _str,
+                              "delete_partition: the partition paths to delete, comma-separated.",
+                              used_by=(INGEST,))
+#: upserts combine incoming records with equal keys first (Hudi's default); false is refused (it would let one
+#: batch write a key twice)
+COMBINE_BEFORE_UPSERT = Option("hoodie.combine.before.upsert", True, _parse_bool,
+                               "Combine records of one batch with equal keys before an upsert (`false` is "
+                               "refused).", used_by=(INGEST,))
+#: Hudi's insert-side de-duplication; hudi_layout's inserts write every row (true is refused: use upsert)
+COMBINE_BEFORE_INSERT = Option("hoodie.combine.before.insert", False, _parse_bool,
+                               "De-duplicate inserts (`true` is refused: use upsert).", used_by=(INGEST,))
+INSERT_DROP_DUPLICATES = Option("hoodie.datasource.write.insert.drop.duplicates", False, _parse_bool,
+                                "Drop inserts whose key exists (`true` is refused: use upsert).", used_by=(INGEST,))
+INDEX_TYPE: Option[IndexType | None] = Option("hoodie.index.type", None, IndexType.parse,
+                                              "How upserts find stored keys: SIMPLE / BLOOM semantics (a "
+                                              "per-partition key join); other index types are refused.",
+                                              used_by=(INGEST,))
+PAYLOAD_CLASS = Option("hoodie.datasource.write.payload.class", "", _str,
+                       "Record payload: only Hudi's default / overwrite payloads are honoured; others refused.",
+                       used_by=(INGEST,))
 # --- metadata table --------------------------------------------------------------------------------
 METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool,
                          "Keep the metadata table (files + column_stats). `false` on a table that has one "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_layout.errors import UnsupportedTableError
-from hudi_layout.options import QueryType, WriteOperation
+from hudi_layout.options import IndexType, QueryType, WriteOperation
 
 if TYPE_CHECKING:
     from hudi_layout.format.properties import TableProperties
@@ -23,8 +23,17 @@ if TYPE_CHECKING:
 READ_VERSIONS = (6, 8, 9)
 #: table versions we create, write, cluster, index and clean (timeline layout 2, Avro commit metadata)
 WRITE_VERSIONS = (8, 9)
-#: the operations we write: every insert creates new file groups (no record-level index is needed)
-WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT)
+#: the operations we write. Inserts create new file groups; upserts and deletes find stored keys with a Spark
+#: join (Hudi's SIMPLE index, no index partition to maintain) and rewrite the touched file groups (docs/live-writes.md)
+WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.UPSERT, WriteOperation.DELETE,
+                    WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,
+                    WriteOperation.DELETE_PARTITION)
+#: operations the Python data source (``df.write.format("hudi_layout")``) can do: its tasks cannot start the
+#: Spark jobs that find stored keys and de-duplicate a batch, so upsert and delete go through hudi_layout.write
+DATASOURCE_WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
+                               WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION)
+#: ``hoodie.index.type`` values whose semantics our tagging has: a key is unique within its partition
+TAGGING_INDEX_TYPES = (IndexType.SIMPLE, IndexType.BLOOM)
 #: metadata-table partitions we keep in sync; a table listing any other one is refused for writes
 MAINTAINABLE_MDT_PARTITIONS = ("files", "column_stats")
 
@@ -76,13 +85,34 @@ def require(props: TableProperties, action: Action, *, operation: WriteOperation
 
 
 def operation_refusal(operation: WriteOperation | str) -> Refusal | None:
-    """Known operations other than ``bulk_insert`` / ``insert`` are refused; unknown names are not ours to
-    judge here (the options layer reports them as bad input)."""
+    """Known operations outside :data:`WRITE_OPERATIONS` are refused; unknown names are not ours to judge here
+    (the options layer reports them as bad input)."""
     if operation in WRITE_OPERATIONS or not isinstance(operation, WriteOperation):
         return None
-    return Refusal(f"hoodie.datasource.write.operation={operation.value!r} is not supported by hudi_layout "
-                   "(only bulk_insert and insert)",
-                   "use Hudi's own Spark writer for upserts and deletes")
+    names = ", ".join(o.value for o in WRITE_OPERATIONS)
+    return Refusal(f"operation {operation.value!r} is not supported by hudi_layout (supported: {names})",
+                   "prepped operations are Hudi-internal; use upsert")
+
+
+def datasource_operation_refusal(operation: WriteOperation | str) -> Refusal | None:
+    """What ``df.write.format("hudi_layout")`` cannot do (see :data:`DATASOURCE_WRITE_OPERATIONS`)."""
+    if operation in DATASOURCE_WRITE_OPERATIONS or not isinstance(operation, WriteOperation):
+        return operation_refusal(operation)
+    return Refusal(f"operation {operation.value!r} is not supported by df.write.format('hudi_layout'): its tasks "
+                   "cannot run the Spark jobs that find stored keys and de-duplicate the batch",
+                   f"use hudi_layout.write(df, path, {{'hoodie.datasource.write.operation': '{operation.value}', "
+                   "...}) (or hudi-layout ingest --operation)")
+
+
+def index_type_refusal(index_type: IndexType | None) -> Refusal | None:
+    """Upserts and deletes tag records per partition (a key is unique within its partition path), the semantics
+    of Hudi's non-global ``SIMPLE`` / ``BLOOM`` indexes; other index types promise something else."""
+    if index_type is None or index_type in TAGGING_INDEX_TYPES:
+        return None
+    return Refusal(f"hoodie.index.type={index_type.value.upper()} is not supported by hudi_layout: upserts find "
+                   "records with a per-partition key join (the semantics of SIMPLE / BLOOM)",
+                   "drop the option or set hoodie.index.type=SIMPLE; global and record-level indexes are not "
+                   "maintained")
 
 
 def version_refusal(version: int, where: str) -> Refusal | None:

@@ -57,11 +57,17 @@ def align_stats(files: Sequence[str], stats: pa.Table, *, target_type: pa.DataTy
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise InvalidArgumentError(
                 f"stats of column {column!r} are {lo.type}, cannot be read as {target_type}") from e
+    nulls = pc.take(stats["null_count"], take).combine_chunks()
+    values = pc.take(stats["value_count"], take).combine_chunks()
     nan_exact = None
     if nan_exact_files and pa.types.is_floating(lo.type):
-        nan_exact = pa.array([f in nan_exact_files for f in files], pa.bool_())
-    return ColumnStats(lo, hi, pc.take(stats["null_count"], take).combine_chunks(),
-                       pc.take(stats["value_count"], take).combine_chunks(), nan_exact=nan_exact)
+        # the flag vouches for bounds that exist: a file without a stats row (or with unknown bounds while it
+        # holds non-null values) is never "NaN-exact", whatever its commit says
+        known = pc.fill_null(pc.or_(pc.and_(pc.is_valid(lo), pc.is_valid(hi)),
+                                    pc.equal(nulls, values)), False).to_numpy(zero_copy_only=False)
+        nan_exact = pa.array([bool(k) and row_of_file[i] >= 0 and f in nan_exact_files
+                              for i, (f, k) in enumerate(zip(files, known))], pa.bool_())
+    return ColumnStats(lo, hi, nulls, values, nan_exact=nan_exact)
 
 
 def prune(predicate: Predicate, files: Sequence[str], stats_by_column: Mapping[str, pa.Table],

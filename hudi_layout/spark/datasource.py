@@ -27,8 +27,12 @@ of a Merge-on-Read table (``snapshot``, the default; ``read_optimized`` reads ba
 log files is one input partition, merged in its task (the filters Spark applies come after the merge).
 
 Writing: the writer is created on the driver, where it starts the Hudi instant; each task writes base
-files with :mod:`hudi_layout.writer.base_file_writer` and returns its file metadata as the commit message;
-``commit`` on the driver completes the instant (and updates the metadata table), ``abort`` rolls it back.
+files with :mod:`hudi_layout.writer.base_file_writer` and returns its file metadata as the commit message; ``commit`` on
+the driver completes the instant (and updates the metadata table), ``abort`` rolls it back. Operations:
+``bulk_insert`` / ``insert`` (append), ``insert_overwrite_table`` (``mode("overwrite")``), ``insert_overwrite``
+(``mode("overwrite")`` with that operation) and ``delete_partition`` (with
+``hoodie.datasource.write.partitions.to.delete``). ``upsert`` and ``delete`` are refused with one line naming
+``hudi_layout.write``: a task cannot start the Spark jobs that combine the batch and find the stored keys.
 
 ``hudi_layout.read()`` / ``hudi_layout.write()`` are the faster default paths (Spark's native parquet
 reader; Spark-native key expressions); this data source exists for users who want the format API.
@@ -68,7 +72,7 @@ from hudi_layout.errors import (
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch
-from hudi_layout.options import QueryType
+from hudi_layout.options import QueryType, WriteOperation
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.scan.plan import plan_scan
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
@@ -385,7 +389,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
         CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
         refuse_table_services(options)
-        self.session = WriteSession.start(path, options, arrow_schema, overwrite)
+        self.session = WriteSession.start(path, options, arrow_schema, overwrite, datasource=True)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
         pending.heartbeat = _HeartbeatRef(str(pending.base_path), pending.instant_time, os.getpid())
@@ -394,6 +398,9 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         self.partition_rule = self.spec.partition_rule or PartitionPathRule(())
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.session.operation is WriteOperation.DELETE_PARTITION:  # replaces file groups, writes nothing
+            return _FilesMessage([])
+
         def prepared() -> Iterator[pa.RecordBatch]:
             for b in iterator:
                 if b.num_rows:

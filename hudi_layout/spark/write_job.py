@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from hudi_layout.errors import InvalidArgumentError, from_spark_error_text
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
+from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.spark.progress import WriteCounters, write_counters
 from hudi_layout.writer.base_file_writer import (
+    PARTITION_PATH_COLUMN,
     RESULT_SCHEMA,
     TaskIdentity,
+    WriterInputError,
     WriteSpec,
     WrittenFile,
     decode_results,
@@ -97,6 +100,29 @@ def partition_value_exprs(fields: list[str]) -> list[Column]:
     from pyspark.sql import functions as F
 
     return [F.col(f"`{f}`").cast("string").alias(partition_value_column(i)) for i, f in enumerate(fields)]
+
+
+def with_partition_path(df: DataFrame, rule: PartitionPathRule, value_columns: list[str]) -> DataFrame:
+    """``df`` with ``_hoodie_partition_path`` computed from the partition value columns (then dropped) by the
+    table's :class:`~hudi_layout.format.partition_path.PartitionPathRule`, in Arrow on the executors: the same
+    encoder the writer uses, so keys found by an upsert land in the partition folders the table has."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    out_schema = StructType([f for f in df.schema.fields if f.name not in value_columns]
+                            + [StructField(PARTITION_PATH_COLUMN, StringType(), True)])
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            try:
+                paths = rule.arrow_paths([table.column(c) for c in value_columns]) if value_columns else \
+                    pa.array([""] * table.num_rows, pa.string())
+            except HudiLayoutError as e:
+                raise WriterInputError.of(e) from None
+            table = table.drop_columns(value_columns).append_column(PARTITION_PATH_COLUMN, paths)
+            yield from table.to_batches()
+
+    return df.mapInArrow(mapper, out_schema)
 
 
 def _translate_spark_error(e: Exception) -> Exception:

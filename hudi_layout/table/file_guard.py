@@ -77,8 +77,15 @@ def data_file_path(base_path: str | os.PathLike[str], partition_path: str, file_
     return os.path.join(folder, file_name)
 
 
-def marker_path(base_path: str | os.PathLike[str], instant_time: str, partition_path: str, file_name: str) -> str:
-    """Absolute path of the DIRECT marker ``.hoodie/.temp/<instant>/<partition>/<file>.marker.CREATE``."""
+#: Hudi's marker IO types: a new file group (CREATE), a new slice of an existing one (MERGE), a log append
+MARKER_IO_TYPES = ("CREATE", "MERGE", "APPEND")
+
+
+def marker_path(base_path: str | os.PathLike[str], instant_time: str, partition_path: str, file_name: str,
+                io_type: str = "CREATE") -> str:
+    """Absolute path of the DIRECT marker ``.hoodie/.temp/<instant>/<partition>/<file>.marker.<io_type>``."""
+    if io_type not in MARKER_IO_TYPES:
+        raise UnsafePartitionPathError(f"refusing marker IO type {io_type!r}")
     check_partition_path(partition_path)
     _check_file_name(file_name)
     if not instant_time.isdigit():
@@ -88,7 +95,7 @@ def marker_path(base_path: str | os.PathLike[str], instant_time: str, partition_
     folder = os.path.realpath(os.path.join(temp, partition_path)) if partition_path else os.path.realpath(temp)
     if not _inside(os.path.realpath(temp), folder):
         raise UnsafePartitionPathError(f"refusing marker folder {folder}: outside {temp}")
-    return os.path.join(folder, file_name + ".marker.CREATE")
+    return os.path.join(folder, f"{file_name}.marker.{io_type}")
 
 
 def create_new_file(path: str) -> int:

@@ -142,11 +142,13 @@ class HudiTable:
         return json.loads(s) if s else None
 
     def data_columns(self) -> list[str]:
-        """Top-level non-meta column names of :meth:`schema` (``[]`` for a table without schema)."""
+        """Top-level column names of :meth:`schema` other than the meta fields (``[]`` for a table without
+        schema)."""
         sd = self.schema_dict()
         if not sd:
             return []
-        return [f["name"] for f in sd.get("fields", []) if not f["name"].startswith("_hoodie")]
+        # only the five meta fields: ``_hoodie_is_deleted`` is a column of the user's schema (the delete marker)
+        return [f["name"] for f in sd.get("fields", []) if f["name"] not in META_COLUMNS]
 
     def completed_replacecommits(self) -> list[str]:
         return [i.requested_time for i in self.timeline.completed().actions(REPLACE_COMMIT)]

@@ -109,13 +109,34 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         opts[cfg.PARTITION_PATH_FIELD.key] = args.partition_by
     if args.table_name:
         opts[cfg.TABLE_NAME.key] = args.table_name
+    if args.operation:
+        opts[cfg.OPERATION.key] = args.operation
+    if args.precombine_field:
+        opts[cfg.PRECOMBINE_FIELD.key] = args.precombine_field
+    if args.partitions_to_delete:
+        opts[cfg.PARTITIONS_TO_DELETE.key] = args.partitions_to_delete
+    from hudi_layout.services.write import write
+
+    if args.source is None:
+        if opts.get(cfg.OPERATION.key, "").strip().lower() != "delete_partition":
+            raise InvalidArgumentError("ingest needs a source path (only --operation delete_partition has none)",
+                                       hint="hudi-layout ingest SOURCE TABLE ...")
+        if not opts.get(cfg.PARTITIONS_TO_DELETE.key):
+            raise InvalidArgumentError("--operation delete_partition without a source needs --partitions-to-delete",
+                                       hint="--partitions-to-delete p1,p2")
+        from hudi_layout.spark.read import spark_schema
+        from hudi_layout.table.hudi_table import HudiTable
+
+        spark = _spark(args)
+        df = spark.createDataFrame([], spark_schema(HudiTable(args.path), include_meta=False))
+        result = write(df, args.path, opts, mode=args.mode)
+        _print_json(result.__dict__)
+        return 0
     _check_source(args.source, args.format)
     if not (Path(args.path) / ".hoodie" / "hoodie.properties").is_file() and not cfg.RECORD_KEY_FIELD.get(
             cfg.resolve_options(opts)):
         raise InvalidArgumentError(f"{args.path} is a new table and needs a record key",
                                    hint="--record-key COLUMN (a column, or columns a,b, unique per row)")
-    from hudi_layout.services.write import write
-
     spark = _spark(args)
     reader = spark.read
     if args.format == "csv":
@@ -196,6 +217,14 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if run.new is None and run.scheduled is None and not run.resumed:
         print("nothing new to cluster (no file group qualified"
               + (": every file group is in a pending plan)" if run.waiting else ")"))
+    return 0
+
+
+def cmd_execute_pending(args: argparse.Namespace) -> int:
+    from hudi_layout.api import execute_pending
+
+    done = execute_pending(args.path, spark=_spark(args), options=_options(args.option), only=args.instant)
+    _print_json([m.to_dict() for m in done])
     return 0
 
 
@@ -355,9 +384,16 @@ def build_parser() -> argparse.ArgumentParser:
         if as_json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
 
-    sp = sub.add_parser("ingest", help="write parquet / CSV / JSON data as (or into) a Hudi table")
-    sp.add_argument("source", help="input path (file or folder)")
+    sp = sub.add_parser("ingest", aliases=["write"],
+                        help="write parquet / CSV / JSON data as (or into) a Hudi table: insert, upsert, delete, ...")
+    sp.add_argument("source", nargs="?", help="input path (file or folder); none for delete_partition")
     sp.add_argument("path", help="Hudi table base path")
+    sp.add_argument("--operation", choices=["bulk_insert", "insert", "upsert", "delete", "insert_overwrite",
+                                            "insert_overwrite_table", "delete_partition"],
+                    help="hoodie.datasource.write.operation (default bulk_insert)")
+    sp.add_argument("--precombine-field", help="ordering field for upserts (hoodie.datasource.write.precombine.field)")
+    sp.add_argument("--partitions-to-delete",
+                    help="delete_partition: partition paths, comma-separated (* matches any characters)")
     sp.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
     sp.add_argument("--record-key", help="record key field(s), comma-separated (required for a new table)")
     sp.add_argument("--partition-by", help="partition field(s), comma-separated")
@@ -384,6 +420,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write the plan to the timeline without executing it (no Spark)")
     common(sp)
     sp.set_defaults(func=cmd_cluster)
+
+    sp = sub.add_parser("execute-pending", help="execute the pending clustering plans (e.g. to unblock upserts)")
+    sp.add_argument("path")
+    sp.add_argument("--instant", help="only this plan's instant time")
+    common(sp)
+    sp.set_defaults(func=cmd_execute_pending)
 
     sp = sub.add_parser("clustering-service", help="run clustering continuously until stopped (SIGTERM); "
                                                    "one line per action")

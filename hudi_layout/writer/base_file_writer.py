@@ -70,6 +70,11 @@ RESULT_SCHEMA = pa.schema(
         ("num_records", pa.int64()),
         ("file_size", pa.int64()),
         ("stats", pa.binary()),
+        # a merged file group (upsert / delete): what changed, and the slice it replaces (null for new files)
+        ("num_updates", pa.int64()),
+        ("num_deletes", pa.int64()),
+        ("prev_commit", pa.string()),
+        ("prev_base_file", pa.string()),
     ]
 )
 
@@ -231,14 +236,22 @@ def footer_options(schema: pa.Schema, dictionary: list[str] | bool) -> dict[str,
             "use_dictionary": [path for path, top, floating in leaves if not floating and top in wanted]}
 
 
-class _OpenFile:
+def base_file_name(file_id: str, token: str, instant_time: str) -> str:
+    return f"{file_id}_{token}_{instant_time}.parquet"
+
+
+class OpenFile:
+    """One base file being written: DIRECT marker first (``io_type`` CREATE for a new file group, MERGE for a
+    new slice of an existing one), then parquet with exact running statistics; :meth:`close` gives its
+    metadata row."""
+
     def __init__(self, spec: WriteSpec, schema: pa.Schema, partition_path: str, file_id: str, token: str,
-                 dictionary: list[str] | bool = True) -> None:
+                 dictionary: list[str] | bool = True, io_type: str = "CREATE") -> None:
         self.partition_path = partition_path
         self.file_id = file_id
-        self.file_name = f"{file_id}_{token}_{spec.instant_time}.parquet"
+        self.file_name = base_file_name(file_id, token, spec.instant_time)
         try:
-            marker = marker_path(spec.base_path, spec.instant_time, partition_path, self.file_name)
+            marker = marker_path(spec.base_path, spec.instant_time, partition_path, self.file_name, io_type)
             self.path = data_file_path(spec.base_path, partition_path, self.file_name)
             with spec.gate.creating() if spec.gate is not None else contextlib.nullcontext():
                 os.makedirs(os.path.dirname(marker), exist_ok=True)
@@ -257,7 +270,8 @@ class _OpenFile:
         self.num_records = 0
         self.min_key: str | None = None
         self.max_key: str | None = None
-        self.stats = {c: _StatsAcc() for c in spec.stats_columns if _stats_supported(schema.field(c).type)}
+        self.stats = {c: _StatsAcc() for c in spec.stats_columns
+                      if c in schema.names and _stats_supported(schema.field(c).type)}
 
     def write(self, table: pa.Table) -> None:
         self.writer.write_table(table)
@@ -384,12 +398,12 @@ class _TaskFiles:
     def meta_table(self, data: pa.Table, file_name: str, first_row: int) -> pa.Table:
         return _with_meta_columns(self.spec, data, file_name, self.task.partition_id, first_row)
 
-    def open_file(self, partition_path: str, data: pa.Table) -> _OpenFile:
+    def open_file(self, partition_path: str, data: pa.Table) -> OpenFile:
         if self.dictionary is None:  # decided once per task, on its first rows
             self.dictionary = dictionary_columns(self.meta_table(data.slice(0, 8192), "f", 0))
         schema = self.meta_table(data.slice(0, 0), "", 0).schema
-        return _OpenFile(self.spec, schema, partition_path, f"{uuid.uuid4()}-0", self.task.write_token,
-                         self.dictionary)
+        return OpenFile(self.spec, schema, partition_path, f"{uuid.uuid4()}-0", self.task.write_token,
+                        self.dictionary)
 
 
 class _PartitionOutput:
@@ -402,7 +416,7 @@ class _PartitionOutput:
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
         self.pending_bytes = 0
-        self.open: _OpenFile | None = None
+        self.open: OpenFile | None = None
 
     def add(self, piece: pa.Table) -> None:
         if not self.pending:
@@ -428,7 +442,7 @@ class _PartitionOutput:
             self.task.pending_order[self.partition_path] = self
         return data
 
-    def _rows_for(self, handle: _OpenFile, data: pa.Table, final: bool) -> int:
+    def _rows_for(self, handle: OpenFile, data: pa.Table, final: bool) -> int:
         """How many of ``data``'s rows go into ``handle`` now: as many as (by estimate) still fit the file, so
         files stay near max size (bytes per row from what the file already holds, else the larger in-memory
         size), capped by ``max_rows_per_file`` unless this is the final short tail."""
@@ -474,15 +488,18 @@ class _PartitionOutput:
 
 
 def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
-                    task: TaskIdentity | None = None) -> Iterator[pa.RecordBatch]:
+                    task: TaskIdentity | None = None, *, first_seqno: int = 0) -> Iterator[pa.RecordBatch]:
     """Write one Spark task's rows as Hudi base files; yield one metadata row per file written.
 
     Input batches carry the data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``
     (and, when ``preserve_commit_metadata``, the original ``_hoodie_commit_time`` / ``_hoodie_commit_seqno``).
     Rows are written in arrival order, so a sort done by Spark before this step is kept inside each file.
-    ``task`` names the Spark task attempt (the Spark layer passes it; zeros when run outside Spark).
+    ``task`` names the Spark task attempt (the Spark layer passes it; zeros when run outside Spark);
+    ``first_seqno`` is the first commit sequence number to use (a task that also merged file groups has used
+    the ones before it).
     """
     files = _TaskFiles(spec, task or TaskIdentity())
+    files.rows_seen = first_seqno
     outputs: dict[str, _PartitionOutput] = {}
     for batch in batches:
         if batch.num_rows == 0:
@@ -566,6 +583,19 @@ class WrittenFile:
     num_records: int
     file_size: int
     stats: dict[str, dict[str, Any]]
+    num_updates: int = 0
+    num_deletes: int = 0
+    #: base instant of the slice a merge replaced (``None``: a new file group)
+    prev_commit: str | None = None
+    prev_base_file: str | None = None
+
+    @property
+    def is_merge(self) -> bool:
+        return self.prev_commit is not None
+
+    @property
+    def num_inserts(self) -> int:
+        return 0 if self.is_merge else self.num_records
 
     @property
     def relative_path(self) -> str:
@@ -585,6 +615,10 @@ def decode_results(rows: Sequence[Any]) -> list[WrittenFile]:
                 num_records=int(d["num_records"]),
                 file_size=int(d["file_size"]),
                 stats=pickle.loads(d["stats"]),
+                num_updates=int(d.get("num_updates") or 0),
+                num_deletes=int(d.get("num_deletes") or 0),
+                prev_commit=d.get("prev_commit"),
+                prev_base_file=d.get("prev_base_file"),
             )
         )
     return out

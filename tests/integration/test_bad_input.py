@@ -142,9 +142,13 @@ def test_unsupported_column_types_name_the_column(spark, tmp_path, column, ddl):
     assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, rf"\b{column}\b")
 
 
-def test_upsert_refused(spark, table):
-    opts = {**OPTS, "hoodie.datasource.write.operation": "upsert"}
-    assert_refused(spark, table, spark.createDataFrame(rows(5)), errors.UnsupportedTableError, "upsert", opts=opts)
+def test_prepped_upsert_and_global_index_refused(spark, table):
+    opts = {**OPTS, "hoodie.datasource.write.operation": "upsert_prepped"}
+    assert_refused(spark, table, spark.createDataFrame(rows(5)), errors.UnsupportedTableError, "upsert_prepped",
+                   opts=opts)
+    opts = {**OPTS, "hoodie.datasource.write.operation": "upsert", "hoodie.index.type": "GLOBAL_BLOOM"}
+    assert_refused(spark, table, spark.createDataFrame(rows(5)), errors.UnsupportedTableError, "GLOBAL_BLOOM",
+                   opts=opts)
 
 
 def test_append_to_v6_table_refused(spark, fixture_table):

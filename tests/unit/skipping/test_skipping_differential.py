@@ -266,3 +266,15 @@ def test_skipping_actually_skips_on_sorted_data() -> None:
         assert result.kept == expected_kept, f"{sql}: kept {result.kept}"
         matches = np.array(evaluate_rows(pred, rows))
         assert matches.any() and all(matches[i] == False for f in result.dropped for i in files[f])  # noqa: E712
+
+
+def test_nan_exact_flag_never_vouches_for_missing_stats() -> None:
+    """Regression (found by the property test above): a NaN-exact file without a stats row for the column must
+    be kept for ``a = NaN`` - the flag says the writer's bounds count NaN, not that a missing row means none."""
+    from hudi_layout.skipping.ir import Eq, Literal, Ref
+
+    empty = pa.table({"file_name": pa.array([], pa.string()), "min": pa.array([], pa.float64()),
+                      "max": pa.array([], pa.float64()), "null_count": pa.array([], pa.int64()),
+                      "value_count": pa.array([], pa.int64())})
+    res = prune(Eq(Ref("a"), Literal(float("nan"))), ["f0"], {"a": empty}, nan_exact_files={"f0"})
+    assert res.kept == [0] and not res.dropped

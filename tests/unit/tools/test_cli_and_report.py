@@ -116,3 +116,15 @@ def test_cluster_dry_run_and_schedule_only_need_no_spark(fixture_table, capsys, 
     assert main(["cluster", path, "--columns", "amount,txn_id", "--no-resume"]) == 0
     out = capsys.readouterr().out
     assert "pending: clustering" in out and "nothing new to cluster" in out
+
+
+def test_write_operations_parse() -> None:
+    from hudi_layout.tools.cli import build_parser
+
+    p = build_parser()
+    a = p.parse_args(["write", "src", "table", "--operation", "upsert", "--precombine-field", "ts"])
+    assert (a.source, a.path, a.operation, a.precombine_field) == ("src", "table", "upsert", "ts")
+    a = p.parse_args(["ingest", "table", "--operation", "delete_partition", "--partitions-to-delete", "d=1"])
+    assert (a.source, a.path, a.partitions_to_delete) == (None, "table", "d=1")
+    a = p.parse_args(["execute-pending", "table", "--instant", "20240101000000000"])
+    assert (a.path, a.instant) == ("table", "20240101000000000")

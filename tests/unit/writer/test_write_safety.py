@@ -131,7 +131,7 @@ def test_property_every_file_stays_inside_and_values_read_back(tmp_path_factory,
                                        ("hoodie.parquet.compression.codec", "rar"),
                                        ("hoodie.metadata.compact.max.delta.commits", "-1"),
                                        ("hoodie.datasource.write.partitionpath.urlencode", "maybe"),
-                                       ("hoodie.datasource.write.operation", "upsert")])
+                                       ("hoodie.datasource.write.operation", "merge_into")])
 def test_bad_options_fail_before_the_first_byte(tmp_path: Path, key: str, value: str):
     path = tmp_path / "t"
     write(path, rows(["a"]))
