@@ -17,10 +17,8 @@ import pyarrow as pa
 from hudi_layout.errors import InvalidArgumentError
 
 
-def _avro_type(field: pa.Field, record_name: str) -> Any:
-    t = field.type
-    if pa.types.is_boolean(t):
-        return "boolean"
+def avro_primitive(t: pa.DataType) -> str | None:
+    """The Avro primitive a plain Arrow type maps to (``None`` for booleans, logical and nested types)."""
     if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
         return "int"
     if pa.types.is_int64(t):
@@ -33,6 +31,16 @@ def _avro_type(field: pa.Field, record_name: str) -> Any:
         return "string"
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return "bytes"
+    return None
+
+
+def _avro_type(field: pa.Field, record_name: str) -> Any:
+    t = field.type
+    if pa.types.is_boolean(t):
+        return "boolean"
+    primitive = avro_primitive(t)
+    if primitive is not None:
+        return primitive
     if pa.types.is_date32(t):
         return {"type": "int", "logicalType": "date"}
     if pa.types.is_timestamp(t):

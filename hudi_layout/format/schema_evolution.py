@@ -25,23 +25,12 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from hudi_layout.errors import SchemaMismatchError
+from hudi_layout.format.schema_conversion import avro_primitive
 
 
 def _kind(t: pa.DataType) -> str | None:
     """The Avro primitive a plain Arrow type maps to (``None`` for logical and other types)."""
-    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
-        return "int"
-    if pa.types.is_int64(t):
-        return "long"
-    if pa.types.is_float32(t):
-        return "float"
-    if pa.types.is_float64(t):
-        return "double"
-    if pa.types.is_string(t) or pa.types.is_large_string(t):
-        return "string"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        return "bytes"
-    return None
+    return avro_primitive(t)
 
 
 #: (old kind, new kind) pairs every reader reads old files of with the new type
