@@ -39,6 +39,7 @@ from pathlib import Path
 
 from hudi_layout.errors import CommitConflictError, HudiLayoutError
 from hudi_layout.format.partition_path import UnsafePartitionPathError, check_partition_path
+from hudi_layout.table.locks import heartbeat_file_held
 
 HOODIE = ".hoodie"
 
@@ -160,22 +161,6 @@ def heartbeat_token(heartbeat_file: str | os.PathLike[str]) -> str | None:
     return parts[1].decode("ascii", "replace") if len(parts) >= 2 else None
 
 
-def _heartbeat_held(heartbeat_file: str) -> bool:
-    try:
-        fd = os.open(heartbeat_file, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True  # someone holds it exclusively: the writer is alive
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    finally:
-        os.close(fd)
-
-
 @dataclass(frozen=True)
 class FileGate:
     """What an executor needs (picklable) to check, before each file, that its instant still takes files."""
@@ -188,7 +173,7 @@ class FileGate:
 
     def problem(self) -> str | None:
         """Why files may no longer be created for this instant (None: they may)."""
-        if not _heartbeat_held(self.heartbeat_file):
+        if not heartbeat_file_held(self.heartbeat_file):
             return "its writer is gone (heartbeat not held)"
         if heartbeat_token(self.heartbeat_file) != self.token:
             return "another attempt of the instant owns it now"

@@ -116,13 +116,18 @@ def writer_is_alive(base_path: str | os.PathLike[str], instant_time: str) -> boo
     A missing heartbeat file means no live writer (Hudi's own writers also count as dead once their
     heartbeat stops; we do not wait for an expiry because our heartbeats are kernel locks).
     """
-    path = heartbeat_path(base_path, instant_time)
+    return heartbeat_file_held(str(heartbeat_path(base_path, instant_time)))
+
+
+def heartbeat_file_held(path: str) -> bool:
+    """True when a process holds the (exclusive) heartbeat lock on ``path``: a shared, non-blocking probe
+    fails exactly then, and probes of several checkers never block each other."""
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return False
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:
         return True
     else:
