@@ -45,7 +45,9 @@ def test_commands_that_need_no_spark_run_without_java(fixture_table, tmp_path: P
          "--where", "amount > 100"],
         ["index", str(bare)],
         ["cluster", str(table), "--columns", "amount,txn_id", "--dry-run"],
-        ["cluster", str(table), "--columns", "amount,txn_id", "--strategy", "hilbert", "--schedule-only"],
+        # its metadata table has partitions hudi_layout cannot maintain: dropped first, as Hudi's writer does
+        ["cluster", str(table), "--columns", "amount,txn_id", "--strategy", "hilbert", "--schedule-only",
+         "-o", "hoodie.metadata.enable=false"],
         ["cluster", str(table), "--columns", "amount,txn_id", "--no-resume"],
     ]
     outputs = {}
@@ -57,7 +59,8 @@ def test_commands_that_need_no_spark_run_without_java(fixture_table, tmp_path: P
     info = json.loads(outputs["inspect --json"])
     assert info["defaults_file"] and info["pending_clustering"] == []
     assert "would cluster" in outputs["cluster --columns amount,txn_id --dry-run"]
-    assert "scheduled clustering" in outputs["cluster --columns amount,txn_id --strategy hilbert --schedule-only"]
+    assert "scheduled clustering" in outputs[
+        "cluster --columns amount,txn_id --strategy hilbert --schedule-only -o hoodie.metadata.enable=false"]
     waiting = outputs["cluster --columns amount,txn_id --no-resume"]
     assert "pending: clustering" in waiting and "waiting to be executed" in waiting
     assert "nothing new to cluster" in waiting
@@ -70,7 +73,8 @@ def test_commands_that_need_spark_say_why_they_fail_without_java(fixture_table, 
     from the launcher."""
     env = _no_java_env(tmp_path)
     table = fixture_table(FIXTURE)
-    assert _run(["cluster", str(table), "--columns", "amount,txn_id", "--schedule-only"], env, tmp_path).returncode == 0
+    assert _run(["cluster", str(table), "--columns", "amount,txn_id", "--schedule-only", "-o",
+                 "hoodie.metadata.enable=false"], env, tmp_path).returncode == 0
     done = _run(["cluster", str(table), "--columns", "amount,txn_id"], env, tmp_path)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[0].startswith("error:"), done.stderr[-1500:]
