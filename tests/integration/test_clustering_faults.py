@@ -87,8 +87,8 @@ def _kill_group(proc) -> None:
 
 
 _ALL_FAULTS = os.environ.get("HUDI_LAYOUT_FAULTS") == "all"
-_long = pytest.mark.skipif(not _ALL_FAULTS, reason="long fault case: HUDI_LAYOUT_FAULTS=all runs it (CI kills a clustering "
-                                                  "during its writes and before its completion)")
+_long = pytest.mark.skipif(not _ALL_FAULTS, reason="long fault case: HUDI_LAYOUT_FAULTS=all runs it "
+                                                  "(CI kills a clustering during its writes and before completing)")
 
 
 @pytest.mark.parametrize("fault", ["during_writes", pytest.param("before_mdt", marks=_long), "before_complete"])
