@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.plan import ScanPlan, plan_scan
@@ -64,26 +65,34 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         where = rest[0]
     session = session_or_default(spark)
     table = HudiTable(path)
-    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False)
+    plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
+                     source="read")
     return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
 
 
 def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:
     """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
     ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark)
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark, source="explain")
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
-            include_all_files: bool = True) -> ClusteringMetrics | None:
+            include_all_files: bool = True, workload: Any = None,
+            column_weights: Mapping[str, float] | str | None = None) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
     no file group qualified).
 
-    ``strategy`` is ``linear``, ``z-order`` or ``hilbert``; ``method`` is ``direct`` or ``sample``.
+    ``strategy`` is ``linear``, ``z-order``, ``hilbert`` or ``qdtree`` (a layout cut along the ``workload``'s
+    predicates, see docs/layouts.md); ``method`` is ``direct`` or ``sample``.
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
+
+    ``workload``: SQL ``WHERE`` predicates (``["dst_port = 443", ("src_ip LIKE '10.%'", 2.0)]``), a
+    :class:`~hudi_layout.clustering.workload.Workload`, a file of predicates, or ``"log"`` (the table's query
+    log). ``column_weights``: ``{"src_port": 2}`` (a column twice as heavy gets one more of the curve's top
+    bits) or ``"workload"`` (derived from the workload).
     """
     if is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
         _legacy("cluster", "cluster(path, columns, spark=spark, ...)")
@@ -103,8 +112,13 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
     if columns is None:
         raise TypeError("cluster() missing the columns to cluster by")
+    if column_weights is not None:
+        options = dict(options or {})
+        options[cfg.CURVE_COLUMN_WEIGHTS.key] = (
+            column_weights if isinstance(column_weights, str)
+            else ",".join(f"{c}:{w}" for c, w in column_weights.items()))
     return _clustering.cluster(session_or_default(spark), path, columns, strategy, method, options,
-                               include_all_files=include_all_files)
+                               include_all_files=include_all_files, workload=workload)
 
 
 def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,

@@ -81,19 +81,29 @@ class _NamedChoice(str, enum.Enum):
 
 
 class LayoutStrategy(_NamedChoice):
-    """``hoodie.layout.optimize.strategy``: how clustering orders rows (``zorder`` / ``z_order`` accepted)."""
+    """``hoodie.layout.optimize.strategy``: how clustering orders rows (``zorder`` / ``z_order`` accepted).
+
+    ``qdtree`` (alias ``workload``) is hudi_layout's own: a query-data routing tree cut along a workload's
+    predicates, with a Hilbert curve inside each leaf (docs/layouts.md). Hudi's executor does not know it.
+    """
 
     LINEAR = "linear"
     Z_ORDER = "z-order"
     HILBERT = "hilbert"
+    QDTREE = "qdtree"
 
     @classmethod
     def _aliases(cls) -> dict[str, str]:
-        return {"zorder": "z-order"}
+        return {"zorder": "z-order", "workload": "qdtree", "qd-tree": "qdtree"}
 
     @property
     def is_curve(self) -> bool:
-        return self is not LayoutStrategy.LINEAR
+        """A space-filling curve over the sort columns (z-order or Hilbert)."""
+        return self in (LayoutStrategy.Z_ORDER, LayoutStrategy.HILBERT)
+
+    @property
+    def needs_workload(self) -> bool:
+        return self is LayoutStrategy.QDTREE
 
 
 def parse_layout_strategy(value: str | LayoutStrategy, *, what: str = "layout strategy") -> LayoutStrategy:
@@ -101,7 +111,36 @@ def parse_layout_strategy(value: str | LayoutStrategy, *, what: str = "layout st
     try:
         return LayoutStrategy.parse(value)
     except InvalidArgumentError:
-        raise InvalidArgumentError(f"unknown {what} {value!r}: expected linear, z-order or hilbert") from None
+        raise InvalidArgumentError(
+            f"unknown {what} {value!r}: expected linear, z-order, hilbert or qdtree") from None
+
+
+def parse_column_weights(value: str) -> dict[str, float] | str:
+    """``hudi_layout.layout.curve.column.weights``: ``"col:weight,col:weight"`` (weights > 0; columns not named
+    weigh 1), or ``"workload"`` (derive them from the workload's predicates). ``""``: equal weights."""
+    text = value.strip()
+    if not text:
+        return {}
+    if text.lower() == WEIGHTS_FROM_WORKLOAD:
+        return WEIGHTS_FROM_WORKLOAD
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, sep, weight = item.rpartition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"expected column:weight, got {item.strip()!r}")
+        w = float(weight)
+        if not w > 0 or w == float("inf"):
+            raise ValueError(f"weight of {name.strip()!r} must be a positive number, got {weight.strip()!r}")
+        out[name.strip()] = w
+    return out
+
+
+#: the column-weights value asking for weights derived from the workload
+WEIGHTS_FROM_WORKLOAD = "workload"
+#: the workload value naming the table's own query log
+WORKLOAD_FROM_LOG = "log"
 
 
 class CurveBuildMethod(_NamedChoice):
@@ -173,6 +212,22 @@ CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBu
 CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, int)
 # hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
 SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, int)
+# hudi_layout's own (Hudi has no such keys): column weights for the curves, the workload of the qdtree
+# strategy, the tree a plan records, the opt-in query log, and curve-region pruning (docs/layouts.md)
+CURVE_COLUMN_WEIGHTS: Option[dict[str, float] | str] = Option(
+    "hudi_layout.layout.curve.column.weights", {}, parse_column_weights,
+    doc="col:weight,... (bits per column: a column twice as heavy gets one more of the top bits), or 'workload'")
+WORKLOAD = Option("hudi_layout.layout.workload", "", _str,
+                  doc="file of WHERE predicates (one per line, optional 'weight<TAB>predicate'), or 'log'")
+QDTREE_CUTS = Option("hudi_layout.layout.qdtree", "", _str,
+                     doc="the cuts of a qdtree layout (JSON), recorded in the clustering plan's strategyParams")
+QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, int,
+                            doc="rows sampled to choose the qdtree cuts")
+WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
+                             doc="record the predicates read / explain / the data source see, per table")
+WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, int)
+CURVE_REGION_ENABLE = Option("hudi_layout.skipping.curve.region.enable", True, _parse_bool,
+                             doc="drop files whose curve-key range misses the query box (never wrong)")
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.clustering.plan import ClusteringPlanSpec
-from hudi_layout.clustering.schedule import load_pending_plans, schedule_clustering
+from hudi_layout.clustering.schedule import (
+    load_pending_plans,
+    prepare_clustering_options,
+    schedule_clustering,
+    table_arrow_schema,
+)
+from hudi_layout.clustering.workload import Workload, as_workload
+from hudi_layout.curves.region import CURVE_REGIONS_KEY, encode_regions
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
@@ -26,7 +33,7 @@ from hudi_layout.format.properties import load_properties
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
-from hudi_layout.spark.clustering_job import data_schema, run_groups
+from hudi_layout.spark.clustering_job import build_workload_tree, data_schema, run_groups
 from hudi_layout.table.commit_protocol import PendingWrite, complete_write, resume_clustering, rollback_failed_writes
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock, writer_is_alive
@@ -55,20 +62,80 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
     return done
 
 
+def resolve_workload(path: str, workload: Any, opts: Mapping[str, str]) -> Workload | None:
+    """The workload of a clustering: the argument (predicates, a :class:`Workload`, a file path, or ``"log"``
+    for the table's query log), else the ``hudi_layout.layout.workload`` option; ``None`` when neither."""
+    value = workload if workload is not None else (cfg.WORKLOAD.get(opts).strip() or None)
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == cfg.WORKLOAD_FROM_LOG:
+        return Workload.from_log(path)
+    return as_workload(value)
+
+
+def prepare_layout_options(spark: SparkSession, path: str, opts: Mapping[str, str], *, columns: Sequence[str] | str,
+                           strategy: LayoutStrategy, method: str | CurveBuildMethod, workload: Any,
+                           include_all_files: bool) -> dict[str, str]:
+    """Options with what a plan must record resolved from the workload: the qdtree's cuts (a Spark job over
+    a sample of the table) and column weights asked to come from the workload. Validates first."""
+    out = dict(opts)
+    table = HudiTable(path)
+    checked = prepare_clustering_options(table, out, columns=columns, strategy=strategy, method=method,
+                                         include_all_files=include_all_files, resolve=False)
+    wants_weights = checked.weights_from_workload or (checked.is_qdtree and not checked.column_weights)
+    if not (checked.is_qdtree or checked.weights_from_workload):
+        return out
+    found = resolve_workload(path, workload, out)
+    if found is None:
+        if checked.is_qdtree:
+            raise InvalidArgumentError(
+                "strategy qdtree lays the table out for a workload, and none was given",
+                hint=f"pass workload=[...] / --workload FILE, or set {cfg.WORKLOAD.key} (a file, or 'log')")
+        raise InvalidArgumentError(
+            f"{cfg.CURVE_COLUMN_WEIGHTS.key}={cfg.WEIGHTS_FROM_WORKLOAD} needs a workload",
+            hint=f"pass workload=[...] / --workload FILE, or set {cfg.WORKLOAD.key}")
+    schema = table_arrow_schema(table)
+    if schema is None:
+        raise InvalidArgumentError(f"{path} has no schema yet; write data before clustering it")
+    cols = list(checked.sort_columns)
+    predicates = found.predicates(schema)
+    if wants_weights:
+        weights = found.column_weights(cols, schema)
+        out[cfg.CURVE_COLUMN_WEIGHTS.key] = ",".join(f"{c}:{w:.6g}" for c, w in weights.items())
+    if checked.is_qdtree:
+        partitions = [p for p in table.partitions() if checked.selects_partition(p)]
+        slices = [s for s in table.file_slices(partitions=partitions) if s.base_file_name]
+        if not slices:
+            return out
+        total = sum(s.size_bytes for s in slices)
+        output_files = max(1, -(-total // checked.target_file_max_bytes))
+        tree, stats = build_workload_tree(spark, [s.base_file_path for s in slices], cols, predicates, schema,
+                                          output_files=output_files,
+                                          sample_rows=cfg.QDTREE_SAMPLE_SIZE.get(out))
+        log.info("qdtree for %s: %d leaves, estimated workload cost %.0f -> %.0f files", path, stats.leaves,
+                 stats.cost_before, stats.cost_after)
+        out[cfg.QDTREE_CUTS.key] = tree.to_json()
+    return out
+
+
 def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
             strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
             method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
-            include_all_files: bool = True) -> ClusteringMetrics | None:
+            include_all_files: bool = True, workload: Any = None) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
     no file group qualified).
 
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
-    the whole table. Set it to False for Hudi's small-files-only behaviour.
+    the whole table. Set it to False for Hudi's small-files-only behaviour. ``workload`` (predicates, a
+    :class:`~hudi_layout.clustering.workload.Workload`, a file path or ``"log"``) drives ``strategy="qdtree"``
+    and column weights ``"workload"``.
     """
     opts = cfg.resolve_options(options)
     drop_metadata_table_if_disabled(path, opts)
     layout = parse_layout_strategy(strategy, what="strategy")
+    opts = prepare_layout_options(spark, path, opts, columns=columns, strategy=layout, method=method,
+                                  workload=workload, include_all_files=include_all_files)
     scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
                                     include_all_files=include_all_files, resolve=False)
     if scheduled is None:
@@ -83,6 +150,8 @@ def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]
     if not columns:
         raise InvalidArgumentError(
             f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by for inline/async clustering")
+    opts = prepare_layout_options(spark, path, opts, columns=columns, strategy=cfg.LAYOUT_STRATEGY.get(opts),
+                                  method=cfg.CURVE_BUILD_METHOD.get(opts), workload=None, include_all_files=False)
     scheduled = schedule_clustering(path, opts, resolve=False)
     if scheduled is None:
         return None
@@ -136,7 +205,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     data_columns = table.data_columns()
     pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
-        metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns)
+        metrics, written, regions = run_groups(spark, base, props, opts, pending, plan, data_columns)
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             for s in g.slices:
@@ -144,6 +213,8 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         schema = data_schema(spark, plan, data_columns)
         meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
                                    replaced)
+        if regions:  # each file's curve-key range, for curve-region pruning (docs/layouts.md)
+            meta["extraMetadata"][CURVE_REGIONS_KEY] = encode_regions(regions)
         payload = replace_commit_metadata_bytes(meta, props.version)
         mdt_hook = metadata_update_hook(props, opts, written, replaced)
 

@@ -18,15 +18,27 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import GroupMetrics
 from hudi_layout.clustering.plan import ClusteringGroup, ClusteringPlanSpec
-from hudi_layout.curves import default_bits_per_column
-from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.clustering.qdtree import (
+    BuildStats,
+    QdTree,
+    build_qdtree,
+    code_spaces_of,
+    layout_for,
+    workload_boxes,
+)
+from hudi_layout.curves import bits_for_weights, default_bits_per_column, from_sortable_int64, parse_curve
+from hudi_layout.curves.region import ColumnReduction, CurveRegions, CurveShape, encoding_family
+from hudi_layout.errors import CorruptFileError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.properties import TableProperties
-from hudi_layout.spark.curve_key import check_key_columns, normalise_strategy
+from hudi_layout.options import LayoutStrategy
+from hudi_layout.skipping.ir import Predicate
+from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams, check_key_columns, normalise_strategy
 from hudi_layout.spark.curve_sort import (
     balanced_bins,
     footer_summary,
@@ -36,9 +48,10 @@ from hudi_layout.spark.curve_sort import (
     sketch,
     task_count,
     write_curve_sorted,
+    write_qdtree_sorted,
 )
 from hudi_layout.spark.range_layout import curve_layout
-from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema
+from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema, spark_to_arrow_schema_of
 from hudi_layout.table.commit_protocol import PendingWrite
 from hudi_layout.writer.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
@@ -80,8 +93,64 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
     return df.select(*[F.col(f"`{c}`") for c in data_columns], *[F.col(c) for c in PRESERVED_META])
 
 
+def curve_regions(params: CurveParams, arrow: pa.Schema, written: Sequence[WrittenFile]) -> CurveRegions | None:
+    """What the commit records for curve-region pruning: the curve of ``params`` and each file's key range."""
+    if not params.key_is_long:
+        return None
+    n = len(params.columns)
+    if params.ranges is not None:
+        reductions = tuple(ColumnReduction.from_range(r) for r in params.ranges)
+    elif params.bounds is not None:
+        reductions = tuple(ColumnReduction.from_bounds(b) for b in params.bounds)
+    else:
+        reductions = tuple(ColumnReduction("top") for _ in range(n))
+    files = {}
+    for w in written:
+        if w.key_range is None:
+            return None  # a file without its range: record nothing rather than a partial picture
+        lo, hi = from_sortable_int64(np.array(w.key_range, np.int64))
+        files[w.file_name] = (int(lo), int(hi))
+    bits = params.bits if isinstance(params.bits, tuple) else (int(params.bits),) * n
+    return CurveRegions(columns=tuple(params.columns),
+                        types=tuple(encoding_family(arrow.field(c).type) for c in params.columns),
+                        shape=CurveShape(parse_curve(params.curve), bits), reductions=reductions, files=files)
+
+
+def curve_bits(plan: ClusteringPlanSpec, cols: Sequence[str]) -> int | tuple[int, ...]:
+    """Bits per column of the curve: equal, or from the plan's column weights."""
+    if plan.options.weights_from_workload:
+        raise InvalidArgumentError(
+            f"the clustering plan asks for column weights from the workload ({cfg.CURVE_COLUMN_WEIGHTS.key}="
+            f"{cfg.WEIGHTS_FROM_WORKLOAD}) but records none", hint="reschedule it with hudi_layout.cluster")
+    weights = plan.options.weights_for(cols)
+    return default_bits_per_column(len(cols)) if weights is None else bits_for_weights(weights)
+
+
+def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
+                        spec: WriteSpec, opts: Mapping[str, str], paths: list[str], file_rows: list[int],
+                        parts: int) -> list[WrittenFile]:
+    """A group of a ``qdtree`` plan: the plan's tree, each leaf's curve from a sample of the group."""
+    cols = list(plan.sort_columns)
+    if not plan.options.qdtree_cuts:
+        raise InvalidArgumentError(
+            f"the clustering plan has {cfg.LAYOUT_STRATEGY.key}=qdtree but no tree ({cfg.QDTREE_CUTS.key})",
+            hint="schedule qdtree clusterings with hudi_layout.cluster(..., strategy='qdtree', workload=...)")
+    tree = QdTree.from_json(plan.options.qdtree_cuts)
+    check_key_columns(df, cols)
+    arrow = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in cols]))
+    if list(tree.columns) != cols or tree.code_spaces != code_spaces_of(arrow, cols):
+        raise UnsupportedTableError(
+            f"the plan's qdtree cuts columns {list(tree.columns)} ({', '.join(tree.code_spaces)}); the table has "
+            f"{cols} ({', '.join(code_spaces_of(arrow, cols))})", hint="reschedule the clustering")
+    rows = sum(file_rows)
+    bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
+    sk = sketch(spark, bins, cols, rows, max(100_000, plan.options.curve_sample_size))
+    layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols))
+    return write_qdtree_sorted(spark, bins, df.schema, layout, sk, parts, spec, spec.max_rows_per_file)
+
+
 def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
-                 spec: WriteSpec, opts: Mapping[str, str]) -> list[WrittenFile]:
+                 spec: WriteSpec, opts: Mapping[str, str]) -> tuple[list[WrittenFile], CurveRegions | None]:
     """Lay the group out and write it as ``numOutputFileGroups`` files.
 
     The rows are range-partitioned into a few partitions per core (not one per output file: per-task
@@ -93,9 +162,11 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     n = max(1, group.num_output_file_groups)
     paths = [s.base_file_path for s in group.slices]
     cols = list(plan.sort_columns)
-    kind = normalise_strategy(plan.options.layout_strategy) if cols else "linear"
-    bits = default_bits_per_column(len(cols)) if cols else 64
-    curve = bool(cols) and kind != "linear" and len(cols) > 1 and len(cols) * bits <= 64
+    kind = normalise_strategy(plan.options.layout_strategy) if cols else LayoutStrategy.LINEAR
+    qdtree = kind.needs_workload
+    bits = curve_bits(plan, cols) if cols and kind.is_curve else 64
+    curve = bool(cols) and kind.is_curve and len(cols) > 1 and (
+        sum(bits) if isinstance(bits, tuple) else len(cols) * bits) <= 64
     if curve:
         check_key_columns(df, cols)
     footers = footer_summary(paths, cols if curve else ())
@@ -103,6 +174,8 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     rows = sum(file_rows)
     spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
     parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
+    if qdtree:
+        return _write_qdtree_group(spark, df, group, plan, spec, opts, paths, file_rows, parts), None
     if curve:
         method = plan.options.curve_build_method.strip().lower()
         bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
@@ -119,7 +192,9 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         if method == "direct":
             sk = replace(sk, ranges=tuple(f if f is not None else s for f, s in zip(footers.ranges, sk.ranges)))
         params = params_from_sketch(sk, cols, kind, method, bits)
-        return write_curve_sorted(spark, bins, df.schema, params, sk, parts, spec)
+        written = write_curve_sorted(spark, bins, df.schema, params, sk, parts,
+                                     replace(spec, layout_key_column=KEY_COLUMN))
+        return written, curve_regions(params, spark_to_arrow_schema_of(df.schema), written)
     if not cols:
         frame = df.repartition(parts) if parts > 1 else df.coalesce(1)
     elif kind == "linear" or len(cols) == 1:
@@ -129,13 +204,14 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         frame = curve_layout(df, cols, parts, strategy=plan.options.layout_strategy,
                              method=plan.options.curve_build_method, sample_size=plan.options.curve_sample_size,
                              row_count=rows)
-    return run_file_writer(frame, spec)
+    return run_file_writer(frame, spec), None
 
 
 def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Mapping[str, str], pending: PendingWrite,
                 plan: ClusteringPlanSpec, data_columns: Sequence[str]
-                ) -> tuple[list[GroupMetrics], list[WrittenFile]]:
-    def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile]]:
+                ) -> tuple[list[GroupMetrics], list[WrittenFile], list[CurveRegions]]:
+    """Run every group; returns per-group metrics, the files written and the curve regions to record."""
+    def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile], CurveRegions | None]:
         t0 = time.time()
         df = _group_frame(spark, group, data_columns)
         schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
@@ -145,18 +221,34 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True)
-        written = _write_group(spark, df, group, plan, spec, opts)
+        written, regions = _write_group(spark, df, group, plan, spec, opts)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),
-                            time.time() - t0), written
+                            time.time() - t0), written, regions
 
     parallelism = max(1, min(len(plan.groups), int(opts.get("hoodie.clustering.max.parallelism", 15))))
     with ThreadPoolExecutor(max_workers=parallelism) as pool:
         results = list(pool.map(run, plan.groups))
-    return [r[0] for r in results], [w for r in results for w in r[1]]
+    return ([r[0] for r in results], [w for r in results for w in r[1]],
+            [r[2] for r in results if r[2] is not None])
 
 
 def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Sequence[str]) -> pa.Schema:
     """Arrow schema of the data columns as Spark reads the plan's first input file (the commit's schema)."""
     return spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
         *[f"`{c}`" for c in data_columns]))
+
+
+def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
+                        predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
+                        sample_rows: int) -> tuple[QdTree, BuildStats]:
+    """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
+    sketch), aiming at ``output_files`` files."""
+    cols = list(columns)
+    footers = footer_summary(list(base_files))
+    bins = balanced_bins(list(zip(base_files, footers.rows)), task_count(spark))
+    sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows)
+    boxes = workload_boxes(predicates, cols, schema)
+    sampled = sk.sample[0].size if sk.sample else 0
+    return build_qdtree(list(sk.sample), cols, code_spaces_of(schema, cols), boxes,
+                        min_leaf_rows=sampled / max(1, output_files), max_leaves=max(1, output_files))

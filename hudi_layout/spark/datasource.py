@@ -66,7 +66,8 @@ class HudiLayoutReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
-        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False)
+        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False,
+                         source="datasource")
         files = plan.candidate_files
         if not files:
             return [_FilePartition([])]
