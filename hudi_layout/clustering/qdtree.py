@@ -233,7 +233,7 @@ class QdTree:
                 raise InvalidArgumentError(f"qdtree format version {d.get('version')} is not supported")
             spec = [(int(n[0]), int(n[1])) if n else (-1, 0) for n in d["nodes"]]
             return _from_preorder(tuple(d["columns"]), tuple(d["code_spaces"]), spec)
-        except (ValueError, KeyError, TypeError, IndexError) as e:
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             raise InvalidArgumentError(f"malformed qdtree in the clustering plan: {e}",
                                        hint="reschedule the clustering") from e
 

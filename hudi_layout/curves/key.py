@@ -101,6 +101,9 @@ def curve_key_from_codes(
         widths = normalise_bits(width_arg, ncols)
     except InvalidArgumentError as e:
         raise InvalidArgumentError(f"bits_per_column is invalid: {e}") from None
+    if len(set(widths)) > 1 and sum(widths) > 64:
+        raise InvalidArgumentError(f"bits_per_column {list(widths)} make a {sum(widths)}-bit key; columns with "
+                                   "different widths must fit 64 bits together")
     if ranges is not None and bounds is not None:
         raise InvalidArgumentError("give either ranges (min/max scaling) or bounds (sampling), not both")
     for what, given in (("ranges", ranges), ("bounds", bounds)):

@@ -83,29 +83,40 @@ def prune_by_curve_region(table: HudiTable, pred: Predicate, slices: list[FileSl
             by_group.setdefault(id(r), (r, []))[1].append(i)
     judged = 0
     for regions, members in by_group.values():
-        if not _same_code_spaces(regions, schema):
+        names = [slices[i].base_file_name for i in members]
+        got = files_outside_region(pred, regions, names, schema)
+        if got is None:
             continue
         judged += len(members)
-        types = {c: schema.field(c).type for c in regions.columns}
-        boxes = [code_box(b, types) for b in predicate_boxes(pred, regions.columns, schema)]
-        live = [b for b in boxes if b is not None]
-        if any(not b for b in live):
-            continue  # some disjunct constrains no curve column: every file might match
-        kmin = np.array([regions.files[slices[i].base_file_name][0] for i in members], np.uint64)
-        kmax = np.array([regions.files[slices[i].base_file_name][1] for i in members], np.uint64)
-        might = np.zeros(len(members), dtype=bool)
-        for b in live:
-            lo, hi = regions.coordinate_box(b)
-            might |= ranges_meet_box(kmin, kmax, lo, hi, regions.shape)
-        cols = sorted({c for b in live for c in b})
-        for k, i in enumerate(members):
-            if not might[k]:
-                cannot[i] = True
-                reasons[i] = (f"curve region: the file's {regions.shape.kind} keys [{int(kmin[k]):#x}, "
-                              f"{int(kmax[k]):#x}] hold no point of the query box on {', '.join(cols)}")
+        for k, why in got.items():
+            cannot[members[k]] = True
+            reasons[members[k]] = why
     kept = [s for i, s in enumerate(slices) if not cannot[i]]
     dropped = {slices[i].relative_path: why for i, why in reasons.items()}
     return RegionPruneResult(kept, dropped, judged)
+
+
+def files_outside_region(pred: Predicate, regions: CurveRegions, file_names: Sequence[str], schema: pa.Schema
+                         ) -> dict[int, str] | None:
+    """Which of ``file_names`` (each recorded in ``regions``) hold no key of the query box of ``pred``
+    (bound to ``schema``): index -> reason. ``None`` when the regions cannot be used with ``schema`` (a
+    curve column changed its code space)."""
+    if not _same_code_spaces(regions, schema):
+        return None
+    types = {c: schema.field(c).type for c in regions.columns}
+    boxes = [code_box(b, types) for b in predicate_boxes(pred, regions.columns, schema)]
+    live = [b for b in boxes if b is not None]
+    if any(not b for b in live):
+        return {}  # some disjunct constrains no curve column: every file might match
+    kmin = np.array([regions.files[n][0] for n in file_names], np.uint64)
+    kmax = np.array([regions.files[n][1] for n in file_names], np.uint64)
+    might = np.zeros(len(file_names), dtype=bool)
+    for b in live:
+        lo, hi = regions.coordinate_box(b)
+        might |= ranges_meet_box(kmin, kmax, lo, hi, regions.shape)
+    cols = ", ".join(sorted({c for b in live for c in b})) or "no column (the predicate matches nothing)"
+    return {k: (f"curve region: the file's {regions.shape.kind} keys [{int(kmin[k]):#x}, {int(kmax[k]):#x}] "
+                f"hold no point of the query box on {cols}") for k in np.flatnonzero(~might).tolist()}
 
 
 def _same_code_spaces(regions: CurveRegions, schema: pa.Schema) -> bool:

@@ -109,8 +109,8 @@ class _BoxVisitor(BooleanExpressionVisitor[list[dict[str, tuple[Bound, ...]]]]):
 
     def visit_or(self, left: list[dict[str, tuple[Bound, ...]]], right: list[dict[str, tuple[Bound, ...]]]
                  ) -> list[dict[str, tuple[Bound, ...]]]:
-        if len(left) + len(right) > self.max_boxes:
-            return [{}]
+        if len(left) + len(right) > self.max_boxes or any(not b for b in left) or any(not b for b in right):
+            return [{}]  # too many boxes, or one side unconstrained (it absorbs the other)
         return left + right
 
     def visit_unsupported(self, pred: Unsupported) -> list[dict[str, tuple[Bound, ...]]]:

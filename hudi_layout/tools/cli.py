@@ -14,12 +14,15 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from hudi_layout import options as cfg
 from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
+from hudi_layout.clustering.workload import Workload
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
 from hudi_layout.tools.inspect import inspect_table, render
 from hudi_layout.tools.layout_report import write_report
 
 EXIT_USAGE = 2
+STRATEGY_CHOICES = ["linear", "z-order", "zorder", "hilbert", "qdtree", "workload"]
 
 
 def _options(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -64,10 +67,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _layout_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--option`` pairs plus the layout flags (``--weights``, ``--workload``) under their option keys."""
+    opts = _options(args.option)
+    if getattr(args, "weights", None):
+        opts[cfg.CURVE_COLUMN_WEIGHTS.key] = args.weights
+    if getattr(args, "workload", None):
+        opts[cfg.WORKLOAD.key] = args.workload
+    return opts
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
     spark = _spark(args)
     metrics = cluster(args.path, _columns(args.columns), spark=spark, strategy=args.strategy, method=args.method,
-                      options=_options(args.option), include_all_files=not args.small_files_only)
+                      options=_layout_options(args), include_all_files=not args.small_files_only)
     if metrics is None:
         print("nothing to cluster (no file group qualified)")
         return 0
@@ -76,7 +89,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
 
 def cmd_clustering_service(args: argparse.Namespace) -> int:
-    opts = _options(args.option)
+    opts = _layout_options(args)
     if args.columns:
         opts["hoodie.clustering.plan.strategy.sort.columns"] = ",".join(_columns(args.columns))
     if args.strategy:
@@ -135,13 +148,20 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    workload = None
+    if args.workload:
+        workload = (Workload.from_log(args.path) if args.workload.strip().lower() == cfg.WORKLOAD_FROM_LOG
+                    else Workload.from_file(args.workload))
     data = write_report(args.path, _columns(args.columns), args.out, compare=args.compare,
-                        labels=(args.label, args.compare_label))
+                        labels=(args.label, args.compare_label), workload=workload)
     print(f"wrote {args.out}/layout_report.md" + (" and layout_boxes.png" if "png" in data else ""))
     for label, t in data["tables"].items():
         for c in t["columns"]:
             print(f"  {label:>8} {c['column']:<12} files={c['files']:<6} avg_depth={c['avg_depth']:<8} "
                   f"point_read={c['point_read_fraction']:.2%}")
+    for row in data.get("workload", {}).get("queries", []):
+        reads = "  ".join(f"{label}={n}" for label, n in row["files_read"].items())
+        print(f"  workload {row['where'][:50]:<50} {reads}")
     return 0
 
 
@@ -154,6 +174,14 @@ def build_parser() -> argparse.ArgumentParser:
                     "and read only the files a query can match.")
     p.add_argument("--log-level", default="WARNING", help="Python log level (default WARNING)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def layout_flags(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--workload", metavar="FILE|log",
+                        help="predicates the layout is for: a file (one WHERE predicate per line, optionally "
+                             "weight<TAB>predicate) or 'log' (the table's query log)")
+        sp.add_argument("--weights", metavar="COL:W,...|workload",
+                        help="curve column weights (a column twice as heavy gets one more top bit), or "
+                             "'workload' to derive them from --workload")
 
     def common(sp: argparse.ArgumentParser, spark: bool = True) -> None:
         sp.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
@@ -175,18 +203,21 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("cluster", help="lay the table out along a curve (schedule + execute a clustering)")
     sp.add_argument("path")
     sp.add_argument("--columns", required=True, help="columns to cluster by, comma-separated")
-    sp.add_argument("--strategy", default="z-order", choices=["linear", "z-order", "zorder", "hilbert"])
+    sp.add_argument("--strategy", default="z-order", choices=STRATEGY_CHOICES,
+                    help="qdtree (alias workload): cut along the workload's predicates, Hilbert inside each leaf")
     sp.add_argument("--method", default="direct", choices=["direct", "sample"])
     sp.add_argument("--small-files-only", action="store_true",
                     help="plan only files below hoodie.clustering.plan.strategy.small.file.limit (Hudi's default)")
+    layout_flags(sp)
     common(sp)
     sp.set_defaults(func=cmd_cluster)
 
     sp = sub.add_parser("clustering-service", help="run clustering continuously until stopped (SIGTERM)")
     sp.add_argument("path")
     sp.add_argument("--columns", help="sort columns (hoodie.clustering.plan.strategy.sort.columns)")
-    sp.add_argument("--strategy", choices=["linear", "z-order", "zorder", "hilbert"])
+    sp.add_argument("--strategy", choices=STRATEGY_CHOICES)
     sp.add_argument("--method", choices=["direct", "sample"])
+    layout_flags(sp)
     sp.add_argument("--poll-seconds", type=float, default=10.0)
     sp.add_argument("--max-iterations", type=int, default=None)
     common(sp)
@@ -227,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--compare", help="a second table (or snapshot copy) to draw side by side")
     sp.add_argument("--label", default="table")
     sp.add_argument("--compare-label", default="compare")
+    sp.add_argument("--workload", metavar="FILE|log",
+                    help="also report the files each workload predicate reads, per table (a file or 'log')")
     sp.set_defaults(func=cmd_report)
     return p
 

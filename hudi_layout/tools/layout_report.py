@@ -26,9 +26,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_layout.clustering.workload import Workload
 from hudi_layout.curves import encode_column
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.scan.plan import plan_scan
 from hudi_layout.table.hudi_table import HudiTable
 
 
@@ -159,8 +161,39 @@ def draw_boxes(tables: Sequence[tuple[str, HudiTable]], x: str, y: str, path: Pa
     return path
 
 
+def workload_files_read(tables: Sequence[tuple[str, HudiTable]], workload: Workload) -> dict[str, Any]:
+    """Per workload predicate, the files each table's read would open (scan planning only, no data read):
+    ``{"queries": [{"where", "weight", "files_read": {label: n}, "files_total": {label: n}}], "total": {...}}``."""
+    queries = []
+    totals: dict[str, float] = {label: 0.0 for label, _ in tables}
+    for q in workload.queries:
+        read: dict[str, int] = {}
+        total: dict[str, int] = {}
+        for label, table in tables:
+            plan = plan_scan(str(table.base_path), q.where, with_row_counts=False, source="report")
+            read[label] = plan.files_read
+            total[label] = plan.files_total
+            totals[label] += q.weight * plan.files_read
+        queries.append({"where": q.where, "weight": q.weight, "files_read": read, "files_total": total})
+    return {"queries": queries, "weighted_total": totals}
+
+
+def workload_markdown(result: dict[str, Any], labels: Sequence[str]) -> list[str]:
+    """The Markdown table of :func:`workload_files_read` (one column of files read per table)."""
+    lines = ["## Workload: files read per query", "",
+             "| query | weight | " + " | ".join(f"files read ({label})" for label in labels) + " |",
+             "|---|---:|" + "---:|" * len(labels)]
+    for row in result["queries"]:
+        cells = [f"{row['files_read'][label]} of {row['files_total'][label]}" for label in labels]
+        lines.append(f"| `{row['where']}` | {row['weight']:g} | " + " | ".join(cells) + " |")
+    lines.append("| **weighted total** | | " + " | ".join(
+        f"**{result['weighted_total'][label]:g}**" for label in labels) + " |")
+    lines.append("")
+    return lines
+
+
 def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: str | None = None,
-                 labels: tuple[str, str] = ("table", "compare")) -> dict[str, Any]:
+                 labels: tuple[str, str] = ("table", "compare"), workload: Workload | None = None) -> dict[str, Any]:
     """Write ``layout_report.md`` / ``.json`` (+ ``layout_boxes.png`` for 2+ columns) into ``out_dir``."""
     if not columns:
         raise InvalidArgumentError("--columns needs at least one column")
@@ -184,6 +217,9 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
         png = draw_boxes(tables, columns[0], columns[1], out / "layout_boxes.png")
         data["png"] = str(png)
         lines += [f"![file boxes on {columns[0]} x {columns[1]}](layout_boxes.png)", ""]
+    if workload is not None:
+        data["workload"] = workload_files_read(tables, workload)
+        lines += workload_markdown(data["workload"], [label for label, _ in tables])
     lines += ["Depth = number of files whose [min, max] contains a value (average over the segments between "
               "file range endpoints). Point read fraction = average depth / files: the share of files a "
               "`col = value` query opens.", ""]
