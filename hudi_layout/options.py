@@ -223,6 +223,9 @@ QDTREE_CUTS = Option("hudi_layout.layout.qdtree", "", _str,
                      doc="the cuts of a qdtree layout (JSON), recorded in the clustering plan's strategyParams")
 QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, int,
                             doc="rows sampled to choose the qdtree cuts")
+QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.5, float,
+                               doc="smallest leaf, in target files (a thin slab of the workload may become one "
+                                   "smaller file)")
 WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
                              doc="record the predicates read / explain / the data source see, per table")
 WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, int)

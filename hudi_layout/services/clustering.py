@@ -12,11 +12,12 @@ import logging
 import shutil
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
-from hudi_layout.clustering.metrics import ClusteringMetrics
+from hudi_layout.clustering.metrics import ClusteringMetrics, GroupMetrics, PhaseTimer
 from hudi_layout.clustering.plan import ClusteringPlanSpec
 from hudi_layout.clustering.schedule import (
     load_pending_plans,
@@ -111,7 +112,8 @@ def prepare_layout_options(spark: SparkSession, path: str, opts: Mapping[str, st
         output_files = max(1, -(-total // checked.target_file_max_bytes))
         tree, stats = build_workload_tree(spark, [s.base_file_path for s in slices], cols, predicates, schema,
                                           output_files=output_files,
-                                          sample_rows=cfg.QDTREE_SAMPLE_SIZE.get(out))
+                                          sample_rows=cfg.QDTREE_SAMPLE_SIZE.get(out),
+                                          min_leaf_files=cfg.QDTREE_MIN_LEAF_FILES.get(out))
         log.info("qdtree for %s: %d leaves, estimated workload cost %.0f -> %.0f files", path, stats.leaves,
                  stats.cost_before, stats.cost_after)
         out[cfg.QDTREE_CUTS.key] = tree.to_json()
@@ -134,14 +136,18 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str,
     opts = cfg.resolve_options(options)
     drop_metadata_table_if_disabled(path, opts)
     layout = parse_layout_strategy(strategy, what="strategy")
-    opts = prepare_layout_options(spark, path, opts, columns=columns, strategy=layout, method=method,
-                                  workload=workload, include_all_files=include_all_files)
-    scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
-                                    include_all_files=include_all_files, resolve=False)
+    timer = PhaseTimer()
+    with timer.phase("prepare"):
+        opts = prepare_layout_options(spark, path, opts, columns=columns, strategy=layout, method=method,
+                                      workload=workload, include_all_files=include_all_files)
+    with timer.phase("schedule"):
+        scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
+                                        include_all_files=include_all_files, resolve=False)
     if scheduled is None:
         return None
     instant_time, plan = scheduled
-    return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+    done = execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+    return replace(done, phases={**timer.seconds, **done.phases})
 
 
 def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
@@ -203,28 +209,33 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         require_metadata_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
     table = HudiTable(str(base))
     data_columns = table.data_columns()
-    pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
+    timer = PhaseTimer()
+    with timer.phase("start"):
+        pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
-        metrics, written, regions = run_groups(spark, base, props, opts, pending, plan, data_columns)
-        replaced: dict[str, list[str]] = {}
-        for g in plan.groups:
-            for s in g.slices:
-                replaced.setdefault(s.partition_path, []).append(s.file_id)
-        schema = data_schema(spark, plan, data_columns)
-        meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
-                                   replaced)
-        if regions:  # each file's curve-key range, for curve-region pruning (docs/layouts.md)
-            meta["extraMetadata"][CURVE_REGIONS_KEY] = encode_regions(regions)
-        payload = replace_commit_metadata_bytes(meta, props.version)
-        mdt_hook = metadata_update_hook(props, opts, written, replaced)
+        with timer.phase("groups"):
+            metrics, written, regions = run_groups(spark, base, props, opts, pending, plan, data_columns)
+        with timer.phase("commit"):
+            replaced: dict[str, list[str]] = {}
+            for g in plan.groups:
+                for s in g.slices:
+                    replaced.setdefault(s.partition_path, []).append(s.file_id)
+            schema = data_schema(spark, plan, data_columns)
+            meta = commit_metadata_for(written, arrow_to_avro_schema_json(schema, props.table_name), "CLUSTER",
+                                       replaced)
+            if regions:  # each file's curve-key range, for curve-region pruning (docs/layouts.md)
+                meta["extraMetadata"][CURVE_REGIONS_KEY] = encode_regions(regions)
+            payload = replace_commit_metadata_bytes(meta, props.version)
+            mdt_hook = metadata_update_hook(props, opts, written, replaced)
 
-        def before_complete(p: PendingWrite) -> None:
-            _check_inputs_current(base, plan)
-            mdt_hook(p)
+            def before_complete(p: PendingWrite) -> None:
+                _check_inputs_current(base, plan)
+                mdt_hook(p)
 
-        complete_write(pending, payload, committed_files=[w.relative_path for w in written],
-                       before_complete=before_complete)
-        compact_metadata_if_due(base, opts)
+            complete_write(pending, payload, committed_files=[w.relative_path for w in written],
+                           before_complete=before_complete)
+        with timer.phase("metadata_compaction"):
+            compact_metadata_if_due(base, opts)
     except BaseException:
         pending.heartbeat.stop(delete=True)
         # Back to "requested": delete this attempt's files, keep the plan for the next run.
@@ -238,4 +249,14 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),
         files_in=sum(m.files_in for m in metrics), files_out=sum(m.files_out for m in metrics),
         bytes_in=sum(m.bytes_in for m in metrics), bytes_out=sum(m.bytes_out for m in metrics),
-        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics))
+        records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics),
+        phases={**timer.seconds, **group_phases(metrics)})
+
+
+def group_phases(metrics: Sequence[GroupMetrics]) -> dict[str, float]:
+    """The groups' phases summed (``group.<phase>``); groups run concurrently, so sums may exceed wall time."""
+    out: dict[str, float] = {}
+    for m in metrics:
+        for k, v in m.phases.items():
+            out[f"group.{k}"] = out.get(f"group.{k}", 0.0) + v
+    return out

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from hudi_layout import options as cfg
-from hudi_layout.clustering.metrics import GroupMetrics
+from hudi_layout.clustering.metrics import GroupMetrics, PhaseTimer
 from hudi_layout.clustering.plan import ClusteringGroup, ClusteringPlanSpec
 from hudi_layout.clustering.qdtree import (
     BuildStats,
@@ -40,6 +40,7 @@ from hudi_layout.options import LayoutStrategy
 from hudi_layout.skipping.ir import Predicate
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams, check_key_columns, normalise_strategy
 from hudi_layout.spark.curve_sort import (
+    Sketch,
     balanced_bins,
     footer_summary,
     params_from_sketch,
@@ -128,7 +129,7 @@ def curve_bits(plan: ClusteringPlanSpec, cols: Sequence[str]) -> int | tuple[int
 
 def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
                         spec: WriteSpec, opts: Mapping[str, str], paths: list[str], file_rows: list[int],
-                        parts: int) -> list[WrittenFile]:
+                        parts: int, timer: PhaseTimer) -> list[WrittenFile]:
     """A group of a ``qdtree`` plan: the plan's tree, each leaf's curve from a sample of the group."""
     cols = list(plan.sort_columns)
     if not plan.options.qdtree_cuts:
@@ -144,13 +145,17 @@ def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGro
             f"{cols} ({', '.join(code_spaces_of(arrow, cols))})", hint="reschedule the clustering")
     rows = sum(file_rows)
     bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
-    sk = sketch(spark, bins, cols, rows, max(100_000, plan.options.curve_sample_size))
-    layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols))
-    return write_qdtree_sorted(spark, bins, df.schema, layout, sk, parts, spec, spec.max_rows_per_file)
+    with timer.phase("sketch"):
+        sk = _tree_samples.pop((frozenset(paths), tuple(cols)), None) or sketch(
+            spark, bins, cols, rows, max(100_000, plan.options.curve_sample_size))
+        layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols))
+    with timer.phase("write"):
+        return write_qdtree_sorted(spark, bins, df.schema, layout, sk, parts, spec, spec.max_rows_per_file)
 
 
 def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
-                 spec: WriteSpec, opts: Mapping[str, str]) -> tuple[list[WrittenFile], CurveRegions | None]:
+                 spec: WriteSpec, opts: Mapping[str, str], timer: PhaseTimer | None = None
+                 ) -> tuple[list[WrittenFile], CurveRegions | None]:
     """Lay the group out and write it as ``numOutputFileGroups`` files.
 
     The rows are range-partitioned into a few partitions per core (not one per output file: per-task
@@ -159,6 +164,7 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     the Arrow path of :mod:`hudi_layout.spark.curve_sort`; linear (and no sort columns) use Spark's own
     range partitioning and sort.
     """
+    timer = timer or PhaseTimer()
     n = max(1, group.num_output_file_groups)
     paths = [s.base_file_path for s in group.slices]
     cols = list(plan.sort_columns)
@@ -169,13 +175,14 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         sum(bits) if isinstance(bits, tuple) else len(cols) * bits) <= 64
     if curve:
         check_key_columns(df, cols)
-    footers = footer_summary(paths, cols if curve else ())
+    with timer.phase("footers"):
+        footers = footer_summary(paths, cols if curve else ())
     file_rows = list(footers.rows)
     rows = sum(file_rows)
     spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
     parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
     if qdtree:
-        return _write_qdtree_group(spark, df, group, plan, spec, opts, paths, file_rows, parts), None
+        return _write_qdtree_group(spark, df, group, plan, spec, opts, paths, file_rows, parts, timer), None
     if curve:
         method = plan.options.curve_build_method.strip().lower()
         bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
@@ -188,12 +195,14 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         else:  # Hudi's sample method: a uniform row sample of the whole group
             sample_rows = max(100_000, plan.options.curve_sample_size)
             sk_bins, sk_rows = bins, file_rows
-        sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows)
+        with timer.phase("sketch"):
+            sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows)
         if method == "direct":
             sk = replace(sk, ranges=tuple(f if f is not None else s for f, s in zip(footers.ranges, sk.ranges)))
         params = params_from_sketch(sk, cols, kind, method, bits)
-        written = write_curve_sorted(spark, bins, df.schema, params, sk, parts,
-                                     replace(spec, layout_key_column=KEY_COLUMN))
+        with timer.phase("write"):
+            written = write_curve_sorted(spark, bins, df.schema, params, sk, parts,
+                                         replace(spec, layout_key_column=KEY_COLUMN))
         return written, curve_regions(params, spark_to_arrow_schema_of(df.schema), written)
     if not cols:
         frame = df.repartition(parts) if parts > 1 else df.coalesce(1)
@@ -204,7 +213,8 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         frame = curve_layout(df, cols, parts, strategy=plan.options.layout_strategy,
                              method=plan.options.curve_build_method, sample_size=plan.options.curve_sample_size,
                              row_count=rows)
-    return run_file_writer(frame, spec), None
+    with timer.phase("write"):
+        return run_file_writer(frame, spec), None
 
 
 def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Mapping[str, str], pending: PendingWrite,
@@ -213,7 +223,9 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
     """Run every group; returns per-group metrics, the files written and the curve regions to record."""
     def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile], CurveRegions | None]:
         t0 = time.time()
-        df = _group_frame(spark, group, data_columns)
+        timer = PhaseTimer()
+        with timer.phase("frame"):
+            df = _group_frame(spark, group, data_columns)
         schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
         spark.sparkContext.setJobDescription(
             f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")
@@ -221,10 +233,10 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True)
-        written, regions = _write_group(spark, df, group, plan, spec, opts)
+        written, regions = _write_group(spark, df, group, plan, spec, opts, timer)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),
-                            time.time() - t0), written, regions
+                            time.time() - t0, dict(timer.seconds)), written, regions
 
     parallelism = max(1, min(len(plan.groups), int(opts.get("hoodie.clustering.max.parallelism", 15))))
     with ThreadPoolExecutor(max_workers=parallelism) as pool:
@@ -239,16 +251,25 @@ def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Seq
         *[f"`{c}`" for c in data_columns]))
 
 
+#: the last tree-building sample, keyed by (files, columns): a clustering scheduled and executed at once
+#: (``cluster``) lays out the same files, so its single group reuses it instead of sampling again
+_tree_samples: dict[tuple[frozenset[str], tuple[str, ...]], Sketch] = {}
+
+
 def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
                         predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
-                        sample_rows: int) -> tuple[QdTree, BuildStats]:
+                        sample_rows: int, min_leaf_files: float = 0.5) -> tuple[QdTree, BuildStats]:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
-    sketch), aiming at ``output_files`` files."""
+    sketch), aiming at ``output_files`` files, no leaf below ``min_leaf_files`` of a file."""
     cols = list(columns)
     footers = footer_summary(list(base_files))
     bins = balanced_bins(list(zip(base_files, footers.rows)), task_count(spark))
     sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows)
+    _tree_samples.clear()
+    _tree_samples[(frozenset(base_files), tuple(cols))] = sk
     boxes = workload_boxes(predicates, cols, schema)
     sampled = sk.sample[0].size if sk.sample else 0
+    per_file = sampled / max(1, output_files)
     return build_qdtree(list(sk.sample), cols, code_spaces_of(schema, cols), boxes,
-                        min_leaf_rows=sampled / max(1, output_files), max_leaves=max(1, output_files))
+                        min_leaf_rows=max(1.0, min_leaf_files * per_file),
+                        max_leaves=max(1, int(output_files / max(min_leaf_files, 1e-3))))

@@ -67,7 +67,7 @@ def test_cluster_old_and_new_spelling(calls: list[Any]) -> None:
     new, old = calls
     assert new == old
     assert new[1] == (s, "/t", ["x", "y"], "hilbert", "sample", {"k": "v"})
-    assert new[2] == {"include_all_files": False}
+    assert new[2] == {"include_all_files": False, "workload": None}
     with pytest.raises(TypeError):
         api.cluster("/t", ["x"], "hilbert")
 

@@ -12,7 +12,6 @@ from hudi_layout.clustering.qdtree import (
     candidate_cuts,
     code_spaces_of,
     layout_for,
-    with_shifted_copies,
     workload_boxes,
 )
 from hudi_layout.clustering.workload import Workload
@@ -95,19 +94,3 @@ def test_no_usable_query_gives_one_leaf(table: pa.Table) -> None:
                                boxes, min_leaf_rows=100)
     assert tree.num_leaves == 1 and stats.cuts == 0
     assert tree.route([np.zeros(3, np.uint64)] * 3).tolist() == [0, 0, 0]
-
-
-def test_shifted_copies_keep_selectivity_and_never_add_cuts(table: pa.Table) -> None:
-    boxes = workload_boxes(Workload.of(QUERIES).predicates(table.schema), COLS, table.schema)
-    codes = [encode_column(table.column(c)) for c in COLS]
-    more = with_shifted_copies(boxes, codes, copies=3, weight=1.0)
-    assert more.num_queries == 4 * boxes.num_queries and more.weights.sum() == pytest.approx(2 * boxes.weights.sum())
-    port = codes[1]
-    share = lambda lo, hi: float(((port >= lo) & (port <= hi)).mean())  # noqa: E731
-    orig = share(boxes.lo[1, 1], boxes.hi[1, 1])
-    for b in np.flatnonzero(more.query == 1 + boxes.num_queries * 0)[:1]:
-        assert share(more.lo[b, 1], more.hi[b, 1]) == pytest.approx(orig, abs=0.002)
-    tree, _ = build_qdtree(codes, COLS, code_spaces_of(table.schema, COLS), boxes, min_leaf_rows=N / 40,
-                           cost_boxes=more)
-    allowed = candidate_cuts(boxes)
-    assert all(np.uint64(t) in allowed[c] for c, t in zip(tree.column, tree.threshold) if c >= 0)
