@@ -97,7 +97,7 @@ def test_explain_shows_skipping_on_sorted_column(spark, table):
     assert plan2.files_after_column_stats < plan2.files_after_partition_pruning
     # the data source prunes the same way: one input partition per candidate file
     df = spark.read.format("hudi_layout").load(table).where("k BETWEEN 2000 AND 2999")
-    assert df.rdd.getNumPartitions() == plan.files_after_column_stats
+    assert df.rdd.getNumPartitions() == plan.files_read
 
 
 def test_read_meta_columns_and_projection(spark, table):
