@@ -220,16 +220,15 @@ def flights_table(spark: Any, root: Path, files: int) -> tuple[Path, Any, int]:
     pdf["time_hour"] = pd.to_datetime(pdf["time_hour"], utc=True)
     pdf.insert(0, "id", np.arange(len(pdf), dtype=np.int64))
     table = pa.Table.from_pandas(pdf, preserve_index=False)
-    df = spark.createDataFrame(table.to_pandas()).repartition(files, "id")
+    df = spark.createDataFrame(table.to_pandas())
     path = root / "flights_random"
     info = is_built(root, "flights_random")
     if info is None or info.get("records") != len(pdf) or info.get("files") != files:
         unmark(root, "flights_random")
-        per_file = max(64 * 1024, int(table.nbytes * 0.45 / files))
-        hl.write(df.orderBy("id"), str(path), {"hoodie.table.name": "flights",
-                                              "hoodie.datasource.write.recordkey.field": "id",
-                                              "hoodie.datasource.write.operation": "bulk_insert",
-                                              "hoodie.parquet.max.file.size": str(per_file)})
+        # as ingested: ``files`` files of rows in arrival order (one Spark task, one file each)
+        hl.write(df.repartitionByRange(files, "id"), str(path), {
+            "hoodie.table.name": "flights", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.operation": "bulk_insert", "hoodie.parquet.max.file.size": str(1 << 30)})
         mark_built(root, "flights_random", {"records": len(pdf), "files": files})
     return path, df.cache(), len(pdf)
 
