@@ -258,7 +258,7 @@ def _touch(lo: np.ndarray, hi: np.ndarray, boxes: WorkloadBoxes) -> np.ndarray:
     return np.all((lo[:, None, :] <= boxes.hi[None, :, :]) & (hi[:, None, :] >= boxes.lo[None, :, :]), axis=2)
 
 
-def _files_read(touch: np.ndarray, inside: np.ndarray, rows: np.ndarray, min_rows: float, dims: int,
+def _files_read(touch: np.ndarray, inside: np.ndarray, rows: np.ndarray, rows_per_file: float, dims: int,
                 qmat: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Estimated weighted files the workload reads in candidate leaves (one per entry of ``rows``).
 
@@ -271,7 +271,7 @@ def _files_read(touch: np.ndarray, inside: np.ndarray, rows: np.ndarray, min_row
     overstated it at ~33% and kept the search from isolating thin slabs). ``inside``:
     ``(candidates, boxes, k)`` rows of the candidate whose column ``c`` lies in the box's interval.
     """
-    f = np.maximum(1.0, rows / min_rows)
+    f = np.maximum(1.0, rows / rows_per_file)
     cell = f ** (-1.0 / max(1, dims))
     frac = inside / np.maximum(rows, 1.0)[:, None, None]
     est = f[:, None] * np.prod(np.minimum(1.0, frac + cell[:, None, None]), axis=2)  # (m, B)
@@ -281,12 +281,13 @@ def _files_read(touch: np.ndarray, inside: np.ndarray, rows: np.ndarray, min_row
 
 
 def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_spaces: Sequence[str],
-                 boxes: WorkloadBoxes, *, min_leaf_rows: float, max_leaves: int = MAX_LEAVES,
-                 inner_dims: int | None = None) -> tuple[QdTree, BuildStats]:
+                 boxes: WorkloadBoxes, *, rows_per_file: float, min_leaf_rows: float | None = None,
+                 max_leaves: int = MAX_LEAVES, inner_dims: int | None = None) -> tuple[QdTree, BuildStats]:
     """Greedy cut selection on a row sample (``codes``: per column ``uint64`` codes of the same rows).
 
-    ``min_leaf_rows``: the fewest sample rows a leaf may get (the caller's choice, e.g. half a target file:
-    a thin slab of the workload may become one smaller file). ``inner_dims``: columns of the curve inside
+    ``rows_per_file``: sample rows of one target file (the estimate counts files); ``min_leaf_rows``: the
+    fewest sample rows a leaf may get (default one file; e.g. half a file lets a thin slab of the workload
+    become one smaller file). ``inner_dims``: columns of the curve inside
     each leaf (default: all ``columns``).
     """
     k = len(columns)
@@ -301,7 +302,8 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
     matrix = np.stack([np.asarray(c, np.uint64) for c in codes])
     weights = boxes.weights
     qmat = boxes.query_matrix()
-    min_rows = max(1.0, float(min_leaf_rows))
+    per_file = max(1.0, float(rows_per_file))
+    min_rows = max(1.0, float(min_leaf_rows if min_leaf_rows is not None else rows_per_file))
 
     # only (box, column) pairs that constrain the column need counting; elsewhere every row is inside
     pairs = [(b, c) for b in range(boxes.lo.shape[0]) for c in range(k)
@@ -321,7 +323,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         sub = matrix[:, rows]
         touch = _touch(sub.min(axis=1)[None, :], sub.max(axis=1)[None, :], boxes)
         inside = counts_before(sub, np.array([rows.size]))
-        return float(_files_read(touch, inside, np.array([rows.size], np.float64), min_rows, dims, qmat,
+        return float(_files_read(touch, inside, np.array([rows.size], np.float64), per_file, dims, qmat,
                                  weights)[0])
 
     def part_cost(srt: np.ndarray, first: int, last: int) -> float:
@@ -329,7 +331,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         part = srt[:, first:last]
         touch = _touch(part.min(axis=1)[None, :], part.max(axis=1)[None, :], boxes)
         inside = counts_before(part, np.array([last - first]))
-        return float(_files_read(touch, inside, np.array([last - first], np.float64), min_rows, dims, qmat,
+        return float(_files_read(touch, inside, np.array([last - first], np.float64), per_file, dims, qmat,
                                  weights)[0])
 
     def best_cut(rows: np.ndarray, base: float) -> tuple[float, int, tuple[int, ...]]:
@@ -366,8 +368,8 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                 before = both[:-1]
                 after = both[-1][None, :, :] - before
                 p = pos_ok.astype(np.float64)
-                cost = (_files_read(t_left, before, p, min_rows, dims, qmat, weights)
-                        + _files_read(t_right, after, m - p, min_rows, dims, qmat, weights))
+                cost = (_files_read(t_left, before, p, per_file, dims, qmat, weights)
+                        + _files_read(t_right, after, m - p, per_file, dims, qmat, weights))
                 i = int(np.argmin(cost))
                 gain = base - float(cost[i])
                 if gain > best[0] + 1e-9 * max(1.0, base):
@@ -454,8 +456,8 @@ class QdTreeLayout:
     """The sort key of a qdtree clustering (picklable; computed on Arrow batches in the executors).
 
     ``bounds[j]``: sampled quantile bounds of column ``j`` (global); ``zoom_lo`` / ``zoom_hi``: per leaf and
-    column, the range of bucket ids the leaf's sampled rows span (the inner curve stretches it over the
-    column's ``bits[j]`` bits).
+    column, the range of bucket ids the leaf's sampled rows span, which the inner curve stretches over
+    ``widths[leaf, j]`` bits. The inner key of every leaf is left-aligned to :attr:`inner_bits`.
     """
 
     tree: QdTree
@@ -464,6 +466,8 @@ class QdTreeLayout:
     bounds: tuple[np.ndarray, ...] = field(repr=False)
     zoom_lo: np.ndarray = field(repr=False)
     zoom_hi: np.ndarray = field(repr=False)
+    #: bits per leaf and column (``None``: :attr:`bits` for every leaf)
+    widths: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def inner_bits(self) -> int:
@@ -478,6 +482,8 @@ class QdTreeLayout:
     def keys_from_codes(self, codes: Sequence[np.ndarray]) -> np.ndarray:
         """Sort keys from per-column codes of the sort :attr:`columns` (the tree's columns are the same)."""
         leaves = self.tree.route(codes)
+        widths = self.widths if self.widths is not None else np.tile(np.array(self.bits), (self.tree.num_leaves, 1))
+        row_widths = widths[leaves]  # (n, k)
         coords = []
         for j, c in enumerate(codes):
             ids = np.searchsorted(self.bounds[j], np.asarray(c, np.uint64), side="right").astype(np.int64)
@@ -485,9 +491,15 @@ class QdTreeLayout:
             hi = self.zoom_hi[leaves, j]
             d = np.clip(ids, lo, hi) - lo
             r = np.maximum(hi - lo, 1)
-            top = (1 << self.bits[j]) - 1
+            top = (np.int64(1) << row_widths[:, j]) - 1
             coords.append((d * top // r).astype(np.uint64))
-        inner = weighted_index(coords, self.bits, "hilbert")
+        inner = np.zeros(leaves.size, np.uint64)
+        patterns, which = np.unique(row_widths, axis=0, return_inverse=True)
+        for p, pattern in enumerate(patterns):
+            rows = np.flatnonzero(which.reshape(-1) == p)
+            w = tuple(int(x) for x in pattern)
+            part = weighted_index([c[rows] for c in coords], w, "hilbert")
+            inner[rows] = part << np.uint64(self.inner_bits - sum(w))
         return (leaves.astype(np.uint64) << np.uint64(self.inner_bits)) | inner
 
     def keys(self, table: pa.Table | pa.RecordBatch) -> np.ndarray:
@@ -495,14 +507,19 @@ class QdTreeLayout:
         return self.keys_from_codes([encode_column(a, name=n) for a, n in zip(cols, self.columns)])
 
 
-def layout_for(tree: QdTree, sample_codes: Sequence[np.ndarray], *, weights: Sequence[float] | None = None
-               ) -> QdTreeLayout:
-    """The inner curves of ``tree``'s leaves from a sample of the sort columns' codes (the tree's columns)."""
+def layout_for(tree: QdTree, sample_codes: Sequence[np.ndarray], *, weights: Sequence[float] | None = None,
+               by_extent: bool = True) -> QdTreeLayout:
+    """The inner curves of ``tree``'s leaves from a sample of the sort columns' codes (the tree's columns).
+
+    Each leaf's curve spans the leaf's own bucket range of every column (zoom). With ``by_extent`` a column
+    also weighs in proportion to the share of its global range the leaf spans, so a leaf that is a thin slab
+    of one column spends its top bits on the others: files are then about as wide, in every column, as the
+    queries of the workload's shapes are, wherever their constants fall.
+    """
     k = len(tree.columns)
     key_bits = 64 - leaf_bits(tree.num_leaves)
-    if weights is None:
-        weights = [1.0] * k
-    bits = bits_for_weights(weights, key_bits=key_bits, max_bits=MAX_INNER_BITS)
+    base = [1.0] * k if weights is None else [float(w) for w in weights]
+    bits = bits_for_weights(base, key_bits=key_bits, max_bits=MAX_INNER_BITS)
     bounds = tuple(sample_bounds(np.asarray(s, np.uint64), b) for s, b in zip(sample_codes, bits))
     n_leaves = tree.num_leaves
     zoom_lo = np.zeros((n_leaves, k), np.int64)
@@ -518,7 +535,13 @@ def layout_for(tree: QdTree, sample_codes: Sequence[np.ndarray], *, weights: Seq
             seen = hi >= 0
             zoom_lo[seen, j] = lo[seen]
             zoom_hi[seen, j] = hi[seen]
-    return QdTreeLayout(tree, tuple(tree.columns), tuple(bits), bounds, zoom_lo, zoom_hi)
+    widths = None
+    if by_extent:
+        total = np.array([b.size + 1 for b in bounds], np.float64)
+        extent = (zoom_hi - zoom_lo + 1) / total  # share of each column's range, per leaf
+        widths = np.array([bits_for_weights([w * max(e, 1e-9) for w, e in zip(base, row)], key_bits=sum(bits),
+                                            max_bits=max(bits)) for row in extent], np.int64).reshape(n_leaves, k)
+    return QdTreeLayout(tree, tuple(tree.columns), tuple(bits), bounds, zoom_lo, zoom_hi, widths)
 
 
 def code_spaces_of(schema: pa.Schema, columns: Sequence[str]) -> tuple[str, ...]:

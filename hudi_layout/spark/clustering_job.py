@@ -270,6 +270,6 @@ def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns:
     boxes = workload_boxes(predicates, cols, schema)
     sampled = sk.sample[0].size if sk.sample else 0
     per_file = sampled / max(1, output_files)
-    return build_qdtree(list(sk.sample), cols, code_spaces_of(schema, cols), boxes,
+    return build_qdtree(list(sk.sample), cols, code_spaces_of(schema, cols), boxes, rows_per_file=per_file,
                         min_leaf_rows=max(1.0, min_leaf_files * per_file),
                         max_leaves=max(1, int(output_files / max(min_leaf_files, 1e-3))))

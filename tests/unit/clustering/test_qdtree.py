@@ -37,7 +37,7 @@ QUERIES = ["ip LIKE '157.%'", "port < 1024", "port BETWEEN 20000 AND 29999 AND s
 def _built(table: pa.Table, queries: list[str] = QUERIES, files: int = 40) -> tuple[QdTree, list[np.ndarray]]:
     boxes = workload_boxes(Workload.of(queries).predicates(table.schema), COLS, table.schema)
     codes = [encode_column(table.column(c)) for c in COLS]
-    tree, stats = build_qdtree(codes, COLS, code_spaces_of(table.schema, COLS), boxes, min_leaf_rows=N / files,
+    tree, stats = build_qdtree(codes, COLS, code_spaces_of(table.schema, COLS), boxes, rows_per_file=N / files,
                                max_leaves=files)
     assert stats.cost_after < stats.cost_before
     return tree, codes
@@ -85,12 +85,31 @@ def test_layout_keys_group_leaves_and_zoom_inside_them(table: pa.Table) -> None:
     assert int(inner.max()) > (1 << layout.inner_bits) // 2
 
 
+def test_leaf_widths_follow_the_leaf_extent(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    layout = layout_for(tree, codes)
+    assert layout.widths is not None and layout.widths.shape == (tree.num_leaves, len(COLS))
+    assert np.all(layout.widths >= 1) and np.all(layout.widths.sum(axis=1) <= layout.inner_bits)
+    # a leaf that spans a thinner share of a column than of another gives that column no more bits
+    total = np.array([b.size + 1 for b in layout.bounds], np.float64)
+    extent = (layout.zoom_hi - layout.zoom_lo + 1) / total
+    for leaf in range(tree.num_leaves):
+        for a in range(len(COLS)):
+            for b in range(len(COLS)):
+                if extent[leaf, a] < extent[leaf, b] / 2:
+                    assert layout.widths[leaf, a] <= layout.widths[leaf, b]
+    keys = layout.keys(table)
+    assert np.array_equal(layout.leaf_of_keys(keys), tree.route(codes))
+    flat = layout_for(tree, codes, by_extent=False)
+    assert flat.widths is None and np.array_equal(flat.leaf_of_keys(flat.keys(table)), tree.route(codes))
+
+
 def test_no_usable_query_gives_one_leaf(table: pa.Table) -> None:
     boxes = workload_boxes(Workload.of(["payload IS NULL OR port != 3"]).predicates(
         table.schema.append(pa.field("payload", pa.string()))), COLS, table.schema.append(
         pa.field("payload", pa.string())))
     assert boxes.num_queries == 0
     tree, stats = build_qdtree([encode_column(table.column(c)) for c in COLS], COLS, ("bytes", "signed", "float"),
-                               boxes, min_leaf_rows=100)
+                               boxes, rows_per_file=100)
     assert tree.num_leaves == 1 and stats.cuts == 0
     assert tree.route([np.zeros(3, np.uint64)] * 3).tolist() == [0, 0, 0]

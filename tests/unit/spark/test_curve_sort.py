@@ -194,7 +194,7 @@ def test_qdtree_map_reduce_writes_each_leaf_as_its_own_files(tmp_path: Path) -> 
     schema = pq.read_schema(paths[0])
     boxes = workload_boxes(Workload.of(["a < -500", "s LIKE 'host-9%'", "a BETWEEN 100 AND 150"]).predicates(schema),
                            COLS, schema)
-    tree, _ = build_qdtree(list(sk.sample), COLS, code_spaces_of(schema, COLS), boxes, min_leaf_rows=200)
+    tree, _ = build_qdtree(list(sk.sample), COLS, code_spaces_of(schema, COLS), boxes, rows_per_file=200)
     assert tree.num_leaves >= 3
     layout = layout_for(tree, list(sk.sample))
     n = 3
