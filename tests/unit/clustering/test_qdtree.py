@@ -87,7 +87,7 @@ def test_layout_keys_group_leaves_and_zoom_inside_them(table: pa.Table) -> None:
 
 def test_leaf_widths_follow_the_leaf_extent(table: pa.Table) -> None:
     tree, codes = _built(table)
-    layout = layout_for(tree, codes)
+    layout = layout_for(tree, codes, by_extent=True)
     assert layout.widths is not None and layout.widths.shape == (tree.num_leaves, len(COLS))
     assert np.all(layout.widths >= 1) and np.all(layout.widths.sum(axis=1) <= layout.inner_bits)
     # a leaf that spans a thinner share of a column than of another gives that column no more bits
@@ -100,7 +100,7 @@ def test_leaf_widths_follow_the_leaf_extent(table: pa.Table) -> None:
                     assert layout.widths[leaf, a] <= layout.widths[leaf, b]
     keys = layout.keys(table)
     assert np.array_equal(layout.leaf_of_keys(keys), tree.route(codes))
-    flat = layout_for(tree, codes, by_extent=False)
+    flat = layout_for(tree, codes)
     assert flat.widths is None and np.array_equal(flat.leaf_of_keys(flat.keys(table)), tree.route(codes))
 
 
