@@ -8,14 +8,17 @@ does. The spellings of the previous release (``read(spark, path, where)``, ``clu
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
+from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.plan import ScanPlan, plan_scan
+from hudi_layout.services import cleaning as _cleaning
 from hudi_layout.services import clustering as _clustering
 from hudi_layout.services.clustering_service import ClusteringService
 from hudi_layout.services.index import build_column_stats_index
@@ -29,9 +32,12 @@ from hudi_layout.writer.transaction import WriteResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan", "WriteResult",
-           "build_column_stats_index", "cluster", "execute_pending", "explain", "get_spark", "plan_scan", "read",
-           "with_curve_key", "write"]
+__all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan",
+           "WriteResult", "build_column_stats_index", "clean", "cluster", "execute_pending", "explain", "get_spark",
+           "plan_scan", "read", "with_curve_key", "write"]
+
+
+_log = logging.getLogger("hudi_layout")
 
 
 def _legacy(name: str, new_form: str) -> None:
@@ -40,7 +46,8 @@ def _legacy(name: str, new_form: str) -> None:
 
 
 def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | None = None,
-         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False) -> DataFrame:
+         columns: Sequence[str] | None = None, skipping: bool = True, include_meta: bool = False,
+         options: Mapping[str, Any] | None = None) -> DataFrame:
     """``read(path, where=None, *, spark=None, ...)``: a DataFrame of the rows of the table at ``path`` matching
     ``where``; only candidate files are read. ``where`` may also be the second positional argument.
 
@@ -52,6 +59,11 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         columns: project these columns (default: all data columns).
         skipping: use the column_stats index (partition pruning always applies).
         include_meta: keep the five ``_hoodie_*`` meta columns.
+        options: Hudi read options: ``hoodie.datasource.query.type`` (``snapshot``, the default: Merge-on-Read
+            slices merged with their log files; ``read_optimized``: base files only; ``incremental``),
+            ``as.of.instant`` (time travel), ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``
+            (incremental), ``hoodie.enable.data.skipping``; any other ``hoodie.*`` key is refused
+            (docs/read-semantics.md).
     """
     rest = list(positional)
     if is_spark_session(path):  # deprecated: read(spark, path, where)
@@ -66,28 +78,35 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
     session = session_or_default(spark)
     table = HudiTable(path)
     plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
-                     source="read")
+                     options=options, source="read")
     return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
 
 
-def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True) -> ScanPlan:
+def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True,
+            options: Mapping[str, Any] | None = None) -> ScanPlan:
     """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
-    ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark, source="explain")
+    ``options``: Hudi read options, as for :func:`read`. ``print(plan.render())`` for a report."""
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options, source="explain")
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
-            include_all_files: bool = True, workload: Any = None,
-            column_weights: Mapping[str, float] | str | None = None) -> ClusteringMetrics | None:
-    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did (``None`` when
-    no file group qualified).
+            include_all_files: bool = True, resume: bool = True, abandon_pending: bool = False,
+            workload: Any = None, column_weights: Mapping[str, float] | str | None = None
+            ) -> ClusteringMetrics | None:
+    """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
+    clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
     ``strategy`` is ``linear``, ``z-order``, ``hilbert`` or ``qdtree`` (a layout cut along the ``workload``'s
     predicates, see docs/layouts.md); ``method`` is ``direct`` or ``sample``.
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
+
+    Plans an interrupted run left pending (their executor is gone; or plans Hudi scheduled) are never
+    skipped silently: ``resume`` (default True, like the retry of Hudi's clustering job) executes them instead
+    of a new plan (no ``columns`` needed); ``abandon_pending=True`` rolls them back first (a Hudi ``rollback``
+    instant each); ``resume=False`` leaves them and logs a warning naming them.
 
     ``workload``: SQL ``WHERE`` predicates (``["dst_port = 443", ("src_ip LIKE '10.%'", 2.0)]``), a
     :class:`~hudi_layout.clustering.workload.Workload`, a file of predicates, or ``"log"`` (the table's query
@@ -110,15 +129,19 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
             raise TypeError("cluster() got too many positional arguments")
     elif legacy:
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
-    if columns is None:
+    if columns is None and not resume:
         raise TypeError("cluster() missing the columns to cluster by")
     if column_weights is not None:
         options = dict(options or {})
         options[cfg.CURVE_COLUMN_WEIGHTS.key] = (
             column_weights if isinstance(column_weights, str)
             else ",".join(f"{c}:{w}" for c, w in column_weights.items()))
-    return _clustering.cluster(session_or_default(spark), path, columns, strategy, method, options,
-                               include_all_files=include_all_files, workload=workload)
+    run = _clustering.run_clustering(lambda: session_or_default(spark), path, columns, strategy, method, options,
+                                     include_all_files=include_all_files, resume=resume,
+                                     abandon_pending=abandon_pending, workload=workload)
+    for waiting in run.waiting:
+        _log.warning("%s", waiting.describe())
+    return run.new or (run.resumed[-1] if run.resumed else None)
 
 
 def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
@@ -136,3 +159,12 @@ def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
     elif legacy:
         raise TypeError(f"execute_pending() takes 1 positional argument but {1 + len(legacy)} were given")
     return _clustering.execute_pending(session_or_default(spark), path, options, only=only)
+
+
+def clean(path: str, *, options: Mapping[str, Any] | None = None) -> list[CleanResult]:
+    """Clean the table at ``path`` now (Hudi's ``clean`` action; no Spark): finish cleans left pending, then
+    delete the file slices the cleaner policy no longer retains (``hoodie.cleaner.policy``,
+    ``hoodie.cleaner.commits.retained`` (10), ``hoodie.cleaner.fileversions.retained`` (3), and
+    ``hudi_layout.clean.grace.period.seconds`` (600) for readers still running). Returns one
+    :class:`CleanResult` per clean instant; an empty list when nothing was eligible. See docs/cleaning.md."""
+    return _cleaning.clean(path, options)

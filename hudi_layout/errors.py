@@ -7,9 +7,15 @@ which is also a ``ValueError``.
 
 from __future__ import annotations
 
+import re
+
 
 class HudiLayoutError(Exception):
-    """Base of every error hudi_layout raises deliberately."""
+    """Base of every error hudi_layout raises deliberately.
+
+    ``hint`` says what to do about it; classes set a default that fits every instance (a missing table, a
+    damaged file), callers pass a specific one.
+    """
 
     hint: str | None = None
 
@@ -26,6 +32,9 @@ class InvalidArgumentError(HudiLayoutError, ValueError):
 class NotAHudiTableError(HudiLayoutError):
     """The path exists (or not) but holds no readable ``.hoodie/hoodie.properties``."""
 
+    hint = ("give the table's base folder (the one holding .hoodie/hoodie.properties); "
+            "'hudi-layout ingest' creates a new table")
+
 
 class UnsupportedTableError(HudiLayoutError):
     """The table uses a feature (version, type, index) we cannot read or maintain correctly."""
@@ -33,6 +42,9 @@ class UnsupportedTableError(HudiLayoutError):
 
 class CorruptFileError(HudiLayoutError):
     """A file on disk does not parse as the format it claims to be."""
+
+    hint = ("the named file is damaged or not what its name says: restore it from a copy; a damaged metadata "
+            "table (.hoodie/metadata) is rebuilt with 'hudi-layout index PATH --rebuild'")
 
 
 class HFileFormatError(CorruptFileError):
@@ -43,5 +55,63 @@ class CommitConflictError(HudiLayoutError):
     """A concurrent commit changed file groups this operation depends on."""
 
 
+class PendingClusteringError(CommitConflictError):
+    """A clustering plan left pending by an interrupted run blocks the operation until it is resumed or
+    abandoned."""
+
+
 class SchemaMismatchError(HudiLayoutError):
     """Appended data does not match the table schema."""
+
+
+# ------------------------------------------------------------------------------ errors that cross Spark
+
+#: starts the message of an error raised in a Spark Python worker, so the driver can rebuild it
+SPARK_ERROR_MARKER = "HUDI_LAYOUT_ERROR:"
+_ERROR_LINE = re.compile(r"(?:^|\s)hudi_layout(?:\.\w+)*\.(\w+(?:Error|Exception))(?:: (.*))?$")
+
+
+def _error_class(name: str) -> type[HudiLayoutError] | None:
+    todo: list[type[HudiLayoutError]] = [HudiLayoutError]
+    while todo:
+        cls = todo.pop()
+        if cls.__name__ == name:
+            return cls
+        todo.extend(cls.__subclasses__())
+    return None
+
+
+SPARK_HINT_TAG = " [HINT] "
+
+
+def spark_error_text(exc: HudiLayoutError) -> str:
+    """One readable line that survives Spark's wrapping: the marker, the error's class, its message and
+    hint (``HUDI_LAYOUT_ERROR: NotAHudiTableError: /t: not a Hudi table [HINT] ...``). Workers and the data
+    source raise it; :func:`from_spark_error_text` rebuilds the error on the driver."""
+    message = " ".join(str(exc).split())
+    hint = f"{SPARK_HINT_TAG}{' '.join(exc.hint.split())}" if exc.hint else ""
+    return f"{SPARK_ERROR_MARKER} {type(exc).__name__}: {message}{hint}"
+
+
+def from_spark_error_text(text: str) -> HudiLayoutError | None:
+    """Our error inside the text of an exception Spark raised (a task failure, an ``AnalysisException`` of
+    the Python data source): from :func:`spark_error_text`'s marker, else from the last line that names a
+    hudi_layout error class (``hudi_layout.errors.NotAHudiTableError: ...``, as a worker reports it). ``None``
+    when the text carries neither."""
+    idx = text.find(SPARK_ERROR_MARKER)
+    if idx >= 0:
+        rest = text[idx + len(SPARK_ERROR_MARKER):].strip()
+        line = rest.splitlines()[0].strip() if rest else ""
+        body, _, hint = line.partition(SPARK_HINT_TAG.strip())
+        name, sep, message = body.partition(": ")
+        cls = _error_class(name.strip()) if sep else None
+        if cls is None:
+            cls, message = InvalidArgumentError, body
+        return cls(message.strip(), hint=hint.strip() or None)
+    for raw in reversed(text.splitlines()):
+        m = _ERROR_LINE.search(raw.strip())
+        if m:
+            found = _error_class(m.group(1))
+            if found is not None:
+                return found(m.group(2) or "")
+    return None

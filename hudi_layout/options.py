@@ -1,17 +1,25 @@
 """Typed ``hoodie.*`` options: Hudi's key names and defaults, parsed in one place.
 
-Options come from (lowest to highest precedence) the built-in defaults below, a defaults file in the
-format of Hudi's ``hudi-defaults.conf`` (``conf/hudi-layout-defaults.conf`` in the project, or the file
-named by ``$HUDI_LAYOUT_CONF``), and the options the caller passes. Parse errors name the key and value.
-Unknown ``hoodie.*`` keys are kept (passed through to ``hoodie.properties`` where Hudi keeps table
-configs) and reported once with a warning.
+Options come from (lowest to highest precedence) the built-in defaults below, one defaults file in the
+format of Hudi's ``hudi-defaults.conf`` (the first found of :func:`defaults_file_candidates`), and the
+options the caller passes. Parse errors name the key and value.
+
+One policy for every entry point (writes, clustering, indexing, cleaning, reads): a ``hoodie.*`` (or
+``hudi_layout.*``) key is either honoured, or refused with an error that names it and the nearest honoured
+key. hudi_layout never accepts an option and then ignores it. The only exceptions are listed, with their
+reason, in :data:`ACCEPTED_WITHOUT_EFFECT`; ``hoodie.table.*`` keys given to a write are table configs, stored
+in ``hoodie.properties`` when the write creates the table. Read options are their own list
+(:data:`READ_KEYS`): a write option on a read, or a read option on a write, is refused as well.
+
+Every option carries its documentation and the commands that honour it; the README's options table is
+generated from them (:func:`options_reference_markdown`) and a test keeps the two equal.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import enum
 import os
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +39,23 @@ def _parse_bool(value: str) -> bool:
     raise ValueError("expected true or false")
 
 
+#: what honours an option, as the options reference names it (see :data:`HONOURED_BY_LEGEND`)
+INGEST = "ingest"
+CLUSTER = "cluster"
+SERVICE = "clustering-service"
+INDEX = "index"
+READ = "read"
+CLEAN = "clean"
+HONOURED_BY_LEGEND = {
+    INGEST: "`hudi-layout ingest`, `hl.write()`, `df.write.format(\"hudi_layout\")`",
+    CLUSTER: "`hudi-layout cluster`, `hl.cluster()`, `hl.execute_pending()`, inline clustering after a write",
+    SERVICE: "`hudi-layout clustering-service`, `hl.ClusteringService`, async clustering of a write",
+    INDEX: "`hudi-layout index`, `hl.build_column_stats_index()`",
+    READ: "`hl.read()`, `spark.read.format(\"hudi_layout\")`, `hudi-layout explain` / `query`",
+    CLEAN: "`hudi-layout clean`, `hl.clean()`, the automatic clean after a write or clustering",
+}
+
+
 @dataclass(frozen=True)
 class Option(Generic[T]):
     key: str
@@ -38,6 +63,8 @@ class Option(Generic[T]):
     parse: Callable[[str], T]
     doc: str = ""
     aliases: tuple[str, ...] = ()
+    #: the commands (and their API functions) that read this option: :data:`HONOURED_BY_LEGEND`
+    used_by: tuple[str, ...] = ()
 
     def get(self, options: Mapping[str, Any]) -> T:
         for k in (self.key, *self.aliases):
@@ -54,6 +81,39 @@ class Option(Generic[T]):
 
 def _str(v: str) -> str:
     return v
+
+
+def _positive_int(v: str) -> int:
+    n = int(v.strip())
+    if n <= 0:
+        raise ValueError("expected a positive integer")
+    return n
+
+
+def _non_negative_int(v: str) -> int:
+    n = int(v.strip())
+    if n < 0:
+        raise ValueError("expected an integer >= 0")
+    return n
+
+
+def _positive_float(v: str) -> float:
+    x = float(v.strip())
+    if not x > 0 or x == float("inf"):
+        raise ValueError("expected a positive number")
+    return x
+
+
+def _codec(v: str) -> str:
+    norm = v.strip().lower()
+    norm = "none" if norm == "uncompressed" else norm
+    if norm not in PARQUET_CODECS:
+        raise ValueError(f"expected one of {', '.join(PARQUET_CODECS)}")
+    return norm
+
+
+#: parquet codecs the executors' writer (pyarrow) can write, by Hudi's names
+PARQUET_CODECS = ("snappy", "gzip", "zstd", "lz4", "brotli", "none")
 
 
 class _NamedChoice(str, enum.Enum):
@@ -159,7 +219,61 @@ class WriteOperation(_NamedChoice):
     DELETE = "delete"
     DELETE_PARTITION = "delete_partition"
     INSERT_OVERWRITE = "insert_overwrite"
+    INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
     UPSERT_PREPPED = "upsert_prepped"
+
+    @property
+    def commit_operation_type(self) -> str:
+        """``operationType`` of the commit metadata (Hudi's ``WriteOperationType`` name)."""
+        return self.value.upper()
+
+    @property
+    def merges_by_key(self) -> bool:
+        """Finds stored records by key and rewrites their file groups (``upsert``, ``delete``)."""
+        return self in (WriteOperation.UPSERT, WriteOperation.DELETE)
+
+    @property
+    def replaces_file_groups(self) -> bool:
+        """Completes as a ``replacecommit`` listing replaced file groups."""
+        return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,
+                        WriteOperation.DELETE_PARTITION)
+
+
+class IndexType(_NamedChoice):
+    """``hoodie.index.type``: how an upsert finds the stored records. hudi_layout always tags with a Spark
+    join of the incoming keys against the key column of the candidate base files, per partition (Hudi's
+    ``SIMPLE`` index); ``BLOOM`` has the same (non-global) semantics, so it is accepted and tagged the same
+    way. Global and record-level indexes are refused (format.capabilities)."""
+
+    SIMPLE = "simple"
+    BLOOM = "bloom"
+    GLOBAL_SIMPLE = "global_simple"
+    GLOBAL_BLOOM = "global_bloom"
+    RECORD_INDEX = "record_index"
+    GLOBAL_RECORD_LEVEL_INDEX = "global_record_level_index"
+    RECORD_LEVEL_INDEX = "record_level_index"
+    BUCKET = "bucket"
+    HBASE = "hbase"
+    INMEMORY = "inmemory"
+    FLINK_STATE = "flink_state"
+
+
+class CleaningPolicy(_NamedChoice):
+    """``hoodie.cleaner.policy``: which file slices a clean keeps (Hudi's enum names)."""
+
+    KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
+    KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
+    KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+
+    @classmethod
+    def parse(cls, value: str | _NamedChoice) -> Any:
+        if isinstance(value, cls):
+            return value
+        norm = str(value).strip().upper().replace("-", "_")
+        for member in cls:
+            if member.value == norm:
+                return member
+        raise InvalidArgumentError(f"expected one of {', '.join(m.value for m in cls)}")
 
 
 def _operation(value: str) -> WriteOperation | str:
@@ -170,85 +284,315 @@ def _operation(value: str) -> WriteOperation | str:
         return value.strip().lower()
 
 
-# --- table / write -------------------------------------------------------------------------------
-TABLE_NAME = Option("hoodie.table.name", "", _str)
+class QueryType(_NamedChoice):
+    """``hoodie.datasource.query.type``: what a read returns."""
+
+    SNAPSHOT = "snapshot"  # the rows of the table (now, or as of an instant)
+    READ_OPTIMIZED = "read_optimized"  # base files only (Merge-on-Read logs left out; the same as snapshot on COW)
+    INCREMENTAL = "incremental"  # the rows written by the commits completed in (begin, end]
+
+
+#: ``begin`` of an incremental read that starts before every instant
+EARLIEST = "0"
+
+
+def parse_instant_time(value: str) -> str:
+    """An instant time in Hudi's accepted forms, as the 17-digit ``yyyyMMddHHmmssSSS`` the timeline uses.
+
+    Accepted (as Hudi's ``as.of.instant``): ``yyyyMMddHHmmssSSS``, ``yyyyMMddHHmmss`` (milliseconds 000),
+    ``yyyy-MM-dd HH:mm:ss[.SSS]`` (``T`` between date and time also accepted) and ``yyyy-MM-dd`` (midnight).
+    The text is taken in the timeline's own time zone, as instant times are; ``earliest`` is before every
+    instant. Raises ``ValueError`` (reported by :class:`Option` with the key) for anything else.
+    """
+    text = value.strip()
+    if text.lower() == "earliest":
+        return EARLIEST
+    if text.isdigit():
+        if len(text) == 17:
+            digits = text
+        elif len(text) == 14:
+            digits = text + "000"
+        else:
+            raise ValueError("expected 17 digits yyyyMMddHHmmssSSS (or 14 without milliseconds)")
+        stamp = digits
+    else:
+        for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%dT%H:%M:%S",
+                    "%Y-%m-%d"):
+            try:
+                parsed = _dt.datetime.strptime(text, fmt)
+            except ValueError:
+                continue
+            if "%f" in fmt and len(text.rsplit(".", 1)[1]) > 3:
+                raise ValueError("at most milliseconds (yyyy-MM-dd HH:mm:ss.SSS)")
+            return parsed.strftime("%Y%m%d%H%M%S") + f"{parsed.microsecond // 1000:03d}"
+        raise ValueError("expected yyyyMMddHHmmssSSS, yyyy-MM-dd HH:mm:ss[.SSS] or yyyy-MM-dd")
+    try:
+        _dt.datetime.strptime(stamp[:14], "%Y%m%d%H%M%S")
+    except ValueError:
+        raise ValueError(f"{value!r} is not a valid date and time") from None
+    return stamp
+
+
+# --- reading ---------------------------------------------------------------------------------------
+QUERY_TYPE = Option("hoodie.datasource.query.type", QueryType.SNAPSHOT, QueryType.parse,
+                    "`snapshot` (Merge-on-Read slices merged with their logs), `read_optimized` (base files "
+                    "only) or `incremental` (rows of the commits completed in (begin, end]).",
+                    aliases=("hoodie.read.query.type",), used_by=(READ,))
+AS_OF_INSTANT: Option[str | None] = Option("as.of.instant", None, parse_instant_time,
+                                           "Time travel: the table as of this instant (requested time, as Hudi).",
+                                           aliases=("hoodie.read.as.of.timestamp",), used_by=(READ,))
+BEGIN_INSTANT: Option[str | None] = Option("hoodie.datasource.read.begin.instanttime", None, parse_instant_time,
+                                           "Incremental read: commits completed after this instant.",
+                                           aliases=("hoodie.read.start.timestamp",), used_by=(READ,))
+END_INSTANT: Option[str | None] = Option("hoodie.datasource.read.end.instanttime", None, parse_instant_time,
+                                         "Incremental read: commits completed up to this instant (default: all).",
+                                         aliases=("hoodie.read.end.timestamp",), used_by=(READ,))
+DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool,
+                       "Skip files by the column_stats index; `false` reads every file of the snapshot.",
+                       used_by=(READ,))
+#: the keys a read honours; any other key given to a read is refused (never accepted and ignored)
+READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, DATA_SKIPPING)
+# --- table / write ---------------------------------------------------------------------------------
+TABLE_NAME = Option("hoodie.table.name", "", _str, "Table name written to hoodie.properties (default: the "
+                    "folder name).", used_by=(INGEST,))
 RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
-                          aliases=("hoodie.table.recordkey.fields",))
+                          "Record key column(s), comma-separated; required to create a table.",
+                          aliases=("hoodie.table.recordkey.fields",), used_by=(INGEST,))
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
-                              aliases=("hoodie.table.partition.fields",))
-HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool)
-OPERATION: Option[WriteOperation | str] = Option("hoodie.datasource.write.operation", WriteOperation.BULK_INSERT,
-                                                 _operation)
-MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, int)
-PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", lambda v: v.strip().lower())
-TABLE_VERSION = Option("hoodie.table.version", 9, int)
+                              "Partition column(s), comma-separated; empty for an unpartitioned table.",
+                              aliases=("hoodie.table.partition.fields",), used_by=(INGEST,))
+HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool,
+                    "Partition folders named `column=value` instead of `value`.", used_by=(INGEST,))
+URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, _parse_bool,
+                              "URL-encode partition values in folder names (characters a file system cannot "
+                              "hold are always escaped).", used_by=(INGEST,))
+OPERATION: Option[WriteOperation | str] = Option(
+    "hoodie.datasource.write.operation", WriteOperation.BULK_INSERT, _operation,
+    "Write operation: `bulk_insert` (default here: the layout jobs' fast path), `insert`, `upsert`, `delete`, "
+    "`insert_overwrite`, `insert_overwrite_table`, `delete_partition`.",
+    used_by=(INGEST,))
+MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int,
+                       "Largest base file a write produces, in bytes (a file is closed when it reaches this).",
+                       used_by=(INGEST, CLUSTER, SERVICE))
+PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
+                       "Parquet compression of base files (snappy, zstd, gzip, none...).",
+                       used_by=(INGEST, CLUSTER, SERVICE))
+TABLE_VERSION = Option("hoodie.table.version", 9, int, "Table version of a new table: 9 or 8.",
+                       used_by=(INGEST,))
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),
-                    aliases=("hoodie.table.type",))
-PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str)
+                    "Table type; only COPY_ON_WRITE is written (MERGE_ON_READ is refused).",
+                    aliases=("hoodie.table.type",), used_by=(INGEST,))
+PRECOMBINE_FIELD = Option("hoodie.datasource.write.precombine.field", "", _str,
+                          "Ordering field of upserts: of two records with one key, the larger value wins "
+                          "(ties: the later one).",
+                          aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field"),
+                          used_by=(INGEST,))
+#: ``hoodie.record.merge.mode`` for a new table (an existing table's is in hoodie.properties); "" = Hudi's
+#: inference (event time with an ordering field, else commit time)
+MERGE_MODE = Option("hoodie.record.merge.mode", "", lambda v: v.strip().upper(),
+                    "Merge mode of a new table: EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING (default: Hudi's "
+                    "inference; CUSTOM is refused).", used_by=(INGEST,))
+PARTITIONS_TO_DELETE = Option("hoodie.datasource.write.partitions.to.delete", "", _str,
+                              "delete_partition: the partition paths to delete, comma-separated.",
+                              used_by=(INGEST,))
+#: upserts combine incoming records with equal keys first (Hudi's default); false is refused (it would let one
+#: batch write a key twice)
+COMBINE_BEFORE_UPSERT = Option("hoodie.combine.before.upsert", True, _parse_bool,
+                               "Combine records of one batch with equal keys before an upsert (`false` is "
+                               "refused).", used_by=(INGEST,))
+#: Hudi's insert-side de-duplication; hudi_layout's inserts write every row (true is refused: use upsert)
+COMBINE_BEFORE_INSERT = Option("hoodie.combine.before.insert", False, _parse_bool,
+                               "De-duplicate inserts (`true` is refused: use upsert).", used_by=(INGEST,))
+INSERT_DROP_DUPLICATES = Option("hoodie.datasource.write.insert.drop.duplicates", False, _parse_bool,
+                                "Drop inserts whose key exists (`true` is refused: use upsert).", used_by=(INGEST,))
+INDEX_TYPE: Option[IndexType | None] = Option("hoodie.index.type", None, IndexType.parse,
+                                              "How upserts find stored keys: SIMPLE / BLOOM semantics (a "
+                                              "per-partition key join); other index types are refused.",
+                                              used_by=(INGEST,))
+PAYLOAD_CLASS = Option("hoodie.datasource.write.payload.class", "", _str,
+                       "Record payload: only Hudi's default / overwrite payloads are honoured; others refused.",
+                       used_by=(INGEST,))
 # --- metadata table --------------------------------------------------------------------------------
-METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool)
-COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool)
-COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str)
-COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, int)
-COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, int)
-MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, int)
+METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool,
+                         "Keep the metadata table (files + column_stats). `false` on a table that has one "
+                         "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE))
+COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool,
+                             "Build the column_stats index when the metadata table is created.",
+                             used_by=(INGEST, INDEX))
+COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str,
+                              "Columns to index, comma-separated (default: every supported column, up to "
+                              "the max.columns.to.index limit).", used_by=(INGEST, INDEX))
+COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, _positive_int,
+                                  "File groups of the column_stats partition of a new metadata table.",
+                                  used_by=(INGEST, INDEX))
+COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, _positive_int,
+                                  "At most this many columns are indexed when no column list is given.",
+                                  used_by=(INGEST, INDEX))
+MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, _positive_int,
+                                       "Compact the metadata table after this many deltacommits.",
+                                       used_by=(INGEST, CLUSTER, SERVICE))
 # --- clustering ------------------------------------------------------------------------------------
 CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, _parse_bool,
-                           aliases=("hoodie.datasource.clustering.inline.enable",))
-CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, int)
-CLUSTERING_ASYNC_MAX_COMMITS = Option("hoodie.clustering.async.max.commits", 4, int)
-SMALL_FILE_LIMIT = Option("hoodie.clustering.plan.strategy.small.file.limit", 314_572_800, int)
-MAX_BYTES_PER_GROUP = Option("hoodie.clustering.plan.strategy.max.bytes.per.group", 2_147_483_648, int)
-MAX_NUM_GROUPS = Option("hoodie.clustering.plan.strategy.max.num.groups", 30, int)
-TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.bytes", 1_073_741_824, int)
-SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str)
+                           "Cluster in the writing process after a write, every inline.max.commits commits "
+                           "(needs plan.strategy.sort.columns).",
+                           aliases=("hoodie.datasource.clustering.inline.enable",), used_by=(INGEST,))
+CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, _positive_int,
+                                       "Commits between two inline clusterings.", used_by=(INGEST,))
+CLUSTERING_ASYNC_ENABLED = Option("hoodie.clustering.async.enabled", False, _parse_bool,
+                                  "Run the clustering service in a background thread of the writing process "
+                                  "for the life of its Spark session (needs plan.strategy.sort.columns).",
+                                  aliases=("hoodie.datasource.clustering.async.enable",), used_by=(INGEST,))
+CLUSTERING_ASYNC_MAX_COMMITS = Option("hoodie.clustering.async.max.commits", 4, _positive_int,
+                                      "Commits between two clusterings of the clustering service.",
+                                      used_by=(SERVICE,))
+SMALL_FILE_LIMIT = Option("hoodie.clustering.plan.strategy.small.file.limit", 314_572_800, _non_negative_int,
+                          "With --small-files-only (Hudi's behaviour), only files below this size are "
+                          "clustered.", used_by=(CLUSTER, SERVICE))
+MAX_BYTES_PER_GROUP = Option("hoodie.clustering.plan.strategy.max.bytes.per.group", 2_147_483_648, _positive_int,
+                             "Largest clustering group (one sort) in bytes; a partition above it is split "
+                             "into several groups.", used_by=(CLUSTER, SERVICE))
+MAX_NUM_GROUPS = Option("hoodie.clustering.plan.strategy.max.num.groups", 30, _positive_int,
+                        "At most this many groups in one clustering plan.", used_by=(CLUSTER, SERVICE))
+TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.bytes", 1_073_741_824, _positive_int,
+                               "Target size of the files a clustering writes: a group of N bytes becomes "
+                               "ceil(N / this) files. Hudi's 1 GiB default gives one file per partition on "
+                               "small tables (the result then says so).", used_by=(CLUSTER, SERVICE))
+SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str,
+                      "Columns to cluster by, comma-separated (`--columns`).", used_by=(CLUSTER, SERVICE))
 SINGLE_GROUP_CLUSTERING = Option("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
-                                 _parse_bool)
-PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str)
-PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.pattern", "", _str)
-LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse)
+                                 _parse_bool, "Also cluster a partition that forms a single group of one file.",
+                                 used_by=(CLUSTER, SERVICE))
+PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str,
+                            "Cluster only these partitions, comma-separated.", used_by=(CLUSTER, SERVICE))
+PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.pattern", "", _str,
+                         "Cluster only partitions matching this regular expression.", used_by=(CLUSTER, SERVICE))
+CLUSTERING_MAX_PARALLELISM = Option("hoodie.clustering.max.parallelism", 15, int,
+                                    "Clustering groups executed at the same time.", used_by=(CLUSTER, SERVICE))
+LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse,
+                         "Row order of a clustering: `linear`, `z-order`, `hilbert` or hudi_layout's own "
+                         "`qdtree` (alias `workload`: cuts along a workload's predicates, docs/layouts.md) "
+                         "(`--strategy`).",
+                         used_by=(CLUSTER, SERVICE))
 CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBuildMethod.DIRECT,
-                            CurveBuildMethod.parse)
-CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, int)
+                            CurveBuildMethod.parse,
+                            "How a curve scales each column: `direct` (min/max) or `sample` (sampled "
+                            "quantiles) (`--method`).", used_by=(CLUSTER, SERVICE))
+CURVE_SAMPLE_SIZE = Option("hoodie.layout.optimize.build.curve.sample.size", 200_000, _positive_int,
+                           "Rows sampled per group by the `sample` method.", used_by=(CLUSTER, SERVICE))
 # hudi_layout's own: the in-memory size (Arrow) one curve-sort task may hold; more data -> more tasks
-SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, int)
+SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_870_912, _positive_int,
+                             "hudi_layout's own: memory (Arrow, estimated) one curve-sort task may hold; more "
+                             "data means more tasks.", used_by=(CLUSTER, SERVICE))
+# --- cleaning (docs/cleaning.md) --------------------------------------------------------------------
+CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, _parse_bool,
+                         "Clean (delete file slices no longer needed) after every write and clustering.",
+                         used_by=(INGEST, CLUSTER, CLEAN))
+CLEAN_ASYNC = Option("hoodie.clean.async", False, _parse_bool,
+                     "Background cleaning: not supported (cleans run inline); `true` is refused.", used_by=(CLEAN,))
+CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, _positive_int,
+                           "Completed commits since the last clean before an automatic clean is attempted.",
+                           used_by=(INGEST, CLUSTER))
+CLEAN_TRIGGER_STRATEGY = Option("hoodie.clean.trigger.strategy", "NUM_COMMITS", lambda v: v.strip().upper(),
+                                "When an automatic clean is attempted (Hudi's `NUM_COMMITS`).",
+                                used_by=(INGEST, CLUSTER))
+CLEANER_POLICY = Option("hoodie.cleaner.policy", CleaningPolicy.KEEP_LATEST_COMMITS, CleaningPolicy.parse,
+                        "Which file slices a clean keeps: `KEEP_LATEST_COMMITS`, `KEEP_LATEST_FILE_VERSIONS` or "
+                        "`KEEP_LATEST_BY_HOURS`.", used_by=(CLEAN,))
+CLEANER_COMMITS_RETAINED = Option("hoodie.cleaner.commits.retained", 10, _positive_int,
+                                  "KEEP_LATEST_COMMITS: the slices the last this many commits read stay.",
+                                  used_by=(CLEAN,))
+CLEANER_FILE_VERSIONS_RETAINED = Option("hoodie.cleaner.fileversions.retained", 3, _positive_int,
+                                        "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.",
+                                        used_by=(CLEAN,))
+CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, _positive_int,
+                                "KEEP_LATEST_BY_HOURS: slices needed by commits of the last this many hours stay.",
+                                used_by=(CLEAN,))
+CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, _parse_bool,
+                                            "Bootstrap tables are not supported; `true` is refused.",
+                                            used_by=(CLEAN,))
+# hudi_layout's own: a file that stopped being part of the latest snapshot less than this long ago is kept,
+# so a reader (any engine) that planned its scan before the change has this long to finish (docs/cleaning.md)
+CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, _non_negative_int,
+                             "hudi_layout's own: a file replaced less than this long ago is kept, so readers that "
+                             "planned before the change can finish.", used_by=(CLEAN,))
 # hudi_layout's own (Hudi has no such keys): column weights for the curves, the workload of the qdtree
 # strategy, the tree a plan records, the opt-in query log, and curve-region pruning (docs/layouts.md)
 CURVE_COLUMN_WEIGHTS: Option[dict[str, float] | str] = Option(
     "hudi_layout.layout.curve.column.weights", {}, parse_column_weights,
-    doc="col:weight,... (bits per column: a column twice as heavy gets one more of the top bits), or 'workload'")
+    "hudi_layout's own: bits per curve column, `col:weight,...` (a column twice as heavy gets one more of the "
+    "top bits; columns not named weigh 1), or `workload` (derived from the workload's predicates) (`--weights`).",
+    used_by=(CLUSTER, SERVICE))
 WORKLOAD = Option("hudi_layout.layout.workload", "", _str,
-                  doc="file of WHERE predicates (one per line, optional 'weight<TAB>predicate'), or 'log'")
+                  "hudi_layout's own: the workload of the `qdtree` strategy (or of workload weights): a file of "
+                  "WHERE predicates (one per line, optional `weight<TAB>predicate`), or `log` (the table's query "
+                  "log) (`--workload`).", used_by=(CLUSTER, SERVICE))
 QDTREE_CUTS = Option("hudi_layout.layout.qdtree", "", _str,
-                     doc="the cuts of a qdtree layout (JSON), recorded in the clustering plan's strategyParams")
-QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, int,
-                            doc="rows sampled to choose the qdtree cuts")
-QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.5, float,
-                               doc="smallest leaf, in target files (a thin slab of the workload may become one "
-                                   "smaller file)")
+                     "hudi_layout's own: the cuts of a `qdtree` layout (JSON), recorded in the clustering plan's "
+                     "strategyParams so a resumed plan uses the same tree; set by the planner.",
+                     used_by=(CLUSTER, SERVICE))
+QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, _positive_int,
+                            "hudi_layout's own: rows sampled to choose the `qdtree` cuts.", used_by=(CLUSTER, SERVICE))
+QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.5, _positive_float,
+                               "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
+                               "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
+# read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options
 WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
-                             doc="record the predicates read / explain / the data source see, per table")
-WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, int)
+                             "hudi_layout's own: record the predicates reads, `explain` and the data source see, "
+                             "per table, in `.hoodie/.aux/hudi_layout/workload.log` (a failed write never fails "
+                             "the read).", used_by=(READ,))
+WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, _positive_int,
+                                "hudi_layout's own: the query log stops growing at this size (one warning).",
+                                used_by=(READ,))
 CURVE_REGION_ENABLE = Option("hudi_layout.skipping.curve.region.enable", True, _parse_bool,
-                             doc="drop files whose curve-key range misses the query box (never wrong)")
+                             "hudi_layout's own: after column_stats, drop files whose recorded curve-key range "
+                             "misses the query box (only adds proofs of \"cannot match\").", used_by=(READ,))
+#: hudi_layout's read-side settings: honoured from the defaults file by every read and as read options
+READ_SETTINGS: tuple[Option[Any], ...] = (WORKLOAD_LOG_ENABLE, WORKLOAD_LOG_MAX_BYTES, CURVE_REGION_ENABLE)
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))
-# Keys Hudi accepts that we pass through untouched (not warned about).
-_PASSTHROUGH_PREFIXES = ("hoodie.datasource.", "hoodie.table.", "hoodie.metadata.", "hoodie.write.",
-                         "hoodie.clustering.", "hoodie.layout.", "hoodie.parquet.", "hoodie.bulkinsert.",
-                         "hoodie.insert.", "hoodie.upsert.", "hoodie.cleaner.", "hoodie.clean.",
-                         "hoodie.keep.", "hoodie.index.", "hoodie.database.", "hoodie.embed.")
+#: keys a read honours (plus ``hoodie.metadata.enable``: false reads without the column_stats index)
+READ_KEYS: frozenset[str] = frozenset(
+    k for o in (*READ_OPTIONS, *READ_SETTINGS, METADATA_ENABLE) for k in (o.key, *o.aliases))
+#: keys a write, clustering or indexing run honours
+WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in READ_OPTIONS for k in (o.key, *o.aliases))
+#: Hudi keys accepted although they change nothing here, each for a reason that cannot change the result.
+ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
+    "hoodie.bulkinsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
+    "hoodie.insert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
+    "hoodie.upsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
+    "hoodie.datasource.write.reconcile.schema": "the written schema is always the DataFrame's, checked against "
+                                                "the table's",
+}
+#: table configs: stored in ``hoodie.properties`` when a write creates the table
+TABLE_CONFIG_PREFIX = "hoodie.table."
 
-_warned: set[str] = set()
+
+#: the defaults file shipped with the package (used when no other is found)
+PACKAGED_DEFAULTS_FILE = Path(__file__).resolve().parent / "conf" / "hudi-layout-defaults.conf"
+
+
+def defaults_file_candidates() -> list[Path]:
+    """Where a defaults file is looked for, first found wins: ``$HUDI_LAYOUT_CONF``;
+    ``./conf/hudi-layout-defaults.conf``; Hudi's own ``hudi-defaults.conf`` in ``$HUDI_CONF_DIR`` (Hudi's
+    default ``/etc/hudi/conf`` when unset); the file beside the package."""
+    out = []
+    env = os.environ.get("HUDI_LAYOUT_CONF")
+    if env:
+        out.append(Path(env))
+    out.append(Path.cwd() / "conf" / "hudi-layout-defaults.conf")
+    out.append(Path(os.environ.get("HUDI_CONF_DIR") or "/etc/hudi/conf") / "hudi-defaults.conf")
+    out.append(PACKAGED_DEFAULTS_FILE)
+    return out
 
 
 def default_conf_path() -> Path | None:
+    """The defaults file in use (see :func:`defaults_file_candidates`), ``None`` when there is none."""
     env = os.environ.get("HUDI_LAYOUT_CONF")
-    if env:
-        return Path(env)
-    candidate = Path.cwd() / "conf" / "hudi-layout-defaults.conf"
-    return candidate if candidate.is_file() else None
+    if env and not Path(env).is_file():
+        raise InvalidArgumentError(f"HUDI_LAYOUT_CONF names {env}, which is not a file",
+                                   hint="point it at a hudi-defaults.conf style file, or unset it")
+    return next((p for p in defaults_file_candidates() if p.is_file()), None)
 
 
 def read_defaults_file(path: str | os.PathLike[str] | None) -> dict[str, str]:
@@ -271,21 +615,165 @@ def read_defaults_file(path: str | os.PathLike[str] | None) -> dict[str, str]:
     return out
 
 
+def is_governed(key: str) -> bool:
+    """Keys under the policy of the module docstring (Spark's and other libraries' options are not)."""
+    return key.startswith(("hoodie.", "hudi_layout.")) or key == "as.of.instant"
+
+
+def _nearest(key: str, honoured: frozenset[str]) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(honoured), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
+    """Refuse the ``hoodie.*`` keys a write / clustering / indexing run does not honour (module docstring)."""
+    for key in options:
+        if not is_governed(key) or key in WRITE_KEYS or key in ACCEPTED_WITHOUT_EFFECT \
+                or key.startswith(TABLE_CONFIG_PREFIX):
+            continue
+        raise _unsupported(key, WRITE_KEYS, "a read option; writes do not use it" if key in READ_KEYS else None,
+                           where)
+
+
+def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
+    """Refuse the ``hoodie.*`` keys a read does not honour (module docstring)."""
+    for key in options:
+        if not is_governed(key) or key in READ_KEYS:
+            continue
+        raise _unsupported(key, READ_KEYS, "a write option; reads do not use it" if key in KNOWN_KEYS else None,
+                           where)
+
+
+def _unsupported(key: str, honoured: frozenset[str], why: str | None, where: str) -> InvalidArgumentError:
+    near = _nearest(key, honoured)
+    message = f"option {key!r} is not supported by hudi_layout" + (f" ({why})" if why else "") + \
+        (f" in {where}" if where else "")
+    hint = f"did you mean {near!r}?" if near else \
+        "see docs/read-semantics.md (one policy for options); hudi_layout never ignores an option silently"
+    return InvalidArgumentError(message, hint=hint)
+
+
 def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.PathLike[str] | None = None,
                     use_defaults_file: bool = True) -> dict[str, str]:
-    """Merge defaults file + caller options into one ``{key: str}`` dict, warning about unknown keys."""
+    """Merge defaults file + caller options into one ``{key: str}`` dict; refuses keys a write does not
+    honour (:func:`check_write_keys`)."""
     merged: dict[str, str] = {}
-    if use_defaults_file:
-        merged.update(read_defaults_file(conf_file or default_conf_path()))
-    for k, v in (options or {}).items():
-        merged[k] = str(v).lower() if isinstance(v, bool) else str(v)
-    for k in merged:
-        if k.startswith("hoodie.") and k not in KNOWN_KEYS and not k.startswith(_PASSTHROUGH_PREFIXES):
-            if k not in _warned:
-                _warned.add(k)
-                warnings.warn(f"unknown Hudi option {k!r} is ignored by hudi_layout", stacklevel=3)
+    defaults_path = (conf_file or default_conf_path()) if use_defaults_file else None
+    if defaults_path is not None:
+        defaults = read_defaults_file(defaults_path)
+        check_write_keys(defaults, where=str(defaults_path))
+        merged.update(defaults)
+    caller = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()}
+    check_write_keys(caller)
+    merged.update(caller)
     return merged
+
+
+def resolve_read_options(options: Mapping[str, Any] | None) -> dict[str, str]:
+    """The caller's read options as ``{key: str}``: keys a read does not honour are refused by name, and
+    the values of the known ones are parsed now (errors name the key) so nothing runs with a bad value."""
+    out = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
+           if v is not None}
+    check_read_keys(out)
+    for option in (*READ_OPTIONS, *READ_SETTINGS):
+        option.get(out)
+    return out
 
 
 def split_fields(value: str) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()]
+
+
+def validate_all(options: Mapping[str, Any]) -> None:
+    """Parse every known option present in ``options`` (raises the first :class:`InvalidArgumentError`,
+    naming key and value). Writers call it before anything is written, so a bad value never leaves a
+    half-started instant behind."""
+    for option in ALL_OPTIONS:
+        option.get(options)
+
+
+def _fields(value: str) -> str:
+    """A field list as Hudi compares it: names without ``:type`` suffixes, comma-joined, no blanks."""
+    return ",".join(f.split(":", 1)[0] for f in split_fields(value))
+
+
+def _bool_text(value: str) -> str:
+    return str(_parse_bool(value)).lower()
+
+
+def _table_type(value: str) -> str:
+    v = value.strip().upper()
+    return {"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"}.get(v, v)
+
+
+#: writer options whose value is fixed by a table's ``hoodie.properties``: writer key (and aliases), the
+#: table properties that hold it (first present wins), the value a table without them has, a normaliser
+TABLE_CONFIG_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None, Callable[[str], str]], ...] = (
+    (("hoodie.table.name",), ("hoodie.table.name",), None, str.strip),
+    (("hoodie.datasource.write.recordkey.field", "hoodie.table.recordkey.fields"),
+     ("hoodie.table.recordkey.fields",), None, _fields),
+    (("hoodie.datasource.write.partitionpath.field", "hoodie.table.partition.fields"),
+     ("hoodie.table.partition.fields",), "", _fields),
+    (("hoodie.table.version",), ("hoodie.table.version",), None, str.strip),
+    (("hoodie.datasource.write.table.type", "hoodie.table.type"), ("hoodie.table.type",), "COPY_ON_WRITE",
+     _table_type),
+    (("hoodie.datasource.write.hive_style_partitioning",), ("hoodie.datasource.write.hive_style_partitioning",),
+     "false", _bool_text),
+    (("hoodie.datasource.write.partitionpath.urlencode",), ("hoodie.datasource.write.partitionpath.urlencode",),
+     "false", _bool_text),
+    (("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", "hoodie.table.ordering.fields"),
+     ("hoodie.table.ordering.fields", "hoodie.table.precombine.field"), None, _fields),
+    (("hoodie.datasource.write.keygenerator.type", "hoodie.table.keygenerator.type"),
+     ("hoodie.table.keygenerator.type",), None, lambda v: v.strip().upper()),
+    (("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class"),
+     ("hoodie.table.keygenerator.class",), None, str.strip),
+)
+
+
+def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """``(option key, table value, given value)`` for every option in ``given`` that contradicts the table's
+    ``hoodie.properties`` (as Hudi's ``HoodieWriterUtils.validateTableConfig`` refuses them). Options the
+    table does not record (and has no default for) are not compared."""
+    out = []
+    for keys, table_keys, default, norm in TABLE_CONFIG_OPTIONS:
+        key = next((k for k in keys if given.get(k) is not None and str(given[k]).strip() != ""), None)
+        if key is None:
+            continue
+        table_value = next((table_props[k] for k in table_keys if table_props.get(k)), default)
+        if table_value is None:
+            continue
+        raw = given[key]
+        value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        try:
+            same = norm(value) == norm(table_value)
+        except ValueError:
+            same = False
+        if not same:
+            out.append((key, table_value, value))
+    return out
+
+
+def _default_text(option: Option[Any]) -> str:
+    d = option.default
+    if isinstance(d, bool):
+        return str(d).lower()
+    if isinstance(d, enum.Enum):
+        return str(d.value)
+    if isinstance(d, int) and d >= 1 << 20:
+        for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20)):
+            if d % size == 0:
+                return f"{d} ({d // size} {unit})"
+    return str(d) if d != "" else "(empty)"
+
+
+def options_reference_markdown() -> str:
+    """The options table of the README: key, default, what it does, which commands honour it."""
+    lines = ["| key | default | what it does | honoured by |", "|---|---|---|---|"]
+    for o in ALL_OPTIONS:
+        key = f"`{o.key}`" + "".join(f"<br>(alias `{a}`)" for a in o.aliases)
+        used = ", ".join(o.used_by) or "—"
+        lines.append(f"| {key} | `{_default_text(o)}` | {o.doc} | {used} |")
+    lines += ["", "Honoured by: " + "; ".join(f"**{k}** = {v}" for k, v in HONOURED_BY_LEGEND.items()) + "."]
+    return "\n".join(lines) + "\n"

@@ -56,8 +56,48 @@ class ClusteringMetrics:
     #: seconds per phase: the clustering's own (``start``, ``groups``, ``commit``, ...) and, summed over groups,
     #: the groups' (``group.sketch``, ``group.write``, ...)
     phases: Mapping[str, float] = field(default_factory=dict)
+    #: things the user should know about the result (e.g. too few files per partition to skip anything)
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "group_metrics"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("group_metrics", "notes")}
+        out["partitions"] = len({g.partition_path for g in self.group_metrics})
+        out["notes"] = list(self.notes)
         out["phases"] = {k: round(v, 3) for k, v in self.phases.items()}
         return out
+
+
+#: fewer output files than this per partition on average and a layout cannot help skipping much
+FEW_FILES_PER_PARTITION = 4
+#: the file count per partition the note suggests
+SUGGESTED_FILES_PER_PARTITION = 8
+
+
+def _size(n: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}".replace(".0 ", " ")
+    return f"{n:.0f} bytes"
+
+
+def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, option_key: str) -> str | None:
+    """A note when the clustering wrote fewer than :data:`FEW_FILES_PER_PARTITION` files per partition: the
+    files are then too few for statistics to skip anything inside a partition. Names the option and a value
+    giving about :data:`SUGGESTED_FILES_PER_PARTITION` files per partition."""
+    partitions = {g.partition_path for g in groups}
+    if not partitions:
+        return None
+    files = sum(g.files_out for g in groups)
+    per = files / len(partitions)
+    if per >= FEW_FILES_PER_PARTITION:
+        return None
+    data = sum(g.bytes_out for g in groups) / len(partitions)
+    suggested = max(64 << 10, int(data / SUGGESTED_FILES_PER_PARTITION) >> 16 << 16)  # whole 64 KiB
+    partitioned = len(partitions) > 1 or bool(next(iter(partitions)))
+    where = "per partition" if partitioned else "for the table"
+    inside = "inside a partition" if partitioned else "between files"
+    count = (f"{files} file(s) for {len(partitions)} partition(s) ({per:.1f} per partition)" if partitioned
+             else f"{files} file(s) for the table")
+    return (f"only {count}: {option_key}={target_file_bytes} ({_size(target_file_bytes)}) is larger than the "
+            f"data ({_size(data)} {where}), so data skipping has little to tell apart {inside}; for about "
+            f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")

@@ -25,7 +25,7 @@ import pyarrow as pa
 from hudi_layout import options as cfg
 from hudi_layout.clustering.bin_packing import num_output_file_groups, pack_greedy, sort_largest_first
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.format.file_naming import try_parse_base_file_name
+from hudi_layout.format.file_naming import log_sort_key, parse_log_file_name, try_parse_base_file_name
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy
 from hudi_layout.table.fs_view import FileSlice
 
@@ -337,21 +337,23 @@ class ClusteringGroup:
         """Hudi's ``buildMetrics`` keys: IO in whole MB (``FSUtils.getSizeInMB``), log size in bytes.
 
         Values are summed over the group (Hudi keeps only the last slice's IO values, an upstream quirk);
-        they are informational, nothing reads them back. Log file sizes are unknown here (0).
+        they are informational, nothing reads them back.
         """
-        read_mb = write_mb = log_files = 0
+        read_mb = write_mb = log_files = log_bytes = 0
         for s in self.slices:
             base = int(s.size_bytes) if s.base_file_name else 0
+            logs = int(getattr(s, "log_size_bytes", 0) or 0)
             log_files += len(tuple(getattr(s, "log_file_names", ()) or ()))
-            read_mb += base // _MB
+            log_bytes += logs
+            read_mb += (base + logs) // _MB
             write_mb += base // _MB
         return {METRIC_IO_READ_MB: float(read_mb), METRIC_IO_WRITE_MB: float(write_mb),
-                METRIC_IO_MB: float(read_mb + write_mb), METRIC_LOG_FILES_SIZE: 0.0,
+                METRIC_IO_MB: float(read_mb + write_mb), METRIC_LOG_FILES_SIZE: float(log_bytes),
                 METRIC_LOG_FILES: float(log_files)}
 
-    def to_avro(self) -> dict[str, Any]:
+    def to_avro(self, base_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
         return {
-            "slices": [_slice_to_avro(s) for s in self.slices],
+            "slices": [_slice_to_avro(s, base_path) for s in self.slices],
             "metrics": dict(self.metrics) if self.metrics is not None else self.computed_metrics(),
             "numOutputFileGroups": self.num_output_file_groups,
             "extraMetadata": dict(self.extra_metadata) if self.extra_metadata is not None else None,
@@ -359,9 +361,17 @@ class ClusteringGroup:
         }
 
 
-def _slice_to_avro(s: Any) -> dict[str, Any]:
-    base_dir = os.path.dirname(s.base_file_path) if s.base_file_path else ""
+def _slice_to_avro(s: Any, base_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """One HoodieSliceInfo: absolute URIs of the base file and of every log file (Hudi's form)."""
     logs = tuple(getattr(s, "log_file_names", ()) or ())
+    if s.base_file_path:
+        base_dir = os.path.dirname(s.base_file_path)
+    elif base_path is not None:
+        base_dir = os.path.join(str(base_path), s.partition_path) if s.partition_path else str(base_path)
+    elif logs:
+        raise InvalidArgumentError(f"log-only slice {s.file_id}: the table's base path is needed to name its logs")
+    else:
+        base_dir = ""
     return {
         "dataFilePath": _file_uri(s.base_file_path) if s.base_file_name else "",
         "deltaFilePaths": [_file_uri(os.path.join(base_dir, n)) for n in logs],
@@ -410,11 +420,12 @@ class ClusteringPlanSpec:
     def num_output_file_groups(self) -> int:
         return sum(g.num_output_file_groups for g in self.groups)
 
-    def to_avro_plan(self) -> dict[str, Any]:
-        """The HoodieClusteringPlan record as Hudi writes it (docs/hudi-format.md §4.2)."""
+    def to_avro_plan(self, base_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+        """The HoodieClusteringPlan record as Hudi writes it (docs/hudi-format.md §4.2); ``base_path`` locates
+        the logs of log-only slices."""
         missing = self.missing_schedule_partitions
         return {
-            "inputGroups": [g.to_avro() for g in self.groups],
+            "inputGroups": [g.to_avro(base_path) for g in self.groups],
             "strategy": {"strategyClassName": self.strategy_class,
                          "strategyParams": dict(self.strategy_params), "version": 1},
             "extraMetadata": dict(self.extra_metadata),
@@ -448,11 +459,19 @@ def _resolve_slice(sl: Mapping[str, Any], base: Path) -> FileSlice:
         except OSError:
             size = 0  # cleaned or never synced: executors report the missing file, planning does not care
     parsed = try_parse_base_file_name(name) if name else None
-    logs = tuple(_basename(p) for p in (sl.get("deltaFilePaths") or []))
+    logs = tuple(sorted((_basename(p) for p in (sl.get("deltaFilePaths") or [])),
+                        key=lambda n: log_sort_key(parse_log_file_name(n))))
+    log_bytes = 0
+    for n in logs:
+        try:
+            log_bytes += (pdir / n).stat().st_size
+        except OSError:
+            pass  # reported by the executor
+    first_log = parse_log_file_name(logs[0]) if logs else None
     return FileSlice(partition_path=partition, file_id=sl["fileId"], base_file_name=name,
                      base_file_path=str(path) if name else "",
-                     commit_time=parsed.instant_time if parsed else "",
-                     size_bytes=size, log_file_names=logs)
+                     commit_time=parsed.instant_time if parsed else (first_log.instant_time if first_log else ""),
+                     size_bytes=size, log_file_names=logs, log_size_bytes=log_bytes)
 
 
 def from_avro_plan(plan: Mapping[str, Any], base_path: str | os.PathLike[str],

@@ -29,7 +29,7 @@ from hudi_layout.clustering.plan import (
     plan_clustering,
     validate_sort_columns,
 )
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import CorruptFileError, InvalidArgumentError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
@@ -38,6 +38,7 @@ from hudi_layout.format.instant import State, instant_file_name, new_instant_tim
 from hudi_layout.format.properties import TableProperties, constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.table.commit_protocol import latest_time_with_metadata, timeline_dir
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 
@@ -124,6 +125,12 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
     with lock:
         table.reload()  # under the lock: see every plan scheduled before us
         pending = table.pending_clustering_file_groups()
+        if table.is_mor:  # Hudi never clusters a file group a pending compaction will rewrite
+            compacting = table.fs_view.pending_compaction_file_groups()
+            if compacting is None:
+                raise CorruptFileError(f"{table.base_path}: a pending compaction's plan cannot be read",
+                                       hint="finish or roll back the pending compaction with Hudi first")
+            pending |= compacting
         partitions = [p for p in table.partitions() if opts.selects_partition(p)]
         plan = plan_clustering(table.file_slices(partitions=partitions), opts, pending)
         if plan is None:
@@ -135,8 +142,9 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
         tdir.mkdir(parents=True, exist_ok=True)
         name = instant_file_name(t, clustering_action(props), State.REQUESTED,
                                  layout_version=props.timeline_layout_version)
-        data = requested_replace_bytes(clustering_plan_metadata(plan.to_avro_plan()))
+        data = requested_replace_bytes(clustering_plan_metadata(plan.to_avro_plan(table.base_path)))
         atomic_write(tdir / name, data, table.hoodie_dir / ".temp")
+    crash_point("cluster.after_plan")
     return t, plan
 
 

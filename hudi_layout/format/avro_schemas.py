@@ -175,12 +175,64 @@ ROLLBACK_METADATA: dict[str, Any] = {
     ],
 }
 
+# --- clean (docs/hudi-format-live-tables.md §1.2, §1.3): the newest .avsc field lists --------------------
+ACTION_INSTANT: dict[str, Any] = {
+    "type": "record", "name": "HoodieActionInstant",
+    "fields": [_f("timestamp", STR), _f("action", STR), _f("state", STR)],
+}
+CLEAN_FILE_INFO: dict[str, Any] = {
+    "type": "record", "name": "HoodieCleanFileInfo",
+    "fields": [_nullable("filePath", STR), _nullable("isBootstrapBaseFile", "boolean")],
+}
+CLEANER_PLAN: dict[str, Any] = {
+    "type": "record", "name": "HoodieCleanerPlan", "namespace": NS,
+    "fields": [
+        _nullable("earliestInstantToRetain", ACTION_INSTANT),
+        {"name": "lastCompletedCommitTimestamp", "type": STR, "default": ""},
+        _f("policy", STR),
+        _nullable("filesToBeDeletedPerPartition",
+                  {"type": "map", "values": {"type": "array", "items": STR}, "avro.java.string": "String"}),
+        _version(),
+        _nullable("filePathsToBeDeletedPerPartition",
+                  {"type": "map", "values": {"type": "array", "items": CLEAN_FILE_INFO},
+                   "avro.java.string": "String"}),
+        _nullable("partitionsToBeDeleted", {"type": "array", "items": STR}),
+        _nullable("extraMetadata", {**_str_map(), "default": None}),
+    ],
+}
+CLEAN_PARTITION_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieCleanPartitionMetadata",
+    "fields": [
+        _f("partitionPath", STR), _f("policy", STR),
+        _f("deletePathPatterns", {"type": "array", "items": STR}),
+        _f("successDeleteFiles", {"type": "array", "items": STR}),
+        _f("failedDeleteFiles", {"type": "array", "items": STR}),
+        _nullable("isPartitionDeleted", "boolean"),
+    ],
+}
+CLEAN_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieCleanMetadata", "namespace": NS,
+    "fields": [
+        _f("startCleanTime", STR), _f("timeTakenInMillis", "long"), _f("totalFilesDeleted", "int"),
+        _f("earliestCommitToRetain", STR),
+        {"name": "lastCompletedCommitTimestamp", "type": STR, "default": ""},
+        _f("partitionMetadata", {"type": "map", "values": CLEAN_PARTITION_METADATA, "avro.java.string": "String"}),
+        _version(),
+        _nullable("bootstrapPartitionMetadata",
+                  {"type": "map", "values": "HoodieCleanPartitionMetadata", "avro.java.string": "String",
+                   "default": None}),
+        _nullable("extraMetadata", {**_str_map(), "default": None}),
+    ],
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieCommitMetadata": COMMIT_METADATA,
     "HoodieReplaceCommitMetadata": REPLACE_COMMIT_METADATA,
     "HoodieRequestedReplaceMetadata": REQUESTED_REPLACE_METADATA,
     "HoodieRollbackPlan": ROLLBACK_PLAN,
     "HoodieRollbackMetadata": ROLLBACK_METADATA,
+    "HoodieCleanerPlan": CLEANER_PLAN,
+    "HoodieCleanMetadata": CLEAN_METADATA,
 }
 
 

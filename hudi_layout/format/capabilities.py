@@ -1,8 +1,8 @@
 """What hudi_layout can do with a table, and if not, why: the one place for that rule.
 
-Every entry point asks here before it touches anything: reading (any supported version, COW or MOR read as
-base files), creating and writing (per write operation), clustering (scheduling and executing alike),
-building the column_stats index, cleaning, and keeping a metadata table in sync. A refusal carries the message
+Every entry point asks here before it touches anything: reading (any supported version, COW or MOR),
+creating and writing (per write operation), clustering (scheduling and executing alike; MOR slices are read
+merged), building the column_stats index, cleaning, and keeping a metadata table in sync. A refusal carries the message
 and hint the user sees (:class:`~hudi_layout.errors.UnsupportedTableError`).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_layout.errors import UnsupportedTableError
-from hudi_layout.options import WriteOperation
+from hudi_layout.options import IndexType, QueryType, WriteOperation
 
 if TYPE_CHECKING:
     from hudi_layout.format.properties import TableProperties
@@ -23,8 +23,17 @@ if TYPE_CHECKING:
 READ_VERSIONS = (6, 8, 9)
 #: table versions we create, write, cluster, index and clean (timeline layout 2, Avro commit metadata)
 WRITE_VERSIONS = (8, 9)
-#: the operations we write: every insert creates new file groups (no record-level index is needed)
-WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT)
+#: the operations we write. Inserts create new file groups; upserts and deletes find stored keys with a Spark
+#: join (Hudi's SIMPLE index, no index partition to maintain) and rewrite the touched file groups (docs/live-writes.md)
+WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.UPSERT, WriteOperation.DELETE,
+                    WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,
+                    WriteOperation.DELETE_PARTITION)
+#: operations the Python data source (``df.write.format("hudi_layout")``) can do: its tasks cannot start the
+#: Spark jobs that find stored keys and de-duplicate a batch, so upsert and delete go through hudi_layout.write
+DATASOURCE_WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE,
+                               WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION)
+#: ``hoodie.index.type`` values whose semantics our tagging has: a key is unique within its partition
+TAGGING_INDEX_TYPES = (IndexType.SIMPLE, IndexType.BLOOM)
 #: metadata-table partitions we keep in sync; a table listing any other one is refused for writes
 MAINTAINABLE_MDT_PARTITIONS = ("files", "column_stats")
 
@@ -50,34 +59,60 @@ class Refusal:
         return UnsupportedTableError(self.message, hint=self.hint)
 
 
-def refusal(props: TableProperties, action: Action, *,
-            operation: WriteOperation | str | None = None) -> Refusal | None:
+def refusal(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None,
+            query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
     """``None`` when ``action`` is supported on the table described by ``props``, else why not.
 
-    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself. Metadata-table partitions are
-    a separate question (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
+    ``operation`` (for :attr:`Action.WRITE`) is checked before the table itself; ``query_type`` says what a
+    :attr:`Action.READ` returns. Metadata-table partitions are a separate question
+    (:func:`metadata_table_refusal`): only tables that have (or get) a metadata table ask it.
     """
     if action is Action.WRITE and operation is not None:
         why = operation_refusal(operation)
         if why is not None:
             return why
+    if action is Action.READ:
+        return read_refusal(props, query_type)
     return _TABLE_RULES[action](props)
 
 
-def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None) -> None:
+def require(props: TableProperties, action: Action, *, operation: WriteOperation | str | None = None,
+            query_type: QueryType = QueryType.SNAPSHOT) -> None:
     """Raise :class:`UnsupportedTableError` unless ``action`` is supported (see :func:`refusal`)."""
-    why = refusal(props, action, operation=operation)
+    why = refusal(props, action, operation=operation, query_type=query_type)
     if why is not None:
         raise why.error()
 
 
 def operation_refusal(operation: WriteOperation | str) -> Refusal | None:
-    """Known operations other than ``bulk_insert`` / ``insert`` are refused; unknown names are not ours to
-    judge here (the options layer reports them as bad input)."""
+    """Known operations outside :data:`WRITE_OPERATIONS` are refused; unknown names are not ours to judge here
+    (the options layer reports them as bad input)."""
     if operation in WRITE_OPERATIONS or not isinstance(operation, WriteOperation):
         return None
-    return Refusal(f"operation {operation.value!r} is not supported by hudi_layout (only bulk_insert and insert)",
-                   "use Hudi's own Spark writer for upserts and deletes")
+    names = ", ".join(o.value for o in WRITE_OPERATIONS)
+    return Refusal(f"operation {operation.value!r} is not supported by hudi_layout (supported: {names})",
+                   "prepped operations are Hudi-internal; use upsert")
+
+
+def datasource_operation_refusal(operation: WriteOperation | str) -> Refusal | None:
+    """What ``df.write.format("hudi_layout")`` cannot do (see :data:`DATASOURCE_WRITE_OPERATIONS`)."""
+    if operation in DATASOURCE_WRITE_OPERATIONS or not isinstance(operation, WriteOperation):
+        return operation_refusal(operation)
+    return Refusal(f"operation {operation.value!r} is not supported by df.write.format('hudi_layout'): its tasks "
+                   "cannot run the Spark jobs that find stored keys and de-duplicate the batch",
+                   f"use hudi_layout.write(df, path, {{'hoodie.datasource.write.operation': '{operation.value}', "
+                   "...}) (or hudi-layout ingest --operation)")
+
+
+def index_type_refusal(index_type: IndexType | None) -> Refusal | None:
+    """Upserts and deletes tag records per partition (a key is unique within its partition path), the semantics
+    of Hudi's non-global ``SIMPLE`` / ``BLOOM`` indexes; other index types promise something else."""
+    if index_type is None or index_type in TAGGING_INDEX_TYPES:
+        return None
+    return Refusal(f"hoodie.index.type={index_type.value.upper()} is not supported by hudi_layout: upserts find "
+                   "records with a per-partition key join (the semantics of SIMPLE / BLOOM)",
+                   "drop the option or set hoodie.index.type=SIMPLE; global and record-level indexes are not "
+                   "maintained")
 
 
 def version_refusal(version: int, where: str) -> Refusal | None:
@@ -127,11 +162,39 @@ def require_metadata_maintainable(props: TableProperties) -> None:
         raise why.error()
 
 
+def clean_timeline_refusal(actions_on_timeline: Iterable[str]) -> Refusal | None:
+    """Cleaning also depends on the timeline: savepoints pin files we do not track, so a table that has one is
+    refused (Hudi's cleaner keeps every savepointed file; we would have to read savepoint metadata)."""
+    if "savepoint" in set(actions_on_timeline):
+        return Refusal("the table has savepoints, which hudi_layout's cleaner does not honour",
+                       "clean it with Hudi, or delete the savepoints first (hoodie.clean.automatic=false skips "
+                       "automatic cleans)")
+    return None
+
+
 # ------------------------------------------------------------------------------------------ per action
 
+def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
+    """Reads: any version we read. Merge-on-Read tables: ``snapshot`` merges the log files of each slice
+    (:mod:`hudi_layout.scan.merge`), ``read_optimized`` reads base files only; ``incremental`` is refused (the
+    rows a log block changed would need the merge per commit range, which is not built)."""
+    why = version_refusal(props.version, props.source or props.table_name)
+    if why is not None:
+        return why
+    if query_type is QueryType.INCREMENTAL and not props.populate_meta_fields:
+        return Refusal(f"incremental reads of table {props.table_name!r} need the _hoodie_commit_time column, "
+                       "which a table with hoodie.populate.meta.fields=false does not store")
+    if props.is_mor and query_type is QueryType.INCREMENTAL:
+        return Refusal(
+            f"incremental reads of MERGE_ON_READ table {props.table_name!r} are not supported: hudi_layout "
+            "merges log files for snapshot reads only, so an incremental answer could miss or repeat rows",
+            "read a snapshot (hoodie.datasource.query.type=snapshot, optionally with as.of.instant), or read "
+            "it incrementally with Hudi / hudi-rs")
+    return None
+
+
 def _read(props: TableProperties) -> Refusal | None:
-    # MERGE_ON_READ tables are read as their base files (log files are not merged)
-    return version_refusal(props.version, props.source or props.table_name)
+    return read_refusal(props)
 
 
 def _write(props: TableProperties) -> Refusal | None:
@@ -151,9 +214,8 @@ def _cluster(props: TableProperties) -> Refusal | None:
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
                        "upgrade the table with Hudi first")
-    if props.is_mor:
-        return Refusal("clustering MERGE_ON_READ tables is not supported by hudi_layout",
-                       "hudi_layout clusters COPY_ON_WRITE tables")
+    # Merge-on-Read: file slices are read merged (base + logs) as Hudi's clustering does; what cannot be merged
+    # (merge mode, payload class, ...) is refused by the merge (hudi_layout.scan.merge.merge_config)
     return None
 
 
@@ -167,7 +229,8 @@ def _index(props: TableProperties) -> Refusal | None:
 
 
 def _clean(props: TableProperties) -> Refusal | None:
-    """Cleaning deletes replaced file slices and records a clean instant: the writer's rules apply."""
+    """Cleaning deletes replaced file slices and records a clean instant: the writer's rules apply (Copy-on-Write
+    only: the cleaner plans base files; a MOR table's log files are not planned)."""
     return _write(props)
 
 

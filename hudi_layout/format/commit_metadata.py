@@ -20,10 +20,17 @@ from typing import Any
 import fastavro
 
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError
+from hudi_layout.format.avro_container import read_container
 from hudi_layout.format.avro_schemas import SCHEMAS, WRITE_STAT_FIELDS, parsed_schema
 from hudi_layout.format.capabilities import READ_VERSIONS
 
 AVRO_MAGIC = b"Obj\x01"
+
+#: ``extraMetadata`` key (value ``"true"``) on every commit and replacecommit hudi_layout writes: the float and
+#: double ``column_stats`` records of the files it wrote are NaN-exact (``max`` is NaN exactly when the file
+#: holds a NaN), so a reader may take a non-NaN ``max`` as an upper bound. Statistics of files whose commit does
+#: not carry it (other writers) may leave NaN out and are only used where NaN cannot change the answer.
+NAN_EXACT_STATS_KEY = "hudi_layout.column_stats.nan_exact"
 
 #: key order Hudi 0.14/0.15 (Jackson, v6) writes for a HoodieWriteStat / HoodieDeltaWriteStat
 V6_WRITE_STAT_KEYS: tuple[str, ...] = (
@@ -179,7 +186,9 @@ def decode_avro_container(data: bytes, what: str = "timeline file") -> dict[str,
     if not data:
         return {}
     try:
-        records = list(fastavro.reader(io.BytesIO(data)))
+        records = read_container(data, what)
+    except CorruptFileError:
+        raise
     except Exception as exc:  # fastavro raises assorted errors on garbage
         raise CorruptFileError(f"{what}: not a readable Avro container file: {exc}") from exc
     if len(records) != 1:

@@ -2,16 +2,13 @@
 
 Base file: ``<fileId>_<writeToken>_<instantTime>.<ext>`` (``FSUtils.makeBaseFileName``).
 Log file:  ``.<fileId>_<instant>.<ext>.<version>_<writeToken>[.cdc]``.
-Partition paths follow ``KeyGenUtils.getPartitionPath``: a null or empty value becomes
-``__HIVE_DEFAULT_PARTITION__``, values are Hive-escaped only when url-encoding is on, and hive style
-prefixes ``field=``.
+Partition paths (values into folder names and back) are :mod:`hudi_layout.format.partition_path`.
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hudi_layout.errors import InvalidArgumentError
@@ -113,95 +110,14 @@ def make_log_file_name(file_id: str, instant_time: str, version: int = 1, write_
 
 
 def log_sort_key(n: LogFileName) -> tuple[str, int, str]:
-    """Order of log files within a file group (instant, version, token) — as HoodieLogFile's comparator."""
+    """Order of log files within a file group, as ``HoodieLogFile.LogFileComparator``: the instant in the name,
+    then the log version as a number (``log.2`` before ``log.10``), then the write token as a string (a missing
+    token first)."""
     return (n.instant_time, n.version, n.write_token or "")
 
 
 # ------------------------------------------------------------------------------------ partition paths
-
-# Hive's FileUtils.charToEscape (used by Hudi's PartitionPathEncodeUtils)
-_ESCAPE = frozenset([chr(c) for c in range(0x00, 0x20)] + list('"#%\'*/:=?\\\x7f{[]^'))
-
-
-def escape_partition_value(value: str) -> str:
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPE else c for c in value)
-
-
-def unescape_partition_value(value: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(value):
-        c = value[i]
-        if c == "%" and re.fullmatch(r"[0-9A-Fa-f]{2}", value[i + 1:i + 3]):
-            out.append(chr(int(value[i + 1:i + 3], 16)))
-            i += 3
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def partition_value_string(value: object) -> str:
-    """String form of one partition value as written in a path (before escaping)."""
-    if value is None:
-        return DEFAULT_PARTITION_PATH
-    if isinstance(value, bool):
-        s = "true" if value else "false"
-    else:
-        s = str(value)
-    return s if s != "" else DEFAULT_PARTITION_PATH
-
-
-def build_partition_path(fields: Sequence[str], values: Sequence[object] | Mapping[str, object], *,
-                         hive_style: bool = False, url_encode: bool = False) -> str:
-    """Partition path for one record's values, e.g. ``region=us`` or ``2024/01/15``; ``""`` if no fields.
-
-    Values are converted with :func:`partition_value_string` (callers formatting dates/timestamps should
-    pass strings). With ``url_encode`` the Hive escape set is applied (e.g. ``/`` → ``%2F``).
-    """
-    if isinstance(values, Mapping):
-        values = [values.get(f) for f in fields]
-    if len(values) != len(fields):
-        raise InvalidArgumentError(f"{len(fields)} partition fields {list(fields)} but {len(values)} values")
-    parts = []
-    for field, raw in zip(fields, values):
-        s = partition_value_string(raw)
-        if url_encode:
-            s = escape_partition_value(s)
-        parts.append(f"{field}={s}" if hive_style else s)
-    return "/".join(parts)
-
-
-def parse_partition_path(partition_path: str, fields: Sequence[str], *, hive_style: bool = False,
-                         url_encode: bool = False) -> dict[str, str | None]:
-    """Inverse of :func:`build_partition_path`: ``{field: value}`` (``None`` for the default partition).
-
-    Non-hive-style values may themselves contain ``/`` (e.g. a timestamp keygen writing ``2024/01/15``
-    for one field); when there are more segments than fields, the extra segments go to the last field.
-    """
-    if not fields:
-        if partition_path not in ("", "."):
-            raise InvalidArgumentError(f"partition path {partition_path!r} given for a non-partitioned table")
-        return {}
-    segs = partition_path.split("/") if partition_path else [""]
-    if len(segs) < len(fields):
-        raise InvalidArgumentError(
-            f"partition path {partition_path!r} has {len(segs)} segment(s) for fields {list(fields)}")
-    if len(segs) > len(fields):
-        head = segs[: len(fields) - 1]
-        segs = head + ["/".join(segs[len(fields) - 1:])]
-    out: dict[str, str | None] = {}
-    for field, seg in zip(fields, segs):
-        if hive_style:
-            prefix = f"{field}="
-            if not seg.startswith(prefix):
-                raise InvalidArgumentError(
-                    f"partition path {partition_path!r}: segment {seg!r} does not start with {prefix!r}")
-            seg = seg[len(prefix):]
-        if url_encode:
-            seg = unescape_partition_value(seg)
-        out[field] = None if seg in (DEFAULT_PARTITION_PATH,) else seg
-    return out
+# Encoding values into partition paths (and back) is :mod:`hudi_layout.format.partition_path`.
 
 
 def partition_depth(partition_path: str) -> int:

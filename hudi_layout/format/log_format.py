@@ -184,14 +184,25 @@ def read_log_file(path: str, *, name: str | None = None) -> list[LogBlock]:
 
 
 def data_block_records(block: LogBlock) -> list[bytes]:
-    """AVRO_DATA content → list of Avro binary datums (block version 3: count + length-prefixed records)."""
+    """AVRO_DATA content → list of Avro binary datums (block version 3: count + length-prefixed records).
+
+    Every count and length is checked against the bytes actually present, so a damaged block fails with
+    ``ValueError`` instead of looping or allocating what its header claims."""
     data = block.content
-    version, count = struct.unpack_from(">ii", data, 0)
+    if len(data) < 8:
+        raise ValueError(f"AVRO_DATA block at offset {block.offset} is {len(data)} bytes, too short")
+    _version, count = struct.unpack_from(">ii", data, 0)
     pos = 8
+    if count < 0 or count * 4 > len(data) - pos:
+        raise ValueError(f"AVRO_DATA block at offset {block.offset} claims {count} records in {len(data)} bytes")
     out = []
     for _ in range(count):
+        if pos + 4 > len(data):
+            raise ValueError(f"AVRO_DATA block at offset {block.offset} ends inside a record length")
         (ln,) = struct.unpack_from(">i", data, pos)
         pos += 4
+        if ln < 0 or pos + ln > len(data):
+            raise ValueError(f"AVRO_DATA block at offset {block.offset}: record length {ln} overruns the block")
         out.append(data[pos:pos + ln])
         pos += ln
     return out
@@ -200,7 +211,11 @@ def data_block_records(block: LogBlock) -> list[bytes]:
 def delete_block_payload(block: LogBlock) -> bytes:
     """DELETE content → the Avro ``HoodieDeleteRecordList`` datum."""
     data = block.content
+    if len(data) < 8:
+        raise ValueError(f"DELETE block at offset {block.offset} is {len(data)} bytes, too short")
     _version, ln = struct.unpack_from(">ii", data, 0)
+    if ln < 0 or 8 + ln > len(data):
+        raise ValueError(f"DELETE block at offset {block.offset}: payload length {ln} overruns the block")
     return data[8:8 + ln]
 
 

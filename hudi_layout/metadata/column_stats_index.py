@@ -12,7 +12,9 @@ Two shapes:
   typed Python values; pick a column with ``filter`` and use :meth:`load_column` for computation).
 
 Only the key ranges of the requested columns (or column+partition) are read (prefix scans, §6.8), and decoding
-is vectorised (:mod:`.colstats_vec`). Tombstoned records are dropped. Rows whose min/max cannot be converted
+is vectorised (:mod:`.colstats_vec`). Tombstoned records are dropped, and so (by default, ``live_only``) are the
+records of files that are no longer in the latest file slices (replaced file groups, older slices), which the
+index keeps until a clean deletes those files. Rows whose min/max cannot be converted
 to the column's common type are dropped — a file absent from the index is never pruned, which is safe.
 ``partition`` is the data partition path (``""`` for non-partitioned tables), recovered from the key's
 PartitionIndexID and the ``files`` partition's ``__all_partitions__`` record (null when unknown).
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata import colstats_scan as S
@@ -43,9 +46,26 @@ from hudi_layout.metadata.records import (
 )
 from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_str
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
+from hudi_layout.table.timeline import Timeline
 
 META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
                 "_hoodie_file_name")
+
+
+def _older_than_newest_base(group: pa.Array, instant: pa.ChunkedArray, is_log: pa.ChunkedArray,
+                            n_groups: int) -> np.ndarray:
+    """Per row: a base file older than its group's newest base file, or a log file written before it."""
+    if n_groups == 0:
+        return np.zeros(len(group), bool)
+    idx = pc.fill_null(group, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    t = pc.fill_null(pc.cast(instant, pa.int64()), -1).to_numpy(zero_copy_only=False)
+    log = pc.fill_null(is_log, False).to_numpy(zero_copy_only=False)
+    known = idx >= 0
+    newest = np.full(n_groups, -1, np.int64)
+    base = known & ~log
+    np.maximum.at(newest, idx[base], t[base])
+    mine = np.where(known, newest[np.maximum(idx, 0)], -1)
+    return known & (mine >= 0) & np.where(log, t < mine, t != mine)
 
 
 def _empty_table(value_type: pa.DataType = pa.null()) -> pa.Table:  # noqa: B008
@@ -62,6 +82,13 @@ class ColumnStatsIndex:
         self.base_path = Path(base_path)
         self.reader = reader or MetadataTableReader(self.base_path)
         self._partition_by_id: dict[bytes, str] | None = None
+        # liveness (live_rows): the data timeline, and what the file names seen so far say
+        self._data_timeline: Timeline | None = None
+        self._replaced: pa.Array | None = None
+        self._analysed = pa.table({"key": pa.array([], pa.string()), "name": pa.array([], pa.string()),
+                                   "instant": pa.array([], pa.string()), "is_log": pa.array([], pa.bool_())})
+        self._dead_names: pa.Array = pa.array([], pa.string())
+        self._last_verdict: tuple[pa.Array, pa.Array | None] | None = None
 
     # -- metadata ------------------------------------------------------------------------------------------
 
@@ -114,8 +141,17 @@ class ColumnStatsIndex:
             return [K.column_prefix(column)]
         return sorted({K.column_partition_prefix(column, p) for p in partitions})
 
-    def load_column(self, column: str, partitions: Sequence[str] | None = None) -> pa.Table:
-        """Typed stats of one column: ``partition, file_name, min, max, null_count, value_count``."""
+    def load_column(self, column: str, partitions: Sequence[str] | None = None, *,
+                    live_only: bool = True) -> pa.Table:
+        """Typed stats of one column: ``partition, file_name, min, max, null_count, value_count``.
+
+        ``live_only`` (default) keeps only files of the latest file slices: the index also holds the records of
+        replaced file groups and older slices until a clean removes those files and tombstones their records;
+        ``live_only=False`` returns every record the index holds (e.g. to measure its size)."""
+        table = self._load_column(column, partitions)
+        return self.live_rows(table) if live_only else table
+
+    def _load_column(self, column: str, partitions: Sequence[str] | None) -> pa.Table:
         prefixes = self._prefixes(column, partitions)
         try:
             fast = self._fast(prefixes)
@@ -133,6 +169,88 @@ class ColumnStatsIndex:
             return self._vectorised(keys, values, form)
         except V._Unsupported:
             return self._slow(keys, values, form)
+
+    # -- liveness ------------------------------------------------------------------------------------------
+
+    def _timeline(self) -> Timeline:
+        if self._data_timeline is None:
+            props = self.reader.data_props
+            self._data_timeline = Timeline.load(self.base_path / ".hoodie", props.timeline_layout_version,
+                                                props.timeline_path)
+        return self._data_timeline
+
+    def _nothing_superseded(self) -> bool:
+        """No completed commit on the active timeline and no archived history: the index describes files no
+        commit ever replaced or rewrote (an index built over files, e.g. a synthetic benchmark table)."""
+        tl = self._timeline()
+        if tl.completed().commits_and_replaces():
+            return False
+        history = [self.base_path / ".hoodie" / "archived", tl.timeline_dir / "history"]
+        return not any(d.is_dir() and any(d.iterdir()) for d in history)
+
+    def live_rows(self, table: pa.Table) -> pa.Table:
+        """The rows of ``table`` (a :meth:`load_column` result) whose file is in the latest file slices: rows of
+        replaced file groups are dropped, and of each file group only the newest base file and the log files
+        written at or after it are kept (the file-system view's slicing, docs/hudi-format.md §4.7).
+
+        Every record the index shows belongs to a committed file (the MDT's sync rule hides uncommitted writes,
+        and rollbacks remove their records), so the newest base file of a group that is not replaced is its
+        latest slice. File names are analysed once per instance, vectorised (Hudi's ``FSUtils`` rule: the file id
+        is the name up to the first ``_``, the instant the third ``_``-separated part, or the second for a log
+        file); further columns reuse the verdicts. Rows whose file name is neither a base nor a log file name are
+        kept."""
+        if table.num_rows == 0 or self._nothing_superseded():
+            return table
+        names = table.column("file_name").combine_chunks()
+        last = self._last_verdict
+        if last is not None and last[0].equals(names):  # columns list the same files in the same key order
+            return table.filter(last[1]) if last[1] is not None else table
+        fresh = table.filter(pc.invert(pc.is_in(names, self._analysed.column("name")))) \
+            if self._analysed.num_rows else table
+        if fresh.num_rows:
+            self._analyse(fresh.column("partition"), fresh.column("file_name"))
+        keep = pc.invert(pc.is_in(names, self._dead_names)) if len(self._dead_names) else None
+        self._last_verdict = (names, keep)
+        return table.filter(keep) if keep is not None else table
+
+    def _analyse(self, partitions: pa.ChunkedArray, names: pa.ChunkedArray) -> None:
+        if self._replaced is None:
+            self._replaced = pa.array(sorted(f"{p}\x00{f}" for p, f in self._timeline().replaced_file_groups()),
+                                      pa.string())
+        names = names.combine_chunks()
+        is_log = pc.fill_null(pc.starts_with(names, "."), False)
+        any_log = pc.any(is_log).as_py()
+        bare = pc.if_else(is_log, pc.utf8_slice_codeunits(names, 1), names) if any_log else names
+        parts = pc.split_pattern(bare, "_", max_splits=2)
+        need = pc.if_else(is_log, 2, 3) if any_log else pa.scalar(3, pa.int32())
+        parsable = pc.fill_null(pc.greater_equal(pc.list_value_length(parts), need), False)
+        rows = pa.table({"partition": partitions.combine_chunks(), "name": names, "parts": parts,
+                         "is_log": is_log}).filter(parsable)
+        parts = rows.column("parts")
+        # base: [fileId, token, "<instant>.<ext>"]; log (dot stripped): [fileId, "<instant>.log.<n>", token]
+        third = pc.list_element(pc.list_slice(parts, 2, 3, return_fixed_size_list=False), 0)
+        when = pc.if_else(rows.column("is_log"), pc.list_element(parts, 1), third) if any_log else third
+        instant = pc.list_element(pc.split_pattern(when, ".", max_splits=1), 0)
+        key = pc.binary_join_element_wise(pc.fill_null(rows.column("partition"), "\x01"),
+                                          pc.list_element(parts, 0), "\x00")
+        new = pa.table({"key": key, "name": rows.column("name"), "instant": instant,
+                        "is_log": rows.column("is_log")})
+        everything = pa.concat_tables([self._analysed, new]).combine_chunks() if self._analysed.num_rows else new
+        skipped = names.filter(pc.invert(parsable))
+        if len(skipped):  # not Hudi file names: kept, and remembered so they are not looked at again
+            everything = pa.concat_tables([everything, pa.table({
+                "key": pa.nulls(len(skipped), pa.string()), "name": skipped,
+                "instant": pa.nulls(len(skipped), pa.string()),
+                "is_log": pa.array(np.zeros(len(skipped), bool))})]).combine_chunks()
+        self._analysed = everything
+        keys = everything.column("key")
+        dead = pc.fill_null(pc.is_in(keys, self._replaced), False).to_numpy(zero_copy_only=False) \
+            if len(self._replaced) else np.zeros(everything.num_rows, bool)
+        groups = pc.dictionary_encode(keys).combine_chunks()
+        if len(groups.dictionary) < everything.num_rows:  # some group has several files: slice it
+            dead |= _older_than_newest_base(groups.indices, everything.column("instant"),
+                                            everything.column("is_log"), len(groups.dictionary))
+        self._dead_names = everything.column("name").filter(pa.array(dead)).combine_chunks()
 
     def stats_by_column(self, columns: Iterable[str], partitions: Sequence[str] | None = None
                         ) -> dict[str, pa.Table]:

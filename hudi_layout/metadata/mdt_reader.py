@@ -216,16 +216,15 @@ class MetadataTableReader:
             sources: list[_Source] = []
             if sl.base_file is not None:
                 data = sl.base_file.read_bytes()
-                r = HFileReader(data)
-                r.name = str(sl.base_file)
+                r = HFileReader(data, name=str(sl.base_file))
                 schema = r.file_info.get(SCHEMA_INFO_KEY, b"").decode("utf-8")
                 sources.append(_Source(r, schema, sl.base_instant, data))
-            blocks: list[L.LogBlock] = []
+            blocks: list[tuple[Path, L.LogBlock]] = []
             for lf in sl.log_files:
-                blocks.extend(b for b in L.read_log_file(str(lf)) if b.type != L.BlockType.CORRUPTED)
-            rolled_back = {b.target_instant_time for b in blocks if b.is_rollback and
+                blocks.extend((lf, b) for b in L.read_log_file(str(lf)) if b.type != L.BlockType.CORRUPTED)
+            rolled_back = {b.target_instant_time for _lf, b in blocks if b.is_rollback and
                            self.sync.block_visible(b.instant_time)}
-            for b in blocks:
+            for lf, b in blocks:
                 it = b.instant_time
                 if b.type not in (L.BlockType.HFILE_DATA, L.BlockType.DELETE) or it in rolled_back \
                         or not self.sync.block_visible(it):
@@ -235,10 +234,13 @@ class MetadataTableReader:
                     if deleted:
                         sources.append(_Source(DeletedKeys(deleted), "", it, b""))  # type: ignore[arg-type]
                     continue
+                where = f"{lf} (HFILE_DATA block at offset {b.offset}, instant {it})"
                 try:
-                    r = HFileReader(b.content)
+                    r = HFileReader(b.content, name=where)
+                except CorruptFileError:
+                    raise
                 except Exception as e:  # noqa: BLE001
-                    raise CorruptFileError(f"{sl.file_id}: bad HFILE_DATA block at instant {it}: {e}") from e
+                    raise CorruptFileError(f"{where}: not a readable HFile: {e}") from e
                 schema = b.header.get(L.HeaderKey.SCHEMA) or r.file_info.get(SCHEMA_INFO_KEY, b"").decode()
                 sources.append(_Source(r, schema, it, b.content))
             groups.append(sources)

@@ -45,6 +45,7 @@ from hudi_layout.metadata.records import (
 )
 from hudi_layout.metadata.schema import metadata_record_schema_str
 from hudi_layout.table.commit_protocol import CommitHooks
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.partition_metadata import write_partition_metadata
 
 FILES_INIT_INSTANT = "00000000000000000"
@@ -324,6 +325,7 @@ class MetadataWriter:
         if stat_recs or table_cells:
             by_part[K.COLUMN_STATS] = self._write_group_logs(instant_time, K.COLUMN_STATS, stat_recs,
                                                              extra=table_cells)
+        crash_point("mdt.after_log_append")
         T.write_instant(self.timeline_dir, instant_time, "deltacommit", State.COMPLETED,
                         T.commit_bytes(by_part, operation, self.version), new_instant_time(instant_time))
         return [self.mdt_dir / p / s["path"].split("/", 1)[1] for p, sts in by_part.items() for s in sts]
@@ -381,7 +383,8 @@ class MetadataWriter:
         """Merge base + valid log data of every file group into new base HFiles (compaction → commit)."""
         data_instants = instant_files(self.base_path / ".hoodie", load_properties(self.base_path / ".hoodie"))
         done = {i.requested_time for i in data_instants if i.is_completed}
-        pending = {i.requested_time for i in data_instants if i.is_pending and i.action != "clean"} - done
+        # a pending clean counts too: its MDT deltacommit may already be written and must survive compaction
+        pending = {i.requested_time for i in data_instants if i.is_pending} - done
         if pending:
             raise CommitConflictError(f"cannot compact the metadata table while data instants are pending: "
                                       f"{', '.join(sorted(pending))}")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hudi_layout.errors import CorruptFileError, UnsupportedTableError
+from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.format import log_format as L
+from hudi_layout.format.log_blocks import decode_delete_block
+from hudi_layout.metadata import colstats_vec as V
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata.records import (
     TYPE_COLUMN_STATS,
@@ -18,7 +20,7 @@ from hudi_layout.metadata.records import (
     encode_record,
     schema_form,
 )
-from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
+from hudi_layout.metadata.schema import metadata_record_schema_str
 from hudi_layout.metadata.stats_values import decode
 
 
@@ -83,23 +85,27 @@ class DeletedKeys:
 
 
 def delete_block_keys(block: L.LogBlock) -> list[str]:
-    import io
-
-    import fastavro
-
-    payload = L.delete_block_payload(block)
-    if payload in (b"", b"\x00"):
+    """The record keys a DELETE block of the MDT removes (decoded by the one delete-list codec of
+    :mod:`hudi_layout.format.log_blocks`; the MDT's empty init marker has none)."""
+    if L.delete_block_payload(block) in (b"", b"\x00"):
         return []
-    schema_text = block.header.get(L.HeaderKey.SCHEMA)
-    # the header SCHEMA of a DELETE block is the *data* schema; the list schema is fixed per Hudi version:
-    # decode record keys with ours and fall back to a manual read of the first two fields
+    batch = decode_delete_block(block, where=f"metadata table DELETE block of instant {block.instant_time}")
+    return [k for k in batch.record_keys if k is not None]
+
+
+def _tombstone_flags(values: list[bytes], form: int) -> list[bool]:
+    """``isDeleted`` of column_stats values written with schema ``form`` (vectorised; per-record fallback)."""
+    if not values:
+        return []
     try:
-        schema = fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA)
-        rec: Any = fastavro.schemaless_reader(io.BytesIO(payload), schema, None)
-        return [r["recordKey"] for r in rec["deleteRecordList"] if r.get("recordKey") is not None]
-    except Exception as e:  # noqa: BLE001
-        raise CorruptFileError(f"cannot decode DELETE block at instant {block.instant_time} "
-                               f"(schema header {bool(schema_text)}): {e}") from e
+        return [bool(x) for x in V.decode_column_stats(values, form).is_deleted]
+    except V._Unsupported:
+        schema = metadata_record_schema_str(form)
+        out = []
+        for v in values:
+            cs = decode_record("", v, schema).column_stats
+            out.append(bool(cs is not None and cs.is_deleted))
+        return out
 
 
 def merge_group(sources: list[Any], table_version: int, *, where: str = "metadata table") -> dict[str, bytes]:
@@ -112,10 +118,17 @@ def merge_group(sources: list[Any], table_version: int, *, where: str = "metadat
         for kb, value in src.reader.items():
             cells.setdefault(kb.decode("utf-8"), []).append((value, src.schema))
     out: dict[str, bytes] = {}
+    single = [key for key, versions in cells.items()
+              if len(versions) == 1 and versions[0][0] and schema_form(versions[0][1]) == target_form
+              and len(key) == K.COLUMN_STATS_KEY_LEN and key != K.ALL_PARTITIONS_KEY]
+    for key, dead in zip(single, _tombstone_flags([cells[k][0][0] for k in single], target_form)):
+        # a key written once is copied as raw bytes (the common case: nothing to merge), unless it is a
+        # tombstone (a clean's or a rollback's for a file whose stats are already gone): compaction drops those
+        if not dead:
+            out[key] = cells[key][0][0]
+    done = set(single)
     for key, versions in cells.items():
-        if len(versions) == 1 and schema_form(versions[0][1]) == target_form \
-                and len(key) == K.COLUMN_STATS_KEY_LEN and key != K.ALL_PARTITIONS_KEY:
-            out[key] = versions[0][0]
+        if key in done:
             continue
         merged_files: dict[str, Any] | None = None
         merged_cs: Any = None

@@ -169,23 +169,3 @@ def parsed_schema_from_text(schema_text: str) -> Any:
 
 def parsed_schema(table_version: int = 9) -> Any:
     return parsed_schema_from_text(metadata_record_schema_str(table_version))
-
-
-# HoodieDeleteRecordList (DELETE log blocks, §5.8; current apache/hudi form: orderingVal = array of wrappers).
-def _delete_record_list_schema() -> dict[str, Any]:
-    wrappers = [{"type": "record", "name": n, "namespace": NAMESPACE,
-                 "fields": [{"name": "value", "type": _WRAPPER_VALUE_TYPES[n]}]}
-                for n in WRAPPER_NAMES if n != "LocalDateWrapper"]
-    return {
-        "type": "record", "name": "HoodieDeleteRecordList", "namespace": NAMESPACE,
-        "fields": [{"name": "deleteRecordList", "type": {"type": "array", "items": {
-            "type": "record", "name": "HoodieDeleteRecord", "fields": [
-                {"name": "recordKey", "type": ["null", "string"], "default": None},
-                {"name": "partitionPath", "type": ["null", "string"], "default": None},
-                {"name": "orderingVal", "type": ["null", {"type": "array", "items": ["null", *wrappers]}],
-                 "default": None},
-            ]}}}],
-    }
-
-
-DELETE_RECORD_LIST_SCHEMA: dict[str, Any] = _delete_record_list_schema()

@@ -78,7 +78,8 @@ def prune_by_curve_region(table: HudiTable, pred: Predicate, slices: list[FileSl
     reasons: dict[int, str] = {}
     by_group: dict[int, tuple[CurveRegions, list[int]]] = {}
     for i, s in enumerate(slices):
-        r = regions_of.get(s.base_file_name)
+        # a Merge-on-Read slice with log files may hold rows its base file's key range does not cover
+        r = regions_of.get(s.base_file_name) if s.base_file_name and not s.has_log_files else None
         if r is not None:
             by_group.setdefault(id(r), (r, []))[1].append(i)
     judged = 0

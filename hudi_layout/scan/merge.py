@@ -25,7 +25,6 @@ record touches are passed through without sorting.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout.errors import CorruptFileError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
-from hudi_layout.format.file_naming import parse_log_file_name
+from hudi_layout.format.file_naming import log_sort_key, parse_log_file_name
 from hudi_layout.format.instant import ROLLBACK
 from hudi_layout.format.log_blocks import (
     DeleteBatch,
@@ -50,6 +49,13 @@ from hudi_layout.format.log_blocks import (
     rollback_target,
 )
 from hudi_layout.format.log_format import BlockType, HeaderKey, LogBlock, read_log_file
+from hudi_layout.format.merge_config import (  # noqa: F401 - re-exported: the reader's merge rules
+    DEFAULT_PAYLOAD,
+    OVERWRITE_WITH_LATEST_PAYLOAD,
+    PAYLOAD_BASED_STRATEGY_ID,
+    MergeMode,
+    merge_config,
+)
 from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
 
 RECORD_KEY = "_hoodie_record_key"
@@ -57,18 +63,7 @@ COMMIT_TIME = "_hoodie_commit_time"
 IS_DELETED = "_hoodie_is_deleted"
 OPERATION = "_hoodie_operation"
 
-OVERWRITE_WITH_LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
-#: ``hoodie.compaction.record.merger.strategy`` of v6 tables whose merging is left to the payload class
-PAYLOAD_BASED_STRATEGY_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 _DATA_BLOCKS = (BlockType.AVRO_DATA, BlockType.PARQUET_DATA)
-
-
-class MergeMode(str, enum.Enum):
-    """``hoodie.record.merge.mode`` values we can merge (``CUSTOM`` is refused)."""
-
-    COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
-    EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 
 
 @dataclass(frozen=True)
@@ -159,59 +154,6 @@ class MergeSpec:
 
 def _unsupported(message: str, hint: str | None = None) -> UnsupportedTableError:
     return UnsupportedTableError(message, hint=hint or "read this table with Apache Hudi (Spark/Flink)")
-
-
-def merge_config(props: Mapping[str, str]) -> tuple[MergeMode, tuple[str, ...]]:
-    """Merge mode and ordering fields of a table, from ``hoodie.properties``; refuses what we cannot merge.
-
-    v8/v9: ``hoodie.record.merge.mode`` (unset: event time when an ordering field is set, else commit time);
-    ordering fields from ``hoodie.table.ordering.fields``, else ``hoodie.table.precombine.field``.
-    v6: the payload class decides (``hoodie.compaction.payload.class``, Hudi 0.x's default
-    ``OverwriteWithLatestAvroPayload`` when unset): ``DefaultHoodieRecordPayload`` = event time,
-    ``OverwriteWithLatestAvroPayload`` = commit time, as Hudi 1.x infers for version-6 tables.
-    """
-    name = props.get("hoodie.table.name", "?")
-    version = int(props.get("hoodie.table.version", "0") or 0)
-    raw_fields = props.get("hoodie.table.ordering.fields") or props.get("hoodie.table.precombine.field") or ""
-    ordering = tuple(f.strip() for f in raw_fields.split(",") if f.strip())
-    if (props.get("hoodie.populate.meta.fields") or "true").strip().lower() == "false":
-        raise _unsupported(f"table {name}: hoodie.populate.meta.fields=false: log records carry no "
-                           f"{RECORD_KEY}, so Merge-on-Read slices cannot be merged by key")
-    partial = (props.get("hoodie.table.partial.update.mode") or "NONE").strip().upper()
-    if partial != "NONE":
-        raise _unsupported(f"table {name}: hoodie.table.partial.update.mode={partial} (partial updates) "
-                           "is not supported")
-    for key in props:
-        low = key.lower()
-        if "delete.marker" in low or "delete.field" in low or low.endswith("delete.key"):
-            raise _unsupported(f"table {name}: custom delete markers ({key}) are not supported")
-    if version >= 8:
-        raw = (props.get("hoodie.record.merge.mode") or "").strip().upper()
-        if not raw:
-            mode = MergeMode.EVENT_TIME_ORDERING if ordering else MergeMode.COMMIT_TIME_ORDERING
-        elif raw in MergeMode.__members__:
-            mode = MergeMode[raw]
-        else:
-            what = props.get("hoodie.record.merge.strategy.id") or props.get("hoodie.table.legacy.payload.class") \
-                or props.get("hoodie.compaction.payload.class") or "?"
-            raise _unsupported(f"table {name}: hoodie.record.merge.mode={raw} (merger {what}) is not supported; "
-                               "only COMMIT_TIME_ORDERING and EVENT_TIME_ORDERING can be merged")
-    else:
-        payload = (props.get("hoodie.compaction.payload.class") or OVERWRITE_WITH_LATEST_PAYLOAD).strip()
-        if payload == DEFAULT_PAYLOAD:
-            mode = MergeMode.EVENT_TIME_ORDERING
-        elif payload == OVERWRITE_WITH_LATEST_PAYLOAD:
-            mode = MergeMode.COMMIT_TIME_ORDERING
-        else:
-            raise _unsupported(f"table {name}: payload class {payload} is not supported; only "
-                               "DefaultHoodieRecordPayload and OverwriteWithLatestAvroPayload can be merged")
-        strategy = (props.get("hoodie.compaction.record.merger.strategy") or PAYLOAD_BASED_STRATEGY_ID).strip()
-        if strategy != PAYLOAD_BASED_STRATEGY_ID:
-            raise _unsupported(f"table {name}: record merger strategy {strategy} is not supported")
-    if mode is MergeMode.EVENT_TIME_ORDERING and not ordering:
-        raise _unsupported(f"table {name}: EVENT_TIME_ORDERING without an ordering field",
-                           hint="set hoodie.table.ordering.fields in hoodie.properties")
-    return mode, ordering
 
 
 def table_output_schema(avro_schema: str | Mapping[str, Any]) -> pa.Schema:
@@ -347,21 +289,11 @@ def select_blocks(log_files: Sequence[tuple[str, Sequence[LogBlock]]], spec: Mer
     return BlockSelection(ordered, frozenset(targets), corrupt, skipped)
 
 
-def _log_order_key(path: str) -> tuple[str, int, tuple[int, ...], str]:
-    name = os.path.basename(path)
-    lf = parse_log_file_name(name)
-    token = lf.write_token or ""
-    try:
-        token_key = tuple(int(p) for p in token.split("-")) if token else ()
-    except ValueError:
-        token_key = ()
-    return (lf.instant_time, lf.version, token_key, token)
-
-
 def ordered_log_files(log_files: Iterable[str]) -> list[str]:
-    """Data log files in Hudi's order (instant in the name, version, write token); ``.cdc`` logs dropped."""
+    """Data log files in Hudi's order (:func:`~hudi_layout.format.file_naming.log_sort_key`); ``.cdc`` logs
+    dropped."""
     paths = [p for p in log_files if not parse_log_file_name(os.path.basename(p)).is_cdc]
-    return sorted(paths, key=_log_order_key)
+    return sorted(paths, key=lambda p: log_sort_key(parse_log_file_name(os.path.basename(p))))
 
 
 # ---------------------------------------------------------------------------------------------- schema conform
@@ -671,7 +603,7 @@ def read_base_file(path: str, spec: MergeSpec) -> pa.Table:
 def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: MergeSpec) -> pa.Table:
     """The merged rows of one file slice as an Arrow table with ``spec.output_schema``.
 
-    ``base_file`` is the slice's base file (``None`` for a log-only slice); ``log_files`` its log files
+    ``base_file`` is the slice's base file (``None`` or ``""`` for a log-only slice); ``log_files`` its log files
     (any order; ``.cdc`` files are ignored).
     """
     logs: list[tuple[str, Sequence[LogBlock]]] = []
@@ -682,5 +614,5 @@ def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: M
             raise HudiLayoutError(f"{path}: log file vanished (cleaned while reading?)",
                                   hint="plan the read again") from exc
     selection = select_blocks(logs, spec)
-    base = read_base_file(base_file, spec) if base_file is not None else None
+    base = read_base_file(base_file, spec) if base_file else None
     return merge_blocks(base, selection.blocks, spec)

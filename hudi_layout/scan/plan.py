@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +26,14 @@ import pyarrow as pa
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
+from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
+from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import bind
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate
 from hudi_layout.skipping.partitions import prune_partitions
@@ -69,11 +73,15 @@ class ScanPlan:
     #: files left after the curve-region step (``None``: the step did not run)
     files_after_curve_region: int | None = None
     dropped_by_curve_region: dict[str, str] = field(default_factory=dict)
+    #: what the read returns (query type, instants); see :mod:`hudi_layout.scan.query`
+    query: ReadQuery = field(default_factory=ReadQuery, compare=False)
+    #: for an incremental read: the commits whose rows it returns (rows are filtered by commit time)
+    incremental: IncrementalSelection | None = field(default=None, repr=False, compare=False)
 
     @property
     def files_read(self) -> int:
-        """Files the read opens (after every pruning step)."""
-        return len(self.candidate_files)
+        """File slices the read opens (after every pruning step; counted as ``files_total`` is)."""
+        return len(self.candidate_slices)
 
     @property
     def files_skipped(self) -> int:
@@ -87,6 +95,16 @@ class ScanPlan:
             for name, why in dropped.items():
                 out[name] = (step, why)
         return out
+
+    @property
+    def merged_slices(self) -> list[FileSlice]:
+        """Candidate Merge-on-Read slices a snapshot read must merge (log files, or no base file yet)."""
+        return [s for s in self.candidate_slices if s.has_log_files or not s.has_base_file]
+
+    @property
+    def plain_files(self) -> list[str]:
+        """Base files of the candidate slices without log files: read as they are (Spark's parquet reader)."""
+        return [s.base_file_path for s in self.candidate_slices if s.has_base_file and not s.has_log_files]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +122,7 @@ class ScanPlan:
             "dropped_by_column_stats": self.dropped_by_column_stats,
             "dropped_by_curve_region": self.dropped_by_curve_region,
             "notes": self.notes,
+            "query": self.query.describe(),
             "seconds": round(self.seconds, 4),
         }
 
@@ -111,6 +130,7 @@ class ScanPlan:
         """A readable multi-line report (used by ``hudi-layout explain``)."""
         lines = [
             f"table                          {self.table_path}",
+            f"query                          {self.query.describe()}",
             f"predicate                      {self.predicate}",
             f"files_total                    {self.files_total}",
             f"files_after_partition_pruning  {self.files_after_partition_pruning}",
@@ -163,15 +183,25 @@ def table_schema(table: HudiTable) -> pa.Schema | None:
 
 @functools.lru_cache(maxsize=32)
 def _arrow_schema(schema_json: str) -> pa.Schema | None:
+    """The flat-schema conversion of the write path; schemas with nested types (arrays, maps, records, which
+    it does not take) through the log-block reader's conversion, which gives the same types for flat fields."""
     try:
         return avro_to_arrow_schema(schema_json)
     except InvalidArgumentError:
+        pass
+    try:
+        return arrow_schema_for_avro(schema_json, where="table schema")
+    except HudiLayoutError:
         return None
 
 
 def _rows_of(slices: Sequence[FileSlice], row_counts: dict[str, int]) -> int | None:
+    """Rows in the base files of ``slices`` (``None`` when unknown: a count is missing, or a slice has log
+    files, whose merge may add or remove rows)."""
     total = 0
     for s in slices:
+        if s.has_log_files or not s.has_base_file:
+            return None
         n = row_counts.get(s.base_file_name)
         if n is None:
             return None
@@ -210,27 +240,39 @@ def _derived_partition_fields(props: Any) -> list[str]:
 
 
 def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
-              table: HudiTable | None = None, with_row_counts: bool = True, use_curve_region: bool | None = None,
+              table: HudiTable | None = None, with_row_counts: bool = True, query: ReadQuery | None = None,
+              options: Mapping[str, Any] | None = None, use_curve_region: bool | None = None,
               source: str = "scan") -> ScanPlan:
     """Plan a filtered read of the table at ``path``; see the module docstring.
 
-    ``with_row_counts`` fills ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats
-    (informational; :func:`hudi_layout.read` turns it off, they stay ``None``). ``use_curve_region`` (default:
-    ``hudi_layout.skipping.curve.region.enable``, on) adds the curve-region step after column_stats; it runs
-    only with ``use_column_stats``. ``source`` names the caller in the opt-in query log.
+    ``query`` (or Hudi's read ``options``, parsed into one (with a ``query``, ``options`` may hold only
+    :data:`~hudi_layout.options.READ_SETTINGS`): ``hoodie.datasource.query.type``, ``as.of.instant``,
+    ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.enable.data.skipping``) says
+    which instants the read sees; the default is the latest snapshot. ``with_row_counts`` fills
+    ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats (informational; reads turn it off).
+    ``use_curve_region`` (default: ``hudi_layout.skipping.curve.region.enable``, from the read options or the
+    defaults file; on) adds the curve-region step after column_stats; it runs only when column_stats are used.
+    ``source`` names the caller in the opt-in query log.
     """
     started = time.perf_counter()
+    if query is None:
+        query = ReadQuery.from_options(options)
+    elif options and set(options) - _READ_SETTING_KEYS:
+        raise InvalidArgumentError("give either a read query or read options, not both",
+                                   hint="with a read query, only hudi_layout's read settings may be given as "
+                                        "options (options.READ_SETTINGS)")
     table = table or HudiTable(str(path))
+    props = table.properties
+    require(props, Action.READ, query_type=query.query_type)
     schema = table_schema(table)
     pred = to_predicate(where, schema, spark)
     if schema is not None:
         pred = bind(pred, schema)
-    settings = read_settings()
+    settings = read_settings(options)
     if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
         _record_query(table, pred, source, settings)
-    slices = table.latest_file_slices()
+    slices, incremental = _slices_for(table, query)
     notes: list[str] = []
-    props = table.properties
     fields = props.partition_fields
     derived = _derived_partition_fields(props)
     if derived:
@@ -244,12 +286,16 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
 
     dropped_stats: dict[str, str] = {}
     wanted = sorted(referenced_columns(pred) - (set(fields) - set(derived)))
-    if use_column_stats and wanted and kept_slices:
+    if wanted and kept_slices and not (use_column_stats and query.use_column_stats):
+        notes.append("the column_stats index is not used (skipping turned off); every file in the kept "
+                     "partitions is read")
+    elif wanted and kept_slices:
         if "column_stats" not in props.metadata_partitions:
             notes.append("the table has no column_stats index; every file in the kept partitions is read")
         else:
             try:
-                kept_slices, dropped_stats = _prune_by_stats(table, pred, kept_slices, wanted, schema)
+                kept_slices, dropped_stats, stat_notes = _prune_by_stats(table, pred, kept_slices, wanted, schema)
+                notes.extend(stat_notes)
             except HudiLayoutError as e:
                 notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
     after_stats = len(kept_slices)
@@ -257,7 +303,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     dropped_region: dict[str, str] = {}
     if use_curve_region is None:
         use_curve_region = cfg.CURVE_REGION_ENABLE.get(settings)
-    if use_column_stats and use_curve_region and wanted and kept_slices and schema is not None:
+    if use_column_stats and query.use_column_stats and use_curve_region and wanted and kept_slices \
+            and schema is not None:
         region = prune_by_curve_region(table, pred, kept_slices, schema)
         if region.judged:
             kept_slices, dropped_region, after_region = region.kept, region.dropped, len(region.kept)
@@ -268,7 +315,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         files_total=len(slices),
         files_after_partition_pruning=after_partitions,
         files_after_column_stats=after_stats,
-        candidate_files=[s.base_file_path for s in kept_slices],
+        candidate_files=[s.base_file_path for s in kept_slices if s.base_file_path],
         candidate_slices=kept_slices,
         rows_in_candidate_files=_rows_of(kept_slices, counts) if with_row_counts else None,
         rows_total=_rows_of(slices, counts) if with_row_counts else None,
@@ -279,16 +326,44 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         schema=schema,
         files_after_curve_region=after_region,
         dropped_by_curve_region=dropped_region,
+        query=query,
+        incremental=incremental,
     )
+
+
+def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], IncrementalSelection | None]:
+    """The file slices a read of ``query`` sees (and, for an incremental read, what it selects)."""
+    if query.is_incremental:
+        first = select_incremental(table.timeline, query)
+        view = table.file_slices(completed_by=first.end)
+        selection = select_incremental(table.timeline, query, [s.commit_time for s in view])
+        return selection.slices(view), selection
+    if query.as_of is not None or query.completed_by is not None:
+        return table.file_slices(as_of=query.as_of, completed_by=query.completed_by), None
+    return table.latest_file_slices(), None
 
 
 _settings_cache: dict[str, tuple[tuple[str, int, int], dict[str, str]]] = {}
 
 
-def read_settings() -> dict[str, str]:
-    """The read path's options: the defaults file (``conf/hudi-layout-defaults.conf`` or
-    ``$HUDI_LAYOUT_CONF``), re-read only when its size or modification time changes."""
-    path = cfg.default_conf_path()
+def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """hudi_layout's read-side settings (:data:`~hudi_layout.options.READ_SETTINGS`): the defaults file
+    (``conf/hudi-layout-defaults.conf`` or ``$HUDI_LAYOUT_CONF``, re-read only when its size or modification
+    time changes), overridden by the same keys given as read ``options``."""
+    given = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
+             if v is not None and k in _READ_SETTING_KEYS}
+    return {**_defaults_file_settings(), **given} if given else _defaults_file_settings()
+
+
+_READ_SETTING_KEYS = frozenset(k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases))
+
+
+def _defaults_file_settings() -> dict[str, str]:
+    try:
+        path = cfg.default_conf_path()
+    except HudiLayoutError as e:  # a bad $HUDI_LAYOUT_CONF: reads keep their defaults (writes refuse it)
+        log.debug("defaults file not read: %s", e)
+        return {}
     if path is None:
         return {}
     try:
@@ -329,12 +404,51 @@ def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, sche
 
 
 def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], columns: list[str],
-                    schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str]]:
-    """Drop the files whose column_stats prove that no row matches ``pred``."""
+                    schema: pa.Schema | None) -> tuple[list[FileSlice], dict[str, str], list[str]]:
+    """Drop the slices whose column_stats prove that no row matches ``pred``; notes on what could not be used.
+
+    A Merge-on-Read slice is dropped only when its base file *and every log file* are proven not to match:
+    each row of the merged slice is one whole record of one of those files (the base row, or the log record
+    that won; deletes only remove rows), so if no record of any file can match, no merged row can. A log
+    file without statistics keeps its slice (Hudi indexes log files in ``column_stats`` with the values of
+    the records they hold, so an update that moves a row into the predicate's range is in its log's stats).
+    """
     stats = load_column_stats(table, columns, slices)
-    res = prune(pred, [s.base_file_name for s in slices], stats, schema)
-    dropped = {slices[i].relative_path: why for i, why in res.dropped.items()}
-    return [slices[i] for i in res.kept], dropped
+    files = [name for s in slices for name in s.file_names]
+    owner = [i for i, s in enumerate(slices) for _ in s.file_names]
+    res = prune(pred, files, stats, schema, nan_exact_files=nan_exact_files(table, slices))
+    not_proven = {owner[j] for j in res.kept}
+    kept: list[FileSlice] = []
+    dropped: dict[str, str] = {}
+    first_file: dict[int, int] = {}
+    for j, i in enumerate(owner):
+        first_file.setdefault(i, j)
+    for i, s in enumerate(slices):
+        if i in not_proven or i not in first_file:
+            kept.append(s)
+            continue
+        why = res.dropped[first_file[i]]
+        dropped[s.relative_path] = f"{why} (and in its {len(s.log_file_names)} log file(s))" \
+            if s.has_log_files else why
+    return kept, dropped, list(res.notes)
+
+
+def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:
+    """Base files whose float column_stats are NaN-exact: those written by a commit that says so in its
+    ``extraMetadata`` (hudi_layout's commits do; see :data:`~hudi_layout.format.commit_metadata.NAN_EXACT_STATS_KEY`).
+    Unknown (an archived commit, unreadable metadata) is not NaN-exact."""
+    wanted = {s.commit_time for s in slices}
+    marked: set[str] = set()
+    for instant in table.timeline.completed():
+        if instant.requested_time not in wanted or instant.action not in ("commit", "replacecommit"):
+            continue
+        try:
+            extra = table.timeline.read_commit_metadata_shared(instant).get("extraMetadata") or {}
+        except HudiLayoutError:
+            continue
+        if str(extra.get(NAN_EXACT_STATS_KEY, "")).lower() == "true":
+            marked.add(instant.requested_time)
+    return {s.base_file_name for s in slices if s.commit_time in marked}
 
 
 def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence[FileSlice]
@@ -349,7 +463,9 @@ def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence
         nonlocal index
         if index is None:  # opening the MDT reader lists its timeline: only on a miss
             index = ColumnStatsIndex(str(table.base_path))
-        return index.load_column(column, list(partitions) if partitions is not None else None)
+        # every record the index holds: pruning looks stats up by the names of the live slices it was given,
+        # so the records of replaced / older slices are never used (no need to filter them here)
+        return index.load_column(column, list(partitions) if partitions is not None else None, live_only=False)
 
     return {c: table_cache.column_stats(table.base_path, c, partitions, key, functools.partial(load, c))
             for c in columns}

@@ -1,24 +1,42 @@
-"""``write()``: a Spark DataFrame into a Copy-on-Write Hudi table (``bulk_insert`` / ``insert`` / overwrite).
+"""``write()``: a Spark DataFrame into a Copy-on-Write Hudi table, by any supported write operation.
 
-One transaction (:class:`hudi_layout.writer.transaction.WriteSession`) around one Spark job
-(:mod:`hudi_layout.spark.write_job`), then inline clustering when ``hoodie.clustering.inline`` is on.
+One transaction (:class:`hudi_layout.writer.transaction.WriteSession`) around the Spark jobs: the insert writer
+(:mod:`hudi_layout.spark.write_job`) for ``bulk_insert`` / ``insert`` / the overwrites, the combine-tag-merge jobs
+(:mod:`hudi_layout.spark.upsert_job`) for ``upsert`` / ``delete``, none for ``delete_partition``; then inline
+clustering when ``hoodie.clustering.inline`` is on, the clustering service in a background thread when
+``hoodie.clustering.async.enabled`` is on, and the automatic clean (``hoodie.clean.automatic``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
+from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.services.clustering_service import maybe_cluster_inline
-from hudi_layout.spark.write_job import partition_path_expr, record_key_expr, run_file_writer, spark_to_arrow_schema
-from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
-from hudi_layout.writer.transaction import WriteResult, WriteSession
+from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.format.properties import load_properties
+from hudi_layout.options import WriteOperation
+from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
+from hudi_layout.spark.progress import watch
+from hudi_layout.spark.upsert_job import run_upsert
+from hudi_layout.spark.write_job import (
+    partition_value_exprs,
+    record_key_expr,
+    run_file_writer,
+    spark_to_arrow_schema,
+)
+from hudi_layout.writer.base_file_writer import META_COLUMNS, RECORD_KEY_COLUMN, WrittenFile
+from hudi_layout.writer.transaction import TagSnapshot, WriteResult, WriteSession
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+log = logging.getLogger(__name__)
 
 
 def write(
@@ -30,38 +48,80 @@ def write(
     """Write ``df`` to the Hudi table at ``path`` (created if missing).
 
     Args:
-        df: rows to write.
+        df: rows to write (for ``delete``: at least the record key and partition fields).
         path: table base path (local file system).
         options: Hudi options by their Hudi names (``hoodie.table.name``,
             ``hoodie.datasource.write.recordkey.field``, ``hoodie.datasource.write.partitionpath.field``,
             ``hoodie.datasource.write.hive_style_partitioning``, ``hoodie.datasource.write.operation``
-            (``bulk_insert`` default, or ``insert``), ``hoodie.parquet.max.file.size``,
+            (``bulk_insert`` default, ``insert``, ``upsert``, ``delete``, ``insert_overwrite``,
+            ``insert_overwrite_table``, ``delete_partition``), ``hoodie.datasource.write.precombine.field``,
+            ``hoodie.datasource.write.partitions.to.delete``, ``hoodie.parquet.max.file.size``,
             ``hoodie.table.version`` (9 default, 8), ``hoodie.metadata.enable``...).
         mode: ``append`` (default) or ``overwrite`` (an ``insert_overwrite_table`` replacecommit that
-            atomically replaces every file group; creates the table if missing).
+            atomically replaces every file group, or ``insert_overwrite`` of the partitions present in ``df``
+            when the operation option says so; creates the table if missing).
     """
     from pyspark.sql import functions as F
 
-    df_schema = spark_to_arrow_schema(df)
-    meta_cols = [f.name for f in df_schema if f.name.startswith("_hoodie_")]
-    if meta_cols:
-        df = df.drop(*meta_cols)
-        df_schema = spark_to_arrow_schema(df)
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    session = WriteSession.start(path, options, df_schema, mode == "overwrite")
+    meta_cols = [c for c in df.columns if c in META_COLUMNS]
+    if meta_cols:
+        df = df.drop(*meta_cols)
+    df_schema = spark_to_arrow_schema(df)
+    # the services after the commit (automatic clean, async clustering): their options are refused now,
+    # before anything is written
+    checked = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
+    CleanConfig.from_options(checked)
+    check_async_options(checked)
+    in_data = _partitions_in_data(df, path, options)
+    session = WriteSession.start(path, options, df_schema, mode == "overwrite", partitions_in_data=in_data)
     try:
-        prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
-                             record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
-                             partition_path_expr(session.partition_fields, session.hive_style
-                                                 ).alias(PARTITION_PATH_COLUMN))
-        written = run_file_writer(prepared, session.spec)
-        result = session.commit(written)
+        tagged: TagSnapshot | None = None
+        written: list[WrittenFile] = []
+        metrics = None
+        with watch(df.sparkSession, f"{session.operation.value} into {session.base.name}"):
+            if session.operation.merges_by_key:
+                written, tagged, metrics = run_upsert(df, session)
+                log.info("%s %s: %s", session.operation.value, session.pending.instant_time, metrics)
+            elif session.operation is not WriteOperation.DELETE_PARTITION:
+                prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
+                                     record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
+                                     *partition_value_exprs(session.partition_fields))
+                written = run_file_writer(prepared, session.spec)
+        result = session.commit(written, tagged=tagged)
+        if metrics is not None:
+            result = replace(result, candidate_files=metrics.candidate_files,
+                             seconds_tagging=metrics.seconds_summary + metrics.seconds_tag)
     except BaseException:
         session.abort()
         raise
     _maybe_inline_cluster(df, session.base, session.opts)
+    clean_if_due(session.base, session.opts)  # hoodie.clean.automatic
+    if cfg.CLUSTERING_ASYNC_ENABLED.get(session.opts):
+        ensure_async_clustering(df.sparkSession, str(session.base), session.opts)
     return result
+
+
+def _partitions_in_data(df: DataFrame, path: str, options: Mapping[str, Any] | None) -> list[str] | None:
+    """``delete_partition`` without ``hoodie.datasource.write.partitions.to.delete``: the partition paths of
+    the rows (one small Spark job), computed with the existing table's partitioning."""
+    opts = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
+    if cfg.OPERATION.get(opts) is not WriteOperation.DELETE_PARTITION or cfg.PARTITIONS_TO_DELETE.get(opts):
+        return None
+    hoodie = Path(path).absolute() / ".hoodie"
+    if not (hoodie / "hoodie.properties").is_file():
+        return None  # WriteSession.start reports the missing table
+    props = load_properties(hoodie)
+    for f in props.partition_fields:
+        if f not in df.columns:
+            raise InvalidArgumentError(f"delete_partition: partition field {f!r} is not a column of the DataFrame",
+                                       hint=f"or name the partitions in {cfg.PARTITIONS_TO_DELETE.key}")
+    rule = PartitionPathRule(tuple(props.partition_fields), props.hive_style_partitioning,
+                             props.url_encode_partitioning)
+    # distinct partition values only (metadata-sized), encoded on the driver with the table's one rule
+    rows = df.select(*partition_value_exprs(props.partition_fields)).distinct().collect()
+    return sorted({rule.path([r[i] for i in range(len(props.partition_fields))]) for r in rows})
 
 
 def _maybe_inline_cluster(df: DataFrame, base: Path, opts: Mapping[str, str]) -> None:

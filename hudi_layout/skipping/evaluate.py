@@ -14,11 +14,11 @@ Leaf rules (``min``/``max``/``nc``/``vc`` per file; "all_null" = ``nc == vc``, b
 predicate              cannot match when
 =====================  ====================================================================
 ``c = v``, ``c <=> v``  all_null or ``min > v`` or ``max < v``
-``c != v``             all_null or ``min == max == v`` (not for floats: NaN != v)
+``c != v``             all_null or ``min == max == v`` (floats: only NaN-exact bounds)
 ``c < v``              all_null or ``min >= v``
 ``c <= v``             all_null or ``min > v``
-``c > v``              all_null or ``max <= v`` (never for floats: max may ignore NaN)
-``c >= v``             all_null or ``max < v`` (never for floats)
+``c > v``              all_null or ``max <= v`` (floats: only NaN-exact bounds without NaN)
+``c >= v``             all_null or ``max < v`` (floats: only NaN-exact bounds without NaN)
 ``c IN (vs)``          all_null or every ``vi`` is outside ``[min, max]`` (lists > 200: never)
 ``c NOT IN (vs)``      all_null or ``min == max`` and that value is in the list; always when a
                        NULL is in the list (``NOT IN`` with a NULL is never TRUE)
@@ -30,10 +30,20 @@ predicate              cannot match when
 ``c NOT LIKE 'p%'``    all_null or both ``min`` and ``max`` start with ``p``
 comparison with NULL   always (``c = NULL`` is never TRUE)
 =====================  ====================================================================
+
+Floating-point columns follow Spark's order (NaN equal to itself and above every number, -0.0 = 0.0). A
+float ``max`` is an upper bound only when the file's bounds are NaN-exact (:mod:`.stats`) and ``max`` is
+not NaN; ``min = max = 0.0`` from another writer is not trusted at all. NaN literals: ``c > NaN`` is never
+TRUE; ``c = NaN`` / ``c >= NaN`` / ``c IN (.., NaN)`` need a NaN, which a NaN-exact file without NaN does
+not hold; ``c < NaN`` / ``c != NaN`` need a non-NaN value, which a NaN-exact all-NaN file does not hold.
+
+:attr:`Evaluation.notes` says, for every leaf that could not be used on some files, why (a column without
+statistics, a literal that does not compare with the column, float bounds that may hide NaN, ...).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -75,10 +85,12 @@ IN_PREDICATE_LIMIT = 200
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    """``might_match[i]`` for every file; ``reasons[i]`` names the leaf that excluded each dropped file."""
+    """``might_match[i]`` for every file; ``reasons[i]`` names the leaf that excluded each dropped file;
+    ``notes`` why leaves could not be used on some files (see the module docstring)."""
 
     might_match: np.ndarray
     reasons: dict[int, str]
+    notes: tuple[str, ...] = ()
 
 
 def stats_evaluator(pred: Predicate) -> Callable[[StatsTable], Evaluation]:
@@ -86,10 +98,11 @@ def stats_evaluator(pred: Predicate) -> Callable[[StatsTable], Evaluation]:
     normalised = rewrite_not(pred)
 
     def evaluate_stats(stats: StatsTable) -> Evaluation:
-        result = visit(normalised, _StatsVisitor(stats))
+        visitor = _StatsVisitor(stats)
+        result = visit(normalised, visitor)
         cannot = result.cannot
         reasons = {int(i): str(result.reasons[i]) for i in np.flatnonzero(cannot)}
-        return Evaluation(might_match=~cannot, reasons=reasons)
+        return Evaluation(might_match=~cannot, reasons=reasons, notes=tuple(visitor.notes))
 
     return evaluate_stats
 
@@ -113,6 +126,10 @@ def _to_bool(arr: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(pc.fill_null(arr, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def _is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
 class _Bounds:
     """One column's statistics, with the per-file proofs the leaf rules need (all-file numpy arrays)."""
 
@@ -128,10 +145,21 @@ class _Bounds:
                   for a in (stats.null_count, stats.value_count))
         self.no_nulls = _to_bool(pc.equal(nc, 0))
         self.all_null = _to_bool(pc.equal(nc, vc))
+        self.missing = _to_bool(pc.or_(pc.is_null(stats.min), pc.is_null(stats.max))) & ~self.all_null
+        none = np.zeros(n, dtype=bool)
         if self.is_float:
-            self.nan_bound = _to_bool(pc.or_(pc.is_nan(stats.min), pc.is_nan(stats.max)))
+            self.min_nan = _to_bool(pc.is_nan(stats.min))
+            self.max_nan = _to_bool(pc.is_nan(stats.max))
+            self.nan_exact = none if stats.nan_exact is None else _to_bool(stats.nan_exact)
+            # another writer's 0.0 / 0.0 for a file with values may be NaN-poisoned footer statistics
+            zeros = _to_bool(pc.and_(pc.equal(stats.min, 0.0), pc.equal(stats.max, 0.0)))
+            self.untrusted = zeros & ~self.all_null & ~self.nan_exact
         else:
-            self.nan_bound = np.zeros(n, dtype=bool)
+            self.min_nan = self.max_nan = self.untrusted = none
+            self.nan_exact = np.ones(n, dtype=bool)
+        self.nan_bound = self.min_nan | self.max_nan
+        #: ``max`` bounds every value, NaN included (floats: NaN-exact bounds of a file without NaN)
+        self.upper_bounds_all = self.nan_exact & ~self.max_nan & ~self.untrusted
         self._cast_cache: dict[tuple[pa.DataType, bool], tuple[pa.Array | None, pa.Array | None]] = {}
 
     def operands(self, value: Any) -> tuple[Operands, pa.Array, pa.Array] | None:
@@ -154,34 +182,47 @@ class _Bounds:
         if got is None:
             return self._none()
         ops, lo, _ = got
-        return _to_bool((pc.greater if strict else pc.greater_equal)(lo, ops.scalar)) & ~self.nan_bound
+        # NaN-exact bounds keep NaN out of min unless every value is NaN; others may hide it anywhere
+        trusted = ~self.min_nan & self.nan_exact | ~self.nan_bound & ~self.untrusted
+        proof = _to_bool((pc.greater if strict else pc.greater_equal)(lo, ops.scalar)) & trusted
+        return proof | self.only_nan()  # NaN is greater than every number
 
     def all_lt(self, value: Any, *, strict: bool = True, nan_satisfies: bool) -> np.ndarray:
         """Every non-null value < v (``strict``) or <= v: from ``max``.
 
-        ``nan_satisfies``: the predicate being decided is TRUE for NaN rows, so for floats (whose max may
-        ignore NaN) nothing can be proven.
+        ``nan_satisfies``: the predicate being decided is TRUE for NaN rows, so for floats only files whose
+        ``max`` bounds NaN too (NaN-exact, no NaN) can be proven.
         """
-        if self.is_float and nan_satisfies:
-            return self._none()
         got = self.operands(value)
         if got is None:
             return self._none()
         ops, _, hi = got
-        proof = _to_bool((pc.less if strict else pc.less_equal)(hi, ops.scalar)) & ~self.nan_bound
+        proof = _to_bool((pc.less if strict else pc.less_equal)(hi, ops.scalar)) & ~self.nan_bound & \
+            ~self.untrusted
+        if self.is_float and nan_satisfies:
+            proof &= self.upper_bounds_all
         if self.truncated:
             proof &= ~self._is_prefix_of(hi, ops.scalar.as_py())
         return proof
 
     def all_equal(self, value: Any) -> np.ndarray:
-        """Every non-null value == v (``min == max == v``); never for floats (a NaN may hide) or truncated."""
-        if self.is_float or self.truncated:
+        """Every non-null value == v (``min == max == v``); floats only with NaN-exact bounds, never truncated."""
+        if self.truncated:
             return self._none()
         got = self.operands(value)
         if got is None:
             return self._none()
         ops, lo, hi = got
-        return _to_bool(pc.and_(pc.equal(lo, ops.scalar), pc.equal(hi, ops.scalar)))
+        proof = _to_bool(pc.and_(pc.equal(lo, ops.scalar), pc.equal(hi, ops.scalar)))
+        return proof & self.upper_bounds_all if self.is_float else proof
+
+    def no_nan(self) -> np.ndarray:
+        """Provably no NaN in the file (NaN-exact bounds, ``max`` not NaN)."""
+        return self.nan_exact & ~self.max_nan if self.is_float else np.ones(len(self.stats), dtype=bool)
+
+    def only_nan(self) -> np.ndarray:
+        """Provably every non-null value is NaN (NaN-exact bounds with a NaN ``min``)."""
+        return self.nan_exact & self.min_nan if self.is_float else self._none()
 
     def starts_with(self, which: str, prefix: str | bytes) -> np.ndarray:
         """``min`` or ``max`` starts with ``prefix`` (only string/binary columns)."""
@@ -206,6 +247,45 @@ class _Bounds:
     def _none(self) -> np.ndarray:
         return np.zeros(len(self.stats), dtype=bool)
 
+    def limits(self, pred: LeafPredicate) -> list[str]:
+        """Why ``pred`` cannot be decided on some files (for :attr:`Evaluation.notes`)."""
+        out: list[str] = []
+        n = len(self.stats)
+        missing = int(self.missing.sum())
+        if missing:
+            out.append(f"{pred}: {missing} of {n} files have no min/max for {pred.term}; they are kept")
+        values: list[Any] = []
+        if isinstance(pred, SetPredicate):
+            values = [lit.value for lit in pred.literals if lit.value is not None]
+            if len(values) > IN_PREDICATE_LIMIT:
+                out.append(f"{pred.term} {pred.op} (...): lists of more than {IN_PREDICATE_LIMIT} values are "
+                           "not used for skipping")
+                return out
+        elif isinstance(pred, ComparisonPredicate) and pred.literal.value is not None:
+            values = [pred.literal.value]
+        if isinstance(pred, (StartsWith, NotStartsWith)):
+            if self.prefix_literal(pred.literal.value) is None:
+                out.append(f"{pred}: LIKE on a {self.type} column is not used for skipping")
+            return out
+        for v in values:
+            if not (self.is_float and _is_nan(v)) and comparison_operands(self.type, v) is None:
+                out.append(f"{pred}: the literal {v!r} ({type(v).__name__}) does not compare with the {self.type} "
+                           f"column {pred.term} here; no file is skipped by it")
+                break
+        if self.is_float:
+            needs_upper = isinstance(pred, (Gt, GtEq, NotEq, NotIn)) or any(_is_nan(v) for v in values)
+            loose = int((~self.upper_bounds_all & ~self.all_null & ~self.missing).sum())
+            if needs_upper and loose:
+                out.append(f"{pred}: {loose} of {n} files have float statistics that may leave out NaN (not "
+                           "written by hudi_layout, or the file holds a NaN); they are kept")
+            untrusted = int(self.untrusted.sum())
+            if untrusted:
+                out.append(f"{pred.term}: {untrusted} files from another writer have min = max = 0.0, which "
+                           "may stand for NaN-poisoned statistics; they are kept")
+        if self.truncated and isinstance(pred, (Gt, GtEq, Eq, NullSafeEq, In, NotEq, NotIn)):
+            out.append(f"{pred.term}: string statistics are truncated; values beyond max are possible")
+        return out
+
 
 class _StatsVisitor(BooleanExpressionVisitor[_Result]):
     """Per-call state only (the stats table and a bounds cache); a fresh visitor for every evaluation."""
@@ -214,6 +294,7 @@ class _StatsVisitor(BooleanExpressionVisitor[_Result]):
         self.stats = stats
         self.n = stats.num_files
         self._bounds: dict[str, _Bounds | None] = {}
+        self.notes: dict[str, None] = {}  # ordered set
 
     def _result(self, cannot: np.ndarray, reason: str) -> _Result:
         reasons = np.full(self.n, None, dtype=object)
@@ -241,6 +322,8 @@ class _StatsVisitor(BooleanExpressionVisitor[_Result]):
         return _Result(cannot, reasons)
 
     def visit_unsupported(self, pred: Unsupported) -> _Result:
+        self.notes[f"{pred.text}: not a test on one column's min / max (a function, a column comparison or "
+                   "an unusual pattern); not used for skipping"] = None
         return self.visit_true()
 
     def visit_leaf(self, pred: LeafPredicate) -> _Result:
@@ -250,7 +333,11 @@ class _StatsVisitor(BooleanExpressionVisitor[_Result]):
             self._bounds[name] = _Bounds(col) if col is not None else None
         bounds = self._bounds[name]
         if bounds is None:
+            if self.n:
+                self.notes[f"{pred}: column {name} has no statistics in the index; not used for skipping"] = None
             return self.visit_true()
+        for note in bounds.limits(pred):
+            self.notes[note] = None
         return self._result(_cannot_match(pred, bounds), str(pred))
 
 
@@ -268,6 +355,8 @@ def _cannot_match(pred: LeafPredicate, b: _Bounds) -> np.ndarray:
     if v is None:
         # Comparing with NULL is NULL for every row: never TRUE.
         return np.ones(len(b.stats), dtype=bool)
+    if b.is_float and _is_nan(v):
+        return b.all_null | _cannot_match_nan(pred, b)
     if isinstance(pred, (Eq, NullSafeEq)):
         return b.all_null | b.all_gt(v) | b.all_lt(v, nan_satisfies=False)
     if isinstance(pred, NotEq):
@@ -292,6 +381,17 @@ def _cannot_match(pred: LeafPredicate, b: _Bounds) -> np.ndarray:
     return np.zeros(len(b.stats), dtype=bool)
 
 
+def _cannot_match_nan(pred: LeafPredicate, b: _Bounds) -> np.ndarray:
+    """A comparison of a float column with NaN, in Spark's order (NaN is the greatest value, equal to itself)."""
+    if isinstance(pred, Gt):
+        return np.ones(len(b.stats), dtype=bool)  # nothing is greater than NaN
+    if isinstance(pred, (Eq, NullSafeEq, GtEq)):
+        return b.no_nan()  # only NaN satisfies
+    if isinstance(pred, (Lt, NotEq)):
+        return b.only_nan()  # every value but NaN satisfies
+    return np.zeros(len(b.stats), dtype=bool)  # <= NaN holds for every non-null value
+
+
 def _cannot_match_set(pred: SetPredicate, b: _Bounds) -> np.ndarray:
     values = [lit.value for lit in pred.literals]
     non_null = [v for v in values if v is not None]
@@ -302,7 +402,10 @@ def _cannot_match_set(pred: SetPredicate, b: _Bounds) -> np.ndarray:
             return b.all_null.copy()
         outside = np.ones(len(b.stats), dtype=bool)
         for v in non_null:
-            outside &= b.all_gt(v) | b.all_lt(v, nan_satisfies=False)
+            if b.is_float and _is_nan(v):
+                outside &= b.no_nan()
+            else:
+                outside &= b.all_gt(v) | b.all_lt(v, nan_satisfies=False)
         return b.all_null | outside
     assert isinstance(pred, NotIn)
     if len(non_null) < len(values):
@@ -311,5 +414,8 @@ def _cannot_match_set(pred: SetPredicate, b: _Bounds) -> np.ndarray:
         return b.all_null.copy()
     inside = np.zeros(len(b.stats), dtype=bool)
     for v in non_null:
-        inside |= b.all_equal(v)
+        if b.is_float and _is_nan(v):
+            inside |= b.only_nan()
+        else:
+            inside |= b.all_equal(v)
     return b.all_null | inside

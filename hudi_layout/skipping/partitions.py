@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.skipping.evaluate import evaluate
 from hudi_layout.skipping.ir import Predicate
 from hudi_layout.skipping.pruning import PruneResult
@@ -27,26 +27,9 @@ _UNKNOWN = object()
 
 def parse_partition_path(path: str, fields: Sequence[str], *, hive_style: bool,
                          url_decode: bool = False) -> dict[str, str | None] | None:
-    """Field → raw string value (``None`` for the default partition); ``None`` if the path does not fit."""
-    segments = [s for s in path.strip("/").split("/") if s not in ("", ".")]
-    if hive_style:
-        values: dict[str, str] = {}
-        for seg in segments:
-            key, sep, value = seg.partition("=")
-            if not sep:
-                return None
-            values[key] = value
-        if set(values) != set(fields):
-            return None
-        raw = [values[f] for f in fields]
-    elif len(segments) == len(fields):
-        raw = segments
-    elif len(fields) == 1 and segments:
-        raw = ["/".join(segments)]  # e.g. a single date field written as 2024/01/01
-    else:
-        return None
-    decoded = [unquote(v) if url_decode else v for v in raw]
-    return {f: (None if v == HIVE_DEFAULT_PARTITION else v) for f, v in zip(fields, decoded, strict=True)}
+    """Field → raw string value (``None`` for the default partition); ``None`` if the path does not fit.
+    The table's own rule decodes it (:meth:`PartitionPathRule.values`, Hudi's unescaping when url-encoded)."""
+    return PartitionPathRule(tuple(fields), hive_style, url_decode).values(path)
 
 
 def _convert(value: str, type_: pa.DataType) -> object:

@@ -7,7 +7,7 @@ order. A file with no row, or with more than one row (ambiguous), has unknown st
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,11 +30,14 @@ class PruneResult:
 
     kept: list[int]
     dropped: dict[int, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def align_stats(files: Sequence[str], stats: pa.Table, *, target_type: pa.DataType | None = None,
-                column: str = "?") -> ColumnStats:
-    """Reorder one column's stats table to ``files`` (missing or duplicated file → null entry)."""
+                column: str = "?", nan_exact_files: Collection[str] | None = None) -> ColumnStats:
+    """Reorder one column's stats table to ``files`` (missing or duplicated file → null entry).
+
+    ``nan_exact_files``: the files whose float bounds count NaN (see :mod:`.stats`)."""
     missing = [c for c in STATS_COLUMNS if c not in stats.column_names]
     if missing:
         raise InvalidArgumentError(f"stats table of column {column!r} lacks columns {missing}")
@@ -54,12 +57,21 @@ def align_stats(files: Sequence[str], stats: pa.Table, *, target_type: pa.DataTy
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise InvalidArgumentError(
                 f"stats of column {column!r} are {lo.type}, cannot be read as {target_type}") from e
-    return ColumnStats(lo, hi, pc.take(stats["null_count"], take).combine_chunks(),
-                       pc.take(stats["value_count"], take).combine_chunks())
+    nulls = pc.take(stats["null_count"], take).combine_chunks()
+    values = pc.take(stats["value_count"], take).combine_chunks()
+    nan_exact = None
+    if nan_exact_files and pa.types.is_floating(lo.type):
+        # the flag vouches for bounds that exist: a file without a stats row (or with unknown bounds while it
+        # holds non-null values) is never "NaN-exact", whatever its commit says
+        known = pc.fill_null(pc.or_(pc.and_(pc.is_valid(lo), pc.is_valid(hi)),
+                                    pc.equal(nulls, values)), False).to_numpy(zero_copy_only=False)
+        nan_exact = pa.array([bool(k) and row_of_file[i] >= 0 and f in nan_exact_files
+                              for i, (f, k) in enumerate(zip(files, known))], pa.bool_())
+    return ColumnStats(lo, hi, nulls, values, nan_exact=nan_exact)
 
 
 def prune(predicate: Predicate, files: Sequence[str], stats_by_column: Mapping[str, pa.Table],
-          schema: pa.Schema | None = None) -> PruneResult:
+          schema: pa.Schema | None = None, *, nan_exact_files: Collection[str] | None = None) -> PruneResult:
     """Which of ``files`` might hold rows matching ``predicate``, given per-column stats tables.
 
     Args:
@@ -69,9 +81,12 @@ def prune(predicate: Predicate, files: Sequence[str], stats_by_column: Mapping[s
             are unknown for every file.
         schema: the table schema; when given, unknown columns raise :class:`InvalidArgumentError` and the
             stats min/max are read as the schema's type.
+        nan_exact_files: the files whose float statistics count NaN (max is NaN iff the file holds one), so
+            a non-NaN max bounds every value; other float bounds may leave NaN out.
 
     Returns:
-        A :class:`PruneResult` with the kept indices (in order) and a reason per dropped index.
+        A :class:`PruneResult` with the kept indices (in order), a reason per dropped index, and notes on
+        the leaves that could not be used.
     """
     if schema is not None:
         predicate = bind(predicate, schema)
@@ -85,7 +100,8 @@ def prune(predicate: Predicate, files: Sequence[str], stats_by_column: Mapping[s
             except (InvalidArgumentError, KeyError):
                 target = None
         if name in wanted or any(name.lower() == w.lower() for w in wanted):
-            columns[name] = align_stats(files, table, target_type=target, column=name)
+            columns[name] = align_stats(files, table, target_type=target, column=name,
+                                        nan_exact_files=nan_exact_files)
     result = evaluate(predicate, StatsTable(len(files), columns))
     kept = [int(i) for i in np.flatnonzero(result.might_match)]
-    return PruneResult(kept=kept, dropped=result.reasons)
+    return PruneResult(kept=kept, dropped=result.reasons, notes=result.notes)

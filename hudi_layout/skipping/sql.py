@@ -291,6 +291,8 @@ class _Parser:
         start = self.pos
         if self.tok.kind == "op" and self.tok.text in ("-", "+", "~"):
             op = self.advance().text
+            if op == "-" and self.tok.kind == "num":  # Spark reads a signed number as one literal (its range)
+                return _Lit(parse_number(self.advance().text, negative=True))
             inner = self.unary()
             if isinstance(inner, _Lit) and op in "+-" and is_number(inner.value):
                 return _Lit(-inner.value if op == "-" else inner.value)

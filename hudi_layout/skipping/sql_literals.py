@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as _dt
+import re
+import sys
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
+
+import numpy as np
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.skipping.ir import Eq, Literal, Predicate, Ref, StartsWith
@@ -15,19 +19,85 @@ def is_number(v: Any) -> bool:
     return isinstance(v, (int, float, Decimal)) and not isinstance(v, bool)
 
 
-def parse_number(text: str) -> int | float | Decimal:
+_INT_RANGES = {"Y": 8, "S": 16, "L": 64}
+_MAX_DECIMAL_PRECISION = 38
+_FLOAT32_MAX = Decimal(float(np.finfo(np.float32).max))
+_FLOAT64_MAX = Decimal(sys.float_info.max)
+
+
+def parse_number(text: str, *, negative: bool = False) -> int | float | Decimal:
+    """A numeric literal as Spark's parser reads it (``negative``: a minus sign written before it).
+
+    Spark's types: an integer is INT, else BIGINT, else DECIMAL(p, 0); ``Y``/``S``/``L`` force TINYINT /
+    SMALLINT / BIGINT; ``1.5`` is DECIMAL; an exponent or ``D`` makes a DOUBLE, ``F`` a FLOAT (the nearest
+    float32, correctly rounded from the text); ``BD`` a DECIMAL. Literals Spark refuses to parse (out of their
+    type's range, a decimal precision above 38) raise :class:`InvalidArgumentError` with Spark's reason, so a
+    plan never gives a meaning to a query Spark would reject.
+    """
     m = NUMBER.fullmatch(text)
     assert m is not None
     body, exponent, suffix = m.group(1), m.group(2) or "", (m.group(3) or "").upper()
-    if suffix == "BD":
-        return Decimal(body + exponent)
-    if suffix in ("D", "F") or exponent:
-        return float(body + exponent)
-    if "." in body:
-        return Decimal(body)
-    if suffix in ("L", "S", "Y"):
-        return int(body)
-    return int(body)
+    sign = "-" if negative else ""
+    exact = Decimal(sign + body + exponent)
+    shown = sign + text
+    if suffix in _INT_RANGES or (not suffix and not exponent and "." not in body):
+        if suffix and ("." in body or exponent):
+            raise InvalidArgumentError(f"invalid numeric literal {shown}")
+        value = int(exact)
+        bits = _INT_RANGES.get(suffix, 64)
+        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            if suffix:
+                raise _out_of_range(shown, {"Y": "tinyint", "S": "smallint", "L": "bigint"}[suffix])
+            _check_decimal_precision(exact, shown)  # an unsuffixed integer beyond BIGINT is a DECIMAL(p, 0)
+        return value
+    if suffix == "F":
+        if abs(exact) > _FLOAT32_MAX:
+            raise _out_of_range(shown, "float")
+        return nearest_float32(exact)
+    if suffix == "D" or exponent and suffix != "BD":
+        if abs(exact) > _FLOAT64_MAX:
+            raise _out_of_range(shown, "double")
+        return float(exact)
+    _check_decimal_precision(exact, shown)
+    return exact
+
+
+def _out_of_range(text: str, type_name: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"numeric literal {text} is outside the range of type {type_name}",
+                                hint="Spark refuses this literal too; write a value the type can hold")
+
+
+def _check_decimal_precision(value: Decimal, text: str) -> None:
+    _sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    scale = max(0, -exponent)
+    integral = max(0, len(digits) + exponent)
+    if max(1, integral + scale) > _MAX_DECIMAL_PRECISION:
+        raise InvalidArgumentError(f"decimal literal {text} needs precision {integral + scale}, more than 38",
+                                   hint="Spark refuses this literal too")
+
+
+def nearest_float32(value: Decimal | float) -> float:
+    """The float32 nearest to ``value`` (ties to even), as Java's ``Float.parseFloat`` / ``(float) double``
+    give it; NaN and infinities pass through. Going through a double first could round twice."""
+    if isinstance(value, float):
+        with np.errstate(over="ignore"):
+            return float(np.float32(value))
+    if not value.is_finite():
+        return float(value)
+    with np.errstate(over="ignore"):
+        guess = np.float32(float(value))
+    if not np.isfinite(guess):
+        return float(guess)
+    best, best_err = guess, abs(Decimal(float(guess)) - value)
+    for toward in (np.float32(np.inf), np.float32(-np.inf)):
+        cand = np.nextafter(guess, toward)
+        if not np.isfinite(cand):
+            continue
+        err = abs(Decimal(float(cand)) - value)
+        if err < best_err or (err == best_err and int(cand.view(np.uint32)) % 2 == 0):
+            best, best_err = cand, err
+    return float(best)
 
 
 def typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
@@ -44,24 +114,48 @@ def typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
 
 
 NO_CAST = object()
-_INT_TYPES = {"TINYINT", "BYTE", "SMALLINT", "SHORT", "INT", "INTEGER", "BIGINT", "LONG"}
+_INT_BITS = {"TINYINT": 8, "BYTE": 8, "SMALLINT": 16, "SHORT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64,
+             "LONG": 64}
+_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
 
 
 def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
-    """Fold ``CAST(literal AS type)`` (``type_name`` upper-case SQL, ``args`` its parameters).
+    """Fold ``CAST(literal AS type)`` (``type_name`` upper-case SQL, ``args`` its parameters) as Spark does.
 
-    Returns ``NO_CAST`` when we do not know how (the caller makes the expression Unsupported).
+    Returns ``NO_CAST`` when we do not know how, or when Spark's answer depends on the session (an integral
+    overflow, text that is no number, a decimal that does not fit: an error in ANSI mode, something else
+    without): the caller then makes the expression Unsupported, which never skips a file.
     """
     if v is None:
         return None
     try:
-        if type_name in _INT_TYPES:
-            return int(v.strip()) if isinstance(v, str) else int(v)
-        if type_name in ("FLOAT", "REAL", "DOUBLE"):
-            return float(v)
+        if type_name in _INT_BITS:
+            if isinstance(v, str):
+                if not _INT_TEXT.fullmatch(v):
+                    return NO_CAST
+                value = int(v.strip())
+            elif isinstance(v, bool):
+                value = int(v)
+            elif isinstance(v, (float, Decimal)):
+                value = int(v)  # truncates toward zero, as Spark; NaN / infinities raise
+            elif isinstance(v, int):
+                value = v
+            else:
+                return NO_CAST
+            bits = _INT_BITS[type_name]
+            return value if -(2 ** (bits - 1)) <= value < 2 ** (bits - 1) else NO_CAST
+        if type_name in ("FLOAT", "REAL"):
+            if isinstance(v, str):
+                return nearest_float32(Decimal(v.strip()))
+            return nearest_float32(v if isinstance(v, (float, Decimal)) else Decimal(v))
+        if type_name == "DOUBLE":
+            return float(Decimal(v.strip())) if isinstance(v, str) else float(v)
         if type_name in ("DECIMAL", "DEC", "NUMERIC"):
+            precision = args[0] if args else 10
             scale = args[1] if len(args) > 1 else 0
-            return Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+            rounded = Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+            integral = rounded.adjusted() + 1 if rounded != 0 else 0
+            return rounded if rounded.is_finite() and integral <= precision - scale else NO_CAST
         if type_name in ("STRING", "VARCHAR", "CHAR"):
             return v.isoformat() if isinstance(v, _dt.date) else str(v)
         if type_name == "DATE":
@@ -74,7 +168,7 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
             return v.strip().lower() == "true"
         if type_name == "BINARY" and isinstance(v, str):
             return v.encode()
-    except (ValueError, TypeError, InvalidOperation, InvalidArgumentError):
+    except (ValueError, TypeError, OverflowError, InvalidOperation, InvalidArgumentError):
         return NO_CAST
     return NO_CAST
 

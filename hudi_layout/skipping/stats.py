@@ -8,7 +8,12 @@ Assumptions about how the statistics were computed (they match Hudi's ``column_s
 * For floating-point columns NaN may be ignored by ``min``/``max`` (pyarrow and parquet writers skip it;
   an all-NaN file gets NaN bounds). NaN is the *greatest* value in Spark, so ``min`` stays a valid lower
   bound but ``max`` is not an upper bound: the evaluator never trusts a float ``max`` for predicates a NaN
-  could satisfy (``>``, ``>=``, ``!=``, ``NOT IN``), and keeps every file whose bounds are NaN.
+  could satisfy (``>``, ``>=``, ``!=``, ``NOT IN``), and keeps every file whose bounds are NaN — unless
+  the file's bounds are **NaN-exact** (``nan_exact[i]``): then ``max`` is NaN exactly when the file holds a
+  NaN, so a non-NaN ``max`` is a true upper bound (hudi_layout's writer records its bounds so and marks
+  the commits that wrote them; the scan planner sets the flag per file). Bounds of other writers that read
+  ``min = max = 0.0`` for a file with values are not trusted either: a parquet reader turns NaN-poisoned
+  footer statistics into 0.0 / 0.0.
 * ``null_count`` counts null rows, ``value_count`` all rows (nulls included), like Hudi's ``nullCount`` /
   ``valueCount``. ``null_count == value_count`` means "no non-null value".
 * ``truncated=True`` (string/binary only) means ``min`` and ``max`` may be *prefixes* of the true values
@@ -38,6 +43,8 @@ class ColumnStats:
     null_count: pa.Array
     value_count: pa.Array
     truncated: bool = False
+    #: per file: float bounds that count NaN (max is NaN iff the file holds one); None = none of them
+    nan_exact: pa.Array | None = None
 
     def __post_init__(self) -> None:
         n = len(self.min)
@@ -47,6 +54,8 @@ class ColumnStats:
                 f"null_count {len(self.null_count)}, value_count {len(self.value_count)}")
         if self.min.type != self.max.type:
             raise InvalidArgumentError(f"min is {self.min.type} but max is {self.max.type}")
+        if self.nan_exact is not None and (len(self.nan_exact) != n or not pa.types.is_boolean(self.nan_exact.type)):
+            raise InvalidArgumentError(f"nan_exact must be a boolean array of {n} entries")
         for name in ("null_count", "value_count"):
             arr = getattr(self, name)
             if not (pa.types.is_integer(arr.type) or pa.types.is_null(arr.type)):
@@ -57,10 +66,11 @@ class ColumnStats:
 
     @classmethod
     def from_pylists(cls, type: pa.DataType, min: list, max: list, null_count: list, value_count: list,
-                     *, truncated: bool = False) -> ColumnStats:
+                     *, truncated: bool = False, nan_exact: list | None = None) -> ColumnStats:
         """Build from Python lists (``None`` = unknown); handy in tests."""
         return cls(pa.array(min, type), pa.array(max, type), pa.array(null_count, pa.int64()),
-                   pa.array(value_count, pa.int64()), truncated)
+                   pa.array(value_count, pa.int64()), truncated,
+                   None if nan_exact is None else pa.array(nan_exact, pa.bool_()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import GroupMetrics, PhaseTimer
@@ -37,11 +38,15 @@ from hudi_layout.curves.region import ColumnReduction, CurveRegions, CurveShape,
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.properties import TableProperties
 from hudi_layout.options import LayoutStrategy
+from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.skipping.ir import Predicate
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams, check_key_columns, normalise_strategy
 from hudi_layout.spark.curve_sort import (
+    Input,
+    MergedInput,
     Sketch,
     balanced_bins,
+    count_rows,
     footer_summary,
     params_from_sketch,
     reduce_partitions,
@@ -52,8 +57,11 @@ from hudi_layout.spark.curve_sort import (
     write_qdtree_sorted,
 )
 from hudi_layout.spark.range_layout import curve_layout
+from hudi_layout.spark.read import SliceInput, merged_slices_frame, spark_schema
 from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema, spark_to_arrow_schema_of
 from hudi_layout.table.commit_protocol import PendingWrite
+from hudi_layout.table.fs_view import FileSlice
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
     COMMIT_TIME_COLUMN,
@@ -66,27 +74,84 @@ from hudi_layout.writer.metadata_sync import stats_columns_for
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 PRESERVED_META = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
 
 
-def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str]) -> DataFrame:
-    """The group's rows as Spark reads them (data columns + the meta columns clustering preserves). Spark
-    lists every input file (cheap, no job); the curve path uses only the schema of this frame."""
-    from pyspark.sql import functions as F
+def is_merged_group(group: ClusteringGroup) -> bool:
+    """A group with a Merge-on-Read slice that has log files (or no base file): its rows are merged first."""
+    return any(s.log_file_names or not s.base_file_name for s in group.slices)
 
-    paths = []
+
+def _check_inputs_exist(group: ClusteringGroup, base: Path) -> None:
     for s in group.slices:
-        if not s.base_file_path or not Path(s.base_file_path).is_file():
+        files = ([s.base_file_path] if s.base_file_name else []) + list(s.log_file_paths(base))
+        missing = [f for f in files if not Path(f).is_file()]
+        if missing or not files:
+            what = missing[0] if missing else "(no base file, no log file)"
             raise CorruptFileError(
-                f"clustering input {s.partition_path}/{s.base_file_name or '(no base file)'} of file group "
-                f"{s.file_id} is missing", hint="the plan is stale; roll it back with Hudi or remove it")
-        if s.log_file_names:
-            raise UnsupportedTableError(
-                f"file group {s.file_id} has log files; clustering MERGE_ON_READ slices is not supported")
-        paths.append(s.base_file_path)
-    df = spark.read.parquet(*paths)
-    missing = [c for c in PRESERVED_META if c not in df.columns]
+                f"clustering input {what} of file group {s.partition_path}/{s.file_id} is missing",
+                hint="the plan is stale; roll it back with Hudi or remove it")
+
+
+@dataclass(frozen=True)
+class MergeInputs:
+    """What reading Merge-on-Read groups needs: the table's base path, the merge spec of the preserved columns
+    and the Spark schema of the merged rows (the table schema, as the read path reads it)."""
+
+    base_path: Path
+    spec: MergeSpec
+    schema: StructType
+
+    @classmethod
+    def for_table(cls, table: HudiTable, data_columns: Sequence[str]) -> MergeInputs:
+        from pyspark.sql.types import StructType
+
+        columns = [*data_columns, *PRESERVED_META]
+        full = spark_schema(table, include_meta=True)
+        if full is None:
+            raise CorruptFileError(f"{table.base_path}: the table has no schema")
+        fields = {f.name: f for f in full.fields}
+        return cls(table.base_path, merge_spec_for_table(table, columns=columns),
+                   StructType([fields[c] for c in columns]))
+
+    def inputs(self, group: ClusteringGroup, *, merge_all: bool = True) -> list[Input]:
+        return [MergedInput(SliceInput.of(s, self.base_path), self.spec, self._weight(s))
+                if merge_all or s.log_file_names or not s.base_file_name else s.base_file_path
+                for s in group.slices]
+
+    @staticmethod
+    def _weight(s: FileSlice) -> int:
+        # rows of the base file (footer) plus about one row per 100 log bytes: only balances tasks
+        rows = pq.read_metadata(s.base_file_path).num_rows if s.base_file_name else 0
+        return max(1, rows + s.log_size_bytes // 100)
+
+
+def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str], base: Path,
+                 merge: MergeInputs | None, table_schema: pa.Schema | None = None) -> DataFrame:
+    """The group's rows as Spark reads them (data columns + the meta columns clustering preserves). Spark
+    lists every input file (cheap, no job); the curve path uses only the schema of this frame. A group with
+    Merge-on-Read slices is read merged (every slice through the merge, so all rows share the table schema).
+
+    With the table's schema, files are read with it: files written before a column was added give nulls, a
+    widened column comes back widened (schema evolution), whatever file Spark would infer a schema from."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    _check_inputs_exist(group, base)
+    if merge is not None and is_merged_group(group):
+        inputs = [SliceInput.of(s, base) for s in group.slices]
+        return merged_slices_frame(spark, inputs, merge.spec, merge.schema)
+    paths = [s.base_file_path for s in group.slices]
+    if table_schema is not None:
+        missing = [c for c in PRESERVED_META if c not in pq.read_schema(paths[0]).names]
+        read = pa.schema([*[pa.field(c, pa.string()) for c in PRESERVED_META],
+                          *[table_schema.field(c) for c in data_columns]])
+        df = spark.read.schema(from_arrow_schema(read)).parquet(*paths)
+    else:
+        df = spark.read.parquet(*paths)
+        missing = [c for c in PRESERVED_META if c not in df.columns]
     if missing:
         raise UnsupportedTableError(
             f"base files of partition {group.partition_path!r} lack Hudi meta columns {missing} "
@@ -128,16 +193,16 @@ def curve_bits(plan: ClusteringPlanSpec, cols: Sequence[str]) -> int | tuple[int
 
 
 def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
-                        spec: WriteSpec, opts: Mapping[str, str], paths: list[str], file_rows: list[int],
-                        parts: int, timer: PhaseTimer) -> list[WrittenFile]:
-    """A group of a ``qdtree`` plan: the plan's tree, each leaf's curve from a sample of the group."""
+                        spec: WriteSpec, paths: list[Input], file_rows: list[int], parts: int, timer: PhaseTimer,
+                        types: Sequence[pa.DataType] | None = None, merged: bool = False) -> list[WrittenFile]:
+    """A group of a ``qdtree`` plan: the plan's tree, each leaf's curve from a sample of the group. A merged
+    (Merge-on-Read) group is sketched in full: its row count comes from the merged rows, not from footers."""
     cols = list(plan.sort_columns)
     if not plan.options.qdtree_cuts:
         raise InvalidArgumentError(
             f"the clustering plan has {cfg.LAYOUT_STRATEGY.key}=qdtree but no tree ({cfg.QDTREE_CUTS.key})",
             hint="schedule qdtree clusterings with hudi_layout.cluster(..., strategy='qdtree', workload=...)")
     tree = QdTree.from_json(plan.options.qdtree_cuts)
-    check_key_columns(df, cols)
     arrow = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in cols]))
     if list(tree.columns) != cols or tree.code_spaces != code_spaces_of(arrow, cols):
         raise UnsupportedTableError(
@@ -145,47 +210,69 @@ def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGro
             f"{cols} ({', '.join(code_spaces_of(arrow, cols))})", hint="reschedule the clustering")
     rows = sum(file_rows)
     bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
+    n = max(1, group.num_output_file_groups)
     with timer.phase("sketch"):
-        sk = _tree_samples.pop((frozenset(paths), tuple(cols)), None) or sketch(
-            spark, bins, cols, rows, max(100_000, plan.options.curve_sample_size))
+        cached = None if merged else _tree_samples.pop((frozenset(map(str, paths)), tuple(cols)), None)
+        sk = cached or sketch(spark, bins, cols, rows, max(100_000, plan.options.curve_sample_size), types=types)
         layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols))
+    spec = replace(spec, max_rows_per_file=max(1, -(-(sk.rows if merged else rows) // n)))
     with timer.phase("write"):
         return write_qdtree_sorted(spark, bins, df.schema, layout, sk, parts, spec, spec.max_rows_per_file)
 
 
 def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
-                 spec: WriteSpec, opts: Mapping[str, str], timer: PhaseTimer | None = None
-                 ) -> tuple[list[WrittenFile], CurveRegions | None]:
-    """Lay the group out and write it as ``numOutputFileGroups`` files.
+                 spec: WriteSpec, opts: Mapping[str, str], merge: MergeInputs | None = None,
+                 timer: PhaseTimer | None = None) -> tuple[list[WrittenFile], CurveRegions | None]:
+    """Lay the group out and write it as ``numOutputFileGroups`` files; also returns the curve regions to
+    record for curve-region pruning (``None`` when the layout is not a 64-bit curve).
 
     The rows are range-partitioned into a few partitions per core (not one per output file: per-task
     overhead dominated that) and sorted within each; the writer cuts each sorted partition into files of
-    ``rows_per_file`` rows, so files are still contiguous ranges of the layout order. Curve layouts take
-    the Arrow path of :mod:`hudi_layout.spark.curve_sort`; linear (and no sort columns) use Spark's own
-    range partitioning and sort.
+    ``rows_per_file`` rows, so files are still contiguous ranges of the layout order. Curve and qdtree layouts
+    take the Arrow path of :mod:`hudi_layout.spark.curve_sort`; linear (and no sort columns) use Spark's own
+    range partitioning and sort. Merge-on-Read groups are read merged: every row count comes from a job over
+    the merged rows (log blocks add and delete rows) and the curve ranges from all rows, not from footers.
     """
     timer = timer or PhaseTimer()
     n = max(1, group.num_output_file_groups)
-    paths = [s.base_file_path for s in group.slices]
+    merged = merge is not None and is_merged_group(group)
+    paths: list[Input] = merge.inputs(group) if merge is not None and merged else \
+        [s.base_file_path for s in group.slices]
     cols = list(plan.sort_columns)
     kind = normalise_strategy(plan.options.layout_strategy) if cols else LayoutStrategy.LINEAR
     qdtree = kind.needs_workload
     bits = curve_bits(plan, cols) if cols and kind.is_curve else 64
     curve = bool(cols) and kind.is_curve and len(cols) > 1 and (
         sum(bits) if isinstance(bits, tuple) else len(cols) * bits) <= 64
-    if curve:
+    types = None
+    if curve or qdtree:
         check_key_columns(df, cols)
+        arrow = spark_to_arrow_schema(df)
+        types = [arrow.field(c).type for c in cols]
     with timer.phase("footers"):
-        footers = footer_summary(paths, cols if curve else ())
+        footers = footer_summary(paths, cols if curve else (), types)
     file_rows = list(footers.rows)
     rows = sum(file_rows)
-    spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
     parts = reduce_partitions(n, group.total_bytes, spark, cfg.SORT_TASK_MAX_BYTES.get(opts))
     if qdtree:
-        return _write_qdtree_group(spark, df, group, plan, spec, opts, paths, file_rows, parts, timer), None
+        return _write_qdtree_group(spark, df, group, plan, spec, paths, file_rows, parts, timer, types,
+                                   merged), None
+    if merged and not curve:
+        rows = count_rows(spark, balanced_bins(list(zip(paths, file_rows)), task_count(spark)), RECORD_KEY_COLUMN)
+    spec = replace(spec, max_rows_per_file=max(1, -(-rows // n)))
     if curve:
         method = plan.options.curve_build_method.strip().lower()
         bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
+        key_spec = replace(spec, layout_key_column=KEY_COLUMN)
+        if merged:  # no footer knows the merged rows: sketch them all (exact ranges and row count)
+            sample_rows = max(100_000, plan.options.curve_sample_size)
+            with timer.phase("sketch"):
+                sk = sketch(spark, bins, cols, rows, sample_rows, types=types)
+            key_spec = replace(key_spec, max_rows_per_file=max(1, -(-sk.rows // n)))
+            params = params_from_sketch(sk, cols, kind, method, bits)
+            with timer.phase("write"):
+                written = write_curve_sorted(spark, bins, df.schema, params, sk, parts, key_spec)
+            return written, curve_regions(params, spark_to_arrow_schema_of(df.schema), written)
         if method == "direct":
             # min/max from the footers of every file; the sample only places the range-partition bounds
             # (load balance, not layout), so a random tenth-or-so of the files is enough
@@ -196,17 +283,16 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
             sample_rows = max(100_000, plan.options.curve_sample_size)
             sk_bins, sk_rows = bins, file_rows
         with timer.phase("sketch"):
-            sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows)
+            sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows, types=types)
         if method == "direct":
             sk = replace(sk, ranges=tuple(f if f is not None else s for f, s in zip(footers.ranges, sk.ranges)))
         params = params_from_sketch(sk, cols, kind, method, bits)
         with timer.phase("write"):
-            written = write_curve_sorted(spark, bins, df.schema, params, sk, parts,
-                                         replace(spec, layout_key_column=KEY_COLUMN))
+            written = write_curve_sorted(spark, bins, df.schema, params, sk, parts, key_spec)
         return written, curve_regions(params, spark_to_arrow_schema_of(df.schema), written)
     if not cols:
         frame = df.repartition(parts) if parts > 1 else df.coalesce(1)
-    elif kind == "linear" or len(cols) == 1:
+    elif kind == LayoutStrategy.LINEAR or len(cols) == 1:
         quoted = [f"`{c}`" for c in cols]
         frame = df.repartitionByRange(parts, *quoted).sortWithinPartitions(*quoted)
     else:  # a curve key wider than 64 bits: Spark range-partitions the byte keys
@@ -218,35 +304,43 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
 
 
 def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Mapping[str, str], pending: PendingWrite,
-                plan: ClusteringPlanSpec, data_columns: Sequence[str]
+                plan: ClusteringPlanSpec, data_columns: Sequence[str], merge: MergeInputs | None = None,
+                table_schema: pa.Schema | None = None
                 ) -> tuple[list[GroupMetrics], list[WrittenFile], list[CurveRegions]]:
-    """Run every group; returns per-group metrics, the files written and the curve regions to record."""
+    """Execute every group (concurrently); returns per-group metrics, the files written and the curve regions
+    to record. ``merge`` (Merge-on-Read tables) reads slices with log files merged."""
     def run(group: ClusteringGroup) -> tuple[GroupMetrics, list[WrittenFile], CurveRegions | None]:
         t0 = time.time()
         timer = PhaseTimer()
         with timer.phase("frame"):
-            df = _group_frame(spark, group, data_columns)
+            df = _group_frame(spark, group, data_columns, base, merge, table_schema)
         schema = spark_to_arrow_schema(df.select(*[f"`{c}`" for c in data_columns]))
         spark.sparkContext.setJobDescription(
             f"hudi_layout clustering {pending.instant_time} partition {group.partition_path or '(root)'}")
         spec = WriteSpec(
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
-            stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True)
-        written, regions = _write_group(spark, df, group, plan, spec, opts, timer)
+            stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True,
+            gate=pending.file_gate)
+        written, regions = _write_group(spark, df, group, plan, spec, opts, merge, timer)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),
                             time.time() - t0, dict(timer.seconds)), written, regions
 
-    parallelism = max(1, min(len(plan.groups), int(opts.get("hoodie.clustering.max.parallelism", 15))))
+    parallelism = max(1, min(len(plan.groups), cfg.CLUSTERING_MAX_PARALLELISM.get(opts)))
     with ThreadPoolExecutor(max_workers=parallelism) as pool:
         results = list(pool.map(run, plan.groups))
     return ([r[0] for r in results], [w for r in results for w in r[1]],
             [r[2] for r in results if r[2] is not None])
 
 
-def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Sequence[str]) -> pa.Schema:
-    """Arrow schema of the data columns as Spark reads the plan's first input file (the commit's schema)."""
+def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Sequence[str],
+                merge: MergeInputs | None = None) -> pa.Schema:
+    """Arrow schema of the data columns as Spark reads the plan's first input file (the commit's schema); of
+    the merged rows when the plan has Merge-on-Read groups."""
+    if merge is not None and any(is_merged_group(g) for g in plan.groups):
+        full = spark_to_arrow_schema_of(merge.schema)
+        return pa.schema([full.field(c) for c in data_columns])
     return spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
         *[f"`{c}`" for c in data_columns]))
 
@@ -262,11 +356,13 @@ def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
     sketch), aiming at ``output_files`` files, no leaf below ``min_leaf_files`` of a file."""
     cols = list(columns)
-    footers = footer_summary(list(base_files))
-    bins = balanced_bins(list(zip(base_files, footers.rows)), task_count(spark))
-    sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows)
+    files = [f for f in base_files if f]  # a Merge-on-Read slice may have no base file yet
+    types = [schema.field(c).type for c in cols]
+    footers = footer_summary(files)
+    bins = balanced_bins(list(zip(files, footers.rows)), task_count(spark))
+    sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows, types=types)
     _tree_samples.clear()
-    _tree_samples[(frozenset(base_files), tuple(cols))] = sk
+    _tree_samples[(frozenset(files), tuple(cols))] = sk
     boxes = workload_boxes(predicates, cols, schema)
     sampled = sk.sample[0].size if sk.sample else 0
     per_file = sampled / max(1, output_files)

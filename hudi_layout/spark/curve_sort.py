@@ -40,8 +40,11 @@ import pyarrow.parquet as pq
 from hudi_layout.clustering.qdtree import QdTreeLayout
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from hudi_layout.errors import CorruptFileError
+from hudi_layout.format.schema_evolution import conform_batch
+from hudi_layout.scan.merge import MergeSpec
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
 from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
+from hudi_layout.spark.read import SliceInput
 from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, task_identity, write_task
 from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
 
@@ -66,6 +69,33 @@ _IPC_OPTIONS = pa.ipc.IpcWriteOptions()
 # ----------------------------------------------------------------------------------------------- inputs
 
 @dataclass(frozen=True)
+class MergedInput:
+    """A Merge-on-Read file slice as a clustering input: its rows are the merge of base file and log files,
+    done in the task that reads it (the curve path's other inputs are base-file paths)."""
+
+    slice: SliceInput
+    spec: MergeSpec
+    #: the base file's row count from its footer plus the log records' upper bound (a weight for balancing)
+    weight: int = 1
+
+    @property
+    def name(self) -> str:
+        return self.slice.base_file or (self.slice.log_files[0] if self.slice.log_files else "")
+
+    def batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+        table = self.slice.rows(replace(self.spec, columns=tuple(columns)))
+        yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+
+
+#: what a clustering task reads: a base file path, or a slice merged on the spot
+Input = str | MergedInput
+
+
+def _input_name(item: Input) -> str:
+    return item if isinstance(item, str) else item.name
+
+
+@dataclass(frozen=True)
 class FooterSummary:
     """Per-file row counts and, per curve column, the ``(min, max)`` code over every file's footer statistics
     (``None`` where some row group has no usable statistics)."""
@@ -74,7 +104,10 @@ class FooterSummary:
     ranges: tuple[tuple[int, int] | None, ...]
 
 
-def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int] | None | bool]]:
+def _footer(path: Input, columns: Sequence[str], types: Sequence[pa.DataType] | None = None
+            ) -> tuple[int, list[tuple[int, int] | None | bool]]:
+    if isinstance(path, MergedInput):  # merged rows: neither count nor ranges are in any footer
+        return path.weight, [False] * len(columns)
     try:
         md = pq.read_metadata(path)
     except (OSError, pa.ArrowInvalid) as e:
@@ -85,16 +118,22 @@ def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int
         index = {md.schema.column(j).path: j for j in range(md.num_columns)}
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return md.num_rows, [False] * len(columns)
-    for c in columns:
+    for k, c in enumerate(columns):
         j = index.get(c)
         lo = hi = None
+        if j is None and c not in arrow.names and types is not None:
+            out.append(None)  # written before the column was added: all null
+            continue
         known = j is not None and c in arrow.names
         for rg in range(md.num_row_groups if known else 0):
             group = md.row_group(rg)
             st = group.column(j).statistics
             if st is not None and st.has_min_max:
                 try:
-                    mn, mx = encode_column(pa.array([st.min, st.max], arrow.field(c).type))
+                    bounds = pa.array([st.min, st.max], arrow.field(c).type)
+                    if types is not None and bounds.type != types[k]:
+                        bounds = bounds.cast(types[k])  # a widened column: the table's code space
+                    mn, mx = encode_column(bounds)
                 except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
                     known = False
                     break
@@ -107,15 +146,17 @@ def _footer(path: str, columns: Sequence[str]) -> tuple[int, list[tuple[int, int
     return md.num_rows, out
 
 
-def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterSummary:
+def footer_summary(paths: Sequence[Input], columns: Sequence[str] = (),
+                   types: Sequence[pa.DataType] | None = None) -> FooterSummary:
     """Rows of each base file and the curve columns' code ranges from the parquet footers (metadata only).
+    A merged slice has unknown ranges and its weight as row count.
 
     Encoding is monotone, so the code of a footer's min/max is the min/max code; a writer that truncated a
     string statistic only widens the range (footer max rounds up). Ranges decide layout quality, never
     correctness.
     """
     with ThreadPoolExecutor(max_workers=8) as pool:
-        per_file = list(pool.map(lambda p: _footer(p, columns), paths))
+        per_file = list(pool.map(lambda p: _footer(p, columns, types), paths))
     ranges: list[tuple[int, int] | None] = []
     for j in range(len(columns)):
         values = [f[1][j] for f in per_file]
@@ -127,8 +168,8 @@ def footer_summary(paths: Sequence[str], columns: Sequence[str] = ()) -> FooterS
     return FooterSummary(rows=tuple(f[0] for f in per_file), ranges=tuple(ranges))
 
 
-def sample_files(paths: Sequence[str], rows: Sequence[int], want_rows: int, seed: int = 17
-                 ) -> tuple[list[str], list[int]]:
+def sample_files(paths: Sequence[Input], rows: Sequence[int], want_rows: int, seed: int = 17
+                 ) -> tuple[list[Input], list[int]]:
     """A seeded random subset of the files holding at least ``want_rows`` rows (all files if fewer)."""
     order = np.random.default_rng(seed).permutation(len(paths))
     chosen, total = [], 0
@@ -141,17 +182,17 @@ def sample_files(paths: Sequence[str], rows: Sequence[int], want_rows: int, seed
     return [paths[i] for i in chosen], [rows[i] for i in chosen]
 
 
-def balanced_bins(files: Sequence[tuple[str, int]], n_bins: int) -> list[list[str]]:
+def balanced_bins(files: Sequence[tuple[Input, int]], n_bins: int) -> list[list[Input]]:
     """Split ``(path, weight)`` pairs into at most ``n_bins`` bins of similar total weight (largest first,
     each to the lightest bin); paths keep their sorted order inside a bin."""
     n_bins = max(1, min(int(n_bins), len(files)))
     loads = [0] * n_bins
-    bins: list[list[str]] = [[] for _ in range(n_bins)]
-    for path, weight in sorted(files, key=lambda f: (-f[1], f[0])):
+    bins: list[list[Input]] = [[] for _ in range(n_bins)]
+    for path, weight in sorted(files, key=lambda f: (-f[1], _input_name(f[0]))):
         i = loads.index(min(loads))
         bins[i].append(path)
         loads[i] += max(1, weight)
-    return [sorted(b) for b in bins if b]
+    return [sorted(b, key=_input_name) for b in bins if b]
 
 
 def task_count(spark: SparkSession, per_core: int = 4) -> int:
@@ -159,18 +200,49 @@ def task_count(spark: SparkSession, per_core: int = 4) -> int:
     return max(1, int(spark.sparkContext.defaultParallelism) * per_core)
 
 
-def _file_batches(paths: Sequence[str], columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
+def _file_batches(paths: Sequence[Input], columns: Sequence[str],
+                  types: Sequence[pa.DataType] | None = None) -> Iterator[pa.RecordBatch]:
+    """The ``columns`` of ``paths``, batch by batch. With the table's ``types`` the batches take those types:
+    a file written before a column was added yields nulls for it, a widened column is cast (schema evolution,
+    :mod:`hudi_layout.format.schema_evolution`), so every file encodes into one code space. Merged
+    Merge-on-Read slices come out of the merge (already in the table schema) and are conformed the same way."""
+    target = pa.schema([pa.field(c, t) for c, t in zip(columns, types)]) if types is not None else None
     for path in paths:
+        if isinstance(path, MergedInput):
+            for batch in path.batches(columns):
+                yield conform_batch(batch, target) if target is not None else batch
+            continue
         try:
             pf = pq.ParquetFile(path)
-        except (OSError, pa.ArrowInvalid) as e:
-            raise WriterInputError(f"cannot read base file {path}: {e}") from e
+        except (OSError, pa.ArrowException) as e:
+            raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
         present = set(pf.schema_arrow.names)
         missing = [c for c in columns if c not in present]
-        if missing:
-            raise WriterInputError(f"base file {path} lacks columns {missing} (schema evolution is not supported)")
-        for batch in pf.iter_batches(batch_size=_BATCH_ROWS, columns=list(columns)):
-            yield batch.select(list(columns))
+        if missing and target is None:
+            raise WriterInputError(f"base file {path} lacks columns {missing}")
+        if len(missing) == len(columns):  # none of the columns: every row is null in all of them
+            assert target is not None
+            for rows in _row_counts(pf):
+                yield pa.RecordBatch.from_arrays([pa.nulls(rows, t) for t in target.types], schema=target)
+            continue
+        wanted = [c for c in columns if c in present]
+        batches = pf.iter_batches(batch_size=_BATCH_ROWS, columns=wanted)
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except (OSError, pa.ArrowException) as e:  # a damaged page, not only a damaged footer
+                raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
+            yield conform_batch(batch, target) if target is not None else batch.select(list(columns))
+
+
+def _row_counts(pf: pq.ParquetFile) -> Iterator[int]:
+    md = pf.metadata
+    for rg in range(md.num_row_groups):
+        rows = md.row_group(rg).num_rows
+        for start in range(0, rows, _BATCH_ROWS):
+            yield min(_BATCH_ROWS, rows - start)
 
 
 # ----------------------------------------------------------------------------------------------- sketch
@@ -191,14 +263,15 @@ def _sortable(code: int | None) -> int | None:
     return None if code is None else int(to_sortable_int64(np.array([code], np.uint64))[0])
 
 
-def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: int) -> pa.RecordBatch:
+def _sketch_task(paths: list[Input], columns: tuple[str, ...], rate: float, seed: int,
+                 types: Sequence[pa.DataType] | None = None) -> pa.RecordBatch:
     k = len(columns)
     rng = np.random.default_rng(seed)
     rows = 0
     lo: list[int | None] = [None] * k
     hi: list[int | None] = [None] * k
     picked: list[list[np.ndarray]] = [[] for _ in range(k)]
-    for batch in _file_batches(paths, columns):
+    for batch in _file_batches(paths, columns, types):
         for j in range(k):
             mm = pc.min_max(batch.column(j))
             if mm["min"].is_valid:  # encoding is monotone, so it commutes with min / max
@@ -221,8 +294,8 @@ def _sketch_task(paths: list[str], columns: tuple[str, ...], rate: float, seed: 
     return pa.RecordBatch.from_arrays(arrays, names=["kind", "n", *[f"c{j}" for j in range(k)]])
 
 
-def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], rows: int, sample_rows: int,
-           seed: int = 17) -> Sketch:
+def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str], rows: int, sample_rows: int,
+           seed: int = 17, types: Sequence[pa.DataType] | None = None) -> Sketch:
     """One Spark job over the curve columns of ``bins`` (``rows`` rows in all): min/max codes and a uniform
     sample of about ``sample_rows`` rows' codes."""
     cols = tuple(columns)
@@ -232,7 +305,7 @@ def sketch(spark: SparkSession, bins: list[list[str]], columns: Sequence[str], r
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                yield _sketch_task(bins[task], cols, rate, seed + task)
+                yield _sketch_task(bins[task], cols, rate, seed + task, types)
 
     schema = ", ".join(["kind int", "n long", *[f"c{j} long" for j in range(k)]])
     out = spark.range(0, len(bins), 1, len(bins)).mapInArrow(mapper, schema).toArrow()  # samples + extremes
@@ -305,7 +378,7 @@ def _split_sorted(buffered: list[pa.RecordBatch], params: SortKey, bounds: np.nd
                                       names=[PARTITION_COLUMN, _BLOB])
 
 
-def _map_mapper(bins: list[list[str]], names: tuple[str, ...], arrow_schema: pa.Schema, params: SortKey,
+def _map_mapper(bins: list[list[Input]], names: tuple[str, ...], arrow_schema: pa.Schema, params: SortKey,
                 bounds: np.ndarray, preimages: np.ndarray):
     targets = [arrow_schema.field(n).type for n in names]
     flush_bytes = max(_MAP_FLUSH_BYTES, min(len(preimages) * _MIN_BLOB_BYTES, 256 * 1024 * 1024))
@@ -315,7 +388,7 @@ def _map_mapper(bins: list[list[str]], names: tuple[str, ...], arrow_schema: pa.
             for task in ids.column(0).to_pylist():
                 buffered: list[pa.RecordBatch] = []
                 size = 0
-                for batch in _file_batches(bins[task], names):
+                for batch in _file_batches(bins[task], names, targets):
                     arrays = [a if a.type == t else a.cast(t) for a, t in zip(batch.columns, targets)]
                     buffered.append(pa.RecordBatch.from_arrays(arrays, names=list(names)))
                     size += batch.nbytes
@@ -360,7 +433,7 @@ def _merged_rows(batches: Iterator[pa.RecordBatch], keep_key: bool = False) -> I
     yield from _gathered(table, order)
 
 
-def write_curve_sorted(spark: SparkSession, bins: list[list[str]], schema: StructType, params: CurveParams,
+def write_curve_sorted(spark: SparkSession, bins: list[list[Input]], schema: StructType, params: CurveParams,
                        sk: Sketch, n_partitions: int, spec: WriteSpec) -> list[WrittenFile]:
     """Lay the rows of ``bins`` (the columns of ``schema``) out along the curve in ``n_partitions`` range
     partitions and write them as base files of ``spec`` (``spec.max_rows_per_file`` rows each)."""
@@ -418,14 +491,16 @@ def _write_leaves(spec: WriteSpec, layout: QdTreeLayout, rows_per_file: int,
     del keys
     edges = np.flatnonzero(np.diff(leaves)) + 1
     task = task_identity()
+    seqno = 0  # one run of commit sequence numbers over the task's leaves
     for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
         rows = int(last - first)
         files = max(1, round(rows / max(1, rows_per_file)))
         leaf_spec = replace(spec, max_rows_per_file=-(-rows // files))
-        yield from write_partition(leaf_spec, _gathered(table, order[first:last]), task)
+        yield from write_partition(leaf_spec, _gathered(table, order[first:last]), task, first_seqno=seqno)
+        seqno += rows
 
 
-def write_qdtree_sorted(spark: SparkSession, bins: list[list[str]], schema: StructType, layout: QdTreeLayout,
+def write_qdtree_sorted(spark: SparkSession, bins: list[list[Input]], schema: StructType, layout: QdTreeLayout,
                         sk: Sketch, n_partitions: int, spec: WriteSpec, rows_per_file: int) -> list[WrittenFile]:
     """Lay the rows of ``bins`` out along ``layout`` (leaf, then the leaf's curve) and write them, each leaf's
     rows as files of about ``rows_per_file`` rows that never span two leaves."""
@@ -442,6 +517,20 @@ def write_qdtree_sorted(spark: SparkSession, bins: list[list[str]], schema: Stru
         return _write_leaves(spec, layout, rows_per_file, batches)
 
     return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
+
+
+def count_rows(spark: SparkSession, bins: list[list[Input]], key_column: str) -> int:
+    """Rows of ``bins`` counted in one Spark job (merged slices are merged to be counted: deletes and updates
+    change their row count); only the counts reach the driver."""
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for ids in batches:
+            for task in ids.column(0).to_pylist():
+                n = sum(b.num_rows for b in _file_batches(bins[task], (key_column,)))
+                yield pa.RecordBatch.from_arrays([pa.array([n], pa.int64())], names=["n"])
+
+    out = spark.range(0, len(bins), 1, max(1, len(bins))).mapInArrow(mapper, "n long").toArrow()
+    return int(pc.sum(out.column("n")).as_py() or 0)
 
 
 def reduce_partitions(n_files: int, group_bytes: int, spark: SparkSession, max_task_bytes: int) -> int:

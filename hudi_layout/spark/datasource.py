@@ -1,13 +1,38 @@
 """``spark.read.format("hudi_layout")`` / ``df.write.format("hudi_layout")``: Spark 4 Python data source.
 
-Reading: Spark hands us the filters it can push (``spark.sql.python.filterPushdown.enabled=true``, set by
-:func:`hudi_layout.spark.session.get_spark`). We prune files with them but **yield every filter back**:
-Spark treats a filter we do not return as fully applied and drops its own row filter, and file pruning
-is inexact. Each remaining base file becomes one input partition read with pyarrow.
+Reading (docs/read-semantics.md):
+
+* **A loaded DataFrame is a snapshot.** The data source is created once per relation (``load()``, or each
+  query of a SQL table) and pins the instants *completed* by then; every scan of that DataFrame, filtered or
+  not, reads that snapshot, as a parquet DataFrame keeps the files it listed. Hudi's read options choose the
+  query (``hoodie.datasource.query.type`` snapshot / read_optimized / incremental, ``as.of.instant``,
+  ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.enable.data.skipping``); any
+  other ``hoodie.*`` option is refused.
+* **Pruning comes from this scan's filters only.** Spark hands a scan's filters to ``pushFilters``; we yield
+  every one back (file pruning is inexact, Spark filters the rows). Spark 4 (checked on 4.3.0) keeps the read
+  plan made during filter pushdown on the *relation* and replays it for later scans of the same DataFrame,
+  view or SQL table reference, also for scans that push no filter. A plan pruned by one scan's filters would
+  then cut rows from the next, so the reader plans every file of the snapshot and prunes nothing
+  (:func:`read_plan_is_per_scan`, the one switch to flip once Spark scopes the plan to its scan).
+  ``hudi_layout.read()`` always prunes.
+* **SQL tables.** ``CREATE TABLE t USING hudi_layout OPTIONS (path '...')`` (or ``LOCATION '...'``) over an
+  existing table: Spark gives the data source its options only when the table is created, not when it is
+  queried, so the path and the read options travel in the table schema's metadata (the field metadata key
+  :data:`TABLE_METADATA_KEY`), which Spark stores with the table and hands to every reader. Writes never take
+  a path from there (a query's schema can carry another table's metadata): ``INSERT`` into such a table is
+  refused with a pointer to ``hudi_layout.write`` / ``df.write.format("hudi_layout").save(path)``.
+
+Candidate base files are read with pyarrow, in input partitions of about 128 MiB of files each. On a snapshot
+of a Merge-on-Read table (``snapshot``, the default; ``read_optimized`` reads base files only) each slice with
+log files is one input partition, merged in its task (the filters Spark applies come after the merge).
 
 Writing: the writer is created on the driver, where it starts the Hudi instant; each task writes base
-files with :mod:`.base_file_writer` and returns its file metadata as the commit message; ``commit`` on
-the driver completes the instant (and updates the metadata table), ``abort`` rolls it back.
+files with :mod:`hudi_layout.writer.base_file_writer` and returns its file metadata as the commit message; ``commit`` on
+the driver completes the instant (and updates the metadata table), ``abort`` rolls it back. Operations:
+``bulk_insert`` / ``insert`` (append), ``insert_overwrite_table`` (``mode("overwrite")``), ``insert_overwrite``
+(``mode("overwrite")`` with that operation) and ``delete_partition`` (with
+``hoodie.datasource.write.partitions.to.delete``). ``upsert`` and ``delete`` are refused with one line naming
+``hudi_layout.write``: a task cannot start the Spark jobs that combine the batch and find the stored keys.
 
 ``hudi_layout.read()`` / ``hudi_layout.write()`` are the faster default paths (Spark's native parquet
 reader; Spark-native key expressions); this data source exists for users who want the format API.
@@ -15,11 +40,13 @@ reader; Spark-native key expressions); this data source exists for users who wan
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,46 +59,122 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout import options as cfg
+from hudi_layout.cleaning import CleanConfig, clean_if_due
+from hudi_layout.errors import (
+    SPARK_ERROR_MARKER,
+    HudiLayoutError,
+    InvalidArgumentError,
+    NotAHudiTableError,
+    from_spark_error_text,
+    spark_error_text,
+)
+from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.format.schema_evolution import conform_batch
+from hudi_layout.options import QueryType, WriteOperation
+from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.scan.plan import plan_scan
+from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
-from hudi_layout.spark.read import spark_schema
+from hudi_layout.spark.read import SliceInput, spark_schema
 from hudi_layout.spark.write_job import write_task
+from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
-from hudi_layout.writer.base_file_writer import META_COLUMNS, PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
+from hudi_layout.table.timeline import completed_at
+from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS, key_and_partition_values
 from hudi_layout.writer.transaction import WriteSession
 
 SOURCE_NAME = "hudi_layout"
+#: field metadata key carrying a SQL table's path and read options (see the module docstring)
+TABLE_METADATA_KEY = "hudi_layout.table"
+INCLUDE_META_OPTION = "includeMetaColumns"
+
+
+def read_plan_is_per_scan() -> bool:
+    """Whether Spark keeps a Python data source's read plan per scan, so the reader may prune with the filters
+    pushed to it. No Spark version we know of does: on Spark 4 (checked on 4.3.0) a plan made while pushing one
+    scan's filters is replayed for later scans of the same relation (issue 17, finding 1). Flip this, with a
+    version check, once a Spark release scopes the plan to its scan."""
+    return False
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line_errors(fn: F) -> F:
+    """Spark shows an error raised in the data source as its own message followed by the Python traceback.
+    Our errors are re-raised with their message and hint as one tagged line (no chained traceback), which
+    the CLI, :func:`install_error_hook` and ``str(exception)`` searches can find."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HudiLayoutError as e:
+            if str(e).startswith(SPARK_ERROR_MARKER):
+                raise
+            raise type(e)(spark_error_text(e), hint=e.hint) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 class _FilePartition(InputPartition):
-    def __init__(self, paths: list[str]) -> None:
+    """Base files to read, and (incremental reads) the commits whose rows to keep. Spark pickles the read
+    function before it asks for the partitions, so what ``read`` needs from planning travels here."""
+
+    def __init__(self, paths: list[str], incremental: IncrementalSelection | None = None) -> None:
         super().__init__(json.dumps(paths))
         self.paths = paths
+        self.incremental = incremental
+
+
+class _SlicePartition(InputPartition):
+    """A Merge-on-Read slice with log files (or none but logs): merged in the task that reads it."""
+
+    def __init__(self, sl: SliceInput, spec: MergeSpec) -> None:
+        super().__init__(json.dumps([sl.base_file, *sl.log_files]))
+        self.slice = sl
+        self.spec = spec
 
 
 class HudiLayoutReader(DataSourceReader):
-    def __init__(self, path: str, schema: Any, include_meta: bool, use_stats: bool) -> None:
+    """Plans one scan of the data source's snapshot (see the module docstring)."""
+
+    def __init__(self, path: str, schema: Any, query: ReadQuery, prune_with_filters: bool,
+                 settings: Mapping[str, str] | None = None) -> None:
         self.path = path
         self.schema = schema
-        self.include_meta = include_meta
-        self.use_stats = use_stats
+        self.query = query
+        self.prune_with_filters = prune_with_filters
+        #: hudi_layout's read settings given as options (curve-region step, query log): see options.READ_SETTINGS
+        self.settings = dict(settings or {})
         self.filters: list[Any] = []
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
-        self.filters = list(filters)
-        # Yield every filter back: pruning is by file, so Spark must still filter rows.
+        # A plan pruned by these filters must not outlive this scan (module docstring): keep them only where
+        # Spark keeps the plan per scan. Yield every filter back: pruning is by file, Spark filters the rows.
+        self.filters = list(filters) if self.prune_with_filters else []
         yield from filters
 
+    @_one_line_errors
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
-        plan = plan_scan(self.path, predicate, use_column_stats=self.use_stats, with_row_counts=False,
-                         source="datasource")
-        files = plan.candidate_files
-        if not files:
-            return [_FilePartition([])]
-        return [_FilePartition([f]) for f in files]
+        table = HudiTable(self.path)
+        plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table,
+                         options=self.settings or None, source="datasource")
+        merge = table.is_mor and self.query.query_type is QueryType.SNAPSHOT
+        if merge:
+            plain = [s for s in plan.candidate_slices if s.has_base_file and not s.has_log_files]
+            merged = plan.merged_slices
+        else:
+            plain, merged = [s for s in plan.candidate_slices if s.has_base_file], []
+        parts: list[InputPartition] = [_FilePartition(paths, plan.incremental) for paths in _bins(plain)]
+        if merged:
+            spec = merge_spec_for_table(table, columns=[f.name for f in self.schema.fields])
+            parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in merged]
+        return parts or [_FilePartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -79,18 +182,62 @@ class HudiLayoutReader(DataSourceReader):
         names = [f.name for f in self.schema.fields]
         # Spark checks batches against exactly this schema (nullability included; files say nullable)
         target = to_arrow_schema(self.schema, timezone="UTC")
-        paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
-        for p in paths:
-            pf = pq.ParquetFile(p)
-            for batch in pf.iter_batches(columns=names, batch_size=65_536):
+        if isinstance(partition, _SlicePartition):
+            for batch in partition.slice.rows(partition.spec).to_batches(max_chunksize=65_536):
                 columns = [batch.column(n) if batch.schema.field(n).type == f.type
                            else batch.column(n).cast(f.type) for n, f in zip(names, target)]
                 yield pa.RecordBatch.from_arrays(columns, schema=target)
+            return
+        paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)
+        selection = getattr(partition, "incremental", None)
+        wanted = names if selection is None or COMMIT_TIME_COLUMN in names else [*names, COMMIT_TIME_COLUMN]
+        for p in paths:
+            pf = pq.ParquetFile(p)
+            present = [n for n in wanted if n in pf.schema_arrow.names]
+            if not present:  # only columns added after this file was written: all null
+                for rg in range(pf.metadata.num_row_groups):
+                    rows = pf.metadata.row_group(rg).num_rows
+                    yield pa.RecordBatch.from_arrays([pa.nulls(rows, f.type) for f in target], schema=target)
+                continue
+            for batch in pf.iter_batches(columns=present, batch_size=65_536):
+                if selection is not None:
+                    batch = batch.filter(_commit_time_mask(batch.column(COMMIT_TIME_COLUMN), selection))
+                # files written before a schema change: missing columns are null, widened ones are cast
+                yield conform_batch(batch, target)
+
+
+#: bytes of base files one input partition reads (small files share a Python task; a large file has its own)
+PARTITION_TARGET_BYTES = 128 * 1024 * 1024
+
+
+def _bins(slices: Sequence[FileSlice], target: int = PARTITION_TARGET_BYTES) -> list[list[str]]:
+    """Consecutive base files grouped into input partitions of about ``target`` bytes each."""
+    out: list[list[str]] = []
+    size = target
+    for s in slices:
+        if size >= target:
+            out.append([])
+            size = 0
+        out[-1].append(s.base_file_path)
+        size += max(1, s.size_bytes)
+    return out
+
+
+def _commit_time_mask(commit_times: pa.Array, selection: IncrementalSelection) -> pa.Array:
+    mask = pc.is_in(commit_times, value_set=pa.array(sorted(selection.commit_times), pa.string()))
+    if selection.archived_before is not None:
+        mask = pc.or_(mask, pc.less(commit_times, pa.scalar(selection.archived_before)))
+    return pc.fill_null(mask, False)
 
 
 class HudiLayoutDataSource(DataSource):
-    """Options: ``path`` (or ``load(path)``), ``hoodie.*`` write options, ``includeMetaColumns``,
-    ``hoodie.enable.data.skipping`` (default true)."""
+    """Options: ``path`` (or ``load(path)``), Hudi's read options (module docstring) or ``hoodie.*`` write
+    options, ``includeMetaColumns``."""
+
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        #: the snapshot this relation reads: instants completed when it was created (None: no table yet)
+        self.pinned = _latest_completion(options.get("path"))
 
     @classmethod
     def name(cls) -> str:
@@ -99,20 +246,108 @@ class HudiLayoutDataSource(DataSource):
     def _path(self) -> str:
         path = self.options.get("path")
         if not path:
-            raise InvalidArgumentError("the hudi_layout data source needs a path: .load(path) / .save(path)")
+            raise InvalidArgumentError(
+                "the hudi_layout data source needs a path: .load(path) / .save(path); a SQL table is created over "
+                "an existing table without a column list: CREATE TABLE t USING hudi_layout OPTIONS (path '...') "
+                "or LOCATION '...'")
         return path
 
+    def _include_meta(self, options: Mapping[str, str]) -> bool:
+        return str(options.get(INCLUDE_META_OPTION, "false")).lower() == "true"
+
+    @_one_line_errors
     def schema(self) -> Any:
-        include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
-        return spark_schema(HudiTable(self._path()), include_meta=include_meta)
+        path = self._path()
+        read_options = _read_options(self.options)
+        query = ReadQuery.from_options(read_options)
+        table = HudiTable(path)
+        require(table.properties, Action.READ, query_type=query.query_type)  # one clear error at load()
+        include_meta = self._include_meta(self.options)
+        schema = spark_schema(table, include_meta=include_meta)
+        if schema is None:
+            raise InvalidArgumentError(f"{path}: the table has no schema the data source can read",
+                                       hint="read it with hudi_layout.read(path), which uses the files' own schema")
+        if "location" in self.options or "provider" in self.options:  # a SQL table being created
+            schema = _with_table_metadata(schema, {"path": path, "options": {**read_options, **(
+                {INCLUDE_META_OPTION: "true"} if include_meta else {})}})
+        return schema
 
+    @_one_line_errors
     def reader(self, schema: Any) -> DataSourceReader:
-        use_stats = str(self.options.get("hoodie.enable.data.skipping", "true")).lower() == "true"
-        include_meta = str(self.options.get("includeMetaColumns", "false")).lower() == "true"
-        return HudiLayoutReader(self._path(), schema, include_meta, use_stats)
+        path = self.options.get("path")
+        read_options = _read_options(self.options)
+        if not path:  # a SQL table: Spark passes no options to its readers, the schema carries them
+            stored = _table_metadata(schema)
+            if stored is None:
+                return HudiLayoutReader(self._path(), schema, ReadQuery(), False)  # raises "needs a path"
+            path, read_options = stored["path"], dict(stored.get("options") or {})
+            pinned = _latest_completion(path)
+        else:
+            pinned = self.pinned
+        read_options.pop(INCLUDE_META_OPTION, None)
+        query = ReadQuery.from_options(read_options, completed_by=pinned)
+        setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
+        settings = {k: v for k, v in read_options.items() if k in setting_keys}
+        return HudiLayoutReader(path, schema, query, read_plan_is_per_scan(), settings)
 
+    @_one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
-        return HudiLayoutWriter(self._path(), dict(self.options), schema, overwrite)
+        if not self.options.get("path"):
+            # Spark shows a data source's exception text, not our hint: the way out goes into the message
+            raise InvalidArgumentError(
+                "writing through a SQL table of the hudi_layout data source is not supported (Spark passes the "
+                "data source no path for it): write with hudi_layout.write(df, path) or "
+                "df.write.format('hudi_layout').save(path)")
+        return HudiLayoutWriter(self._path(), {k: v for k, v in self.options.items() if k != INCLUDE_META_OPTION},
+                                schema, overwrite)
+
+
+def _read_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The Hudi read options among a data source's options (Spark's own keys, such as ``path``, left out)."""
+    return {k: v for k, v in options.items() if cfg.is_governed(k) or k == INCLUDE_META_OPTION}
+
+
+def _latest_completion(path: str | None) -> str | None:
+    """The completion time of the table's last completed instant (the snapshot a new relation pins), or
+    ``EARLIEST`` for a table without one; None where there is no table (a write creates it)."""
+    if not path:
+        return None
+    try:
+        timeline = HudiTable(path).timeline
+    except (NotAHudiTableError, OSError):
+        return None
+    times = [completed_at(i) for i in timeline.completed().commits_and_replaces()]
+    return max(times) if times else cfg.EARLIEST
+
+
+def _with_table_metadata(schema: Any, value: dict[str, Any]) -> Any:
+    from pyspark.sql.types import StructField, StructType
+
+    fields = list(schema.fields)
+    first = fields[0]
+    fields[0] = StructField(first.name, first.dataType, first.nullable,
+                            {**(first.metadata or {}), TABLE_METADATA_KEY: json.dumps(value)})
+    return StructType(fields)
+
+
+def _table_metadata(schema: Any) -> dict[str, Any] | None:
+    for f in getattr(schema, "fields", []):
+        raw = (f.metadata or {}).get(TABLE_METADATA_KEY)
+        if raw:
+            return dict(json.loads(raw))
+    return None
+
+
+def refuse_table_services(options: dict[str, str]) -> None:
+    """The data source writer runs in Spark's Python workers, where no clustering can run after the commit:
+    inline / async clustering options are refused instead of being accepted and ignored."""
+    opts = cfg.resolve_options(options)
+    for option in (cfg.CLUSTERING_INLINE, cfg.CLUSTERING_ASYNC_ENABLED):
+        if option.get(opts):
+            raise InvalidArgumentError(
+                f"{option.key}=true is not run by the hudi_layout data source writer",
+                hint="write with hudi_layout.write(df, path, options) (it runs inline and async clustering), or "
+                     "run `hudi-layout clustering-service PATH` beside your writer")
 
 
 @dataclass
@@ -120,40 +355,8 @@ class _FilesMessage(WriterCommitMessage):
     rows: list[dict[str, Any]]
 
 
-def _key_and_partition(batch: pa.RecordBatch, record_keys: list[str], partition_fields: list[str],
-                       hive_style: bool) -> pa.RecordBatch:
-    table = pa.Table.from_batches([batch])
-
-    def as_str(name: str) -> pa.ChunkedArray:
-        return pc.cast(table.column(name), pa.string())
-
-    if len(record_keys) == 1:
-        key = as_str(record_keys[0])
-        key = pc.if_else(pc.equal(key, ""), pa.scalar(None, pa.string()), key)
-    else:
-        parts = []
-        for f in record_keys:
-            s = as_str(f)
-            s = pc.if_else(pc.equal(s, ""), "__empty__", s)
-            parts.append(pc.binary_join_element_wise(f"{f}:", pc.fill_null(s, "__null__"), ""))
-        key = pc.binary_join_element_wise(*parts, ",")
-        all_null = None
-        for f in record_keys:
-            cond = pc.is_null(table.column(f))
-            all_null = cond if all_null is None else pc.and_(all_null, cond)
-        key = pc.if_else(all_null, pa.scalar(None, pa.string()), key)
-    if partition_fields:
-        segs = []
-        for f in partition_fields:
-            s = as_str(f)
-            s = pc.fill_null(pc.if_else(pc.equal(s, ""), pa.scalar(None, pa.string()), s),
-                             "__HIVE_DEFAULT_PARTITION__")
-            segs.append(pc.binary_join_element_wise(f"{f}=", s, "") if hive_style else s)
-        part = pc.binary_join_element_wise(*segs, "/") if len(segs) > 1 else segs[0]
-    else:
-        part = pa.array([""] * table.num_rows, pa.string())
-    table = table.append_column(RECORD_KEY_COLUMN, key).append_column(PARTITION_PATH_COLUMN, part)
-    return table.combine_chunks().to_batches()[0] if table.num_rows else batch
+#: the Arrow path's keys and partition values (shared with in-process writers and tests)
+_key_and_partition = key_and_partition_values
 
 
 #: Heartbeats started in this process, by (base path, instant time) — see :class:`_HeartbeatRef`.
@@ -190,29 +393,35 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
-        self.session = WriteSession.start(path, options, arrow_schema, overwrite)
+        CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
+        refuse_table_services(options)
+        self.session = WriteSession.start(path, options, arrow_schema, overwrite, datasource=True)
         pending = self.session.pending
         _live_heartbeats[(str(pending.base_path), pending.instant_time)] = pending.heartbeat
         pending.heartbeat = _HeartbeatRef(str(pending.base_path), pending.instant_time, os.getpid())
         self.spec = self.session.spec
         self.record_keys = self.session.record_keys
-        self.partition_fields = self.session.partition_fields
-        self.hive_style = self.session.hive_style
+        self.partition_rule = self.spec.partition_rule or PartitionPathRule(())
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        if self.session.operation is WriteOperation.DELETE_PARTITION:  # replaces file groups, writes nothing
+            return _FilesMessage([])
+
         def prepared() -> Iterator[pa.RecordBatch]:
             for b in iterator:
                 if b.num_rows:
-                    yield _key_and_partition(b, self.record_keys, self.partition_fields, self.hive_style)
+                    yield key_and_partition_values(b, self.record_keys, self.partition_rule)
 
         rows: list[dict[str, Any]] = []
         for out in write_task(self.spec, prepared()):
             rows.extend(out.to_pylist())
         return _FilesMessage(rows)
 
+    @_one_line_errors
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         rows = [r for m in messages if isinstance(m, _FilesMessage) for r in m.rows]
         self.session.commit(rows)
+        clean_if_due(self.session.base, self.session.opts)  # hoodie.clean.automatic (pure, no Spark job)
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.session.abort()
@@ -222,11 +431,43 @@ _registered: set[int] = set()
 
 
 def register(spark: Any) -> None:
-    """Register the data source with ``spark`` (idempotent)."""
+    """Register the data source with ``spark`` (idempotent), and the interpreter's error hook that shows
+    our errors coming back through Spark as one line (:func:`install_error_hook`)."""
+    install_error_hook()
     if id(spark) in _registered:
         return
     spark.dataSource.register(HudiLayoutDataSource)
     _registered.add(id(spark))
+
+
+_previous_hook: Any = None
+
+
+def install_error_hook() -> None:
+    """When an uncaught exception carries one of our errors wrapped by Spark (e.g. ``df.write.format(
+    "hudi_layout").save()`` refusing an option), print our ``error:`` / ``hint:`` lines instead of Spark's
+    traceback (``HUDI_LAYOUT_TRACEBACK=1`` prints the traceback after them). Other exceptions go to the hook
+    that was installed before."""
+    global _previous_hook
+    if _previous_hook is not None:
+        return
+    _previous_hook = sys.excepthook
+
+    def hook(tp: type[BaseException], value: BaseException, tb: Any) -> None:
+        ours = value is not None and not isinstance(value, HudiLayoutError)
+        found = from_spark_error_text(str(value)) if ours else None
+        if found is None:
+            _previous_hook(tp, value, tb)
+            return
+        print(f"error: {found}", file=sys.stderr)
+        if found.hint:
+            print(f"hint: {found.hint}", file=sys.stderr)
+        if os.environ.get("HUDI_LAYOUT_TRACEBACK"):
+            _previous_hook(tp, value, tb)
+        else:
+            print(f"({type(value).__name__} from Spark; HUDI_LAYOUT_TRACEBACK=1 shows its traceback)", file=sys.stderr)
+
+    sys.excepthook = hook
 
 
 __all__ = ["HudiLayoutDataSource", "register", "SOURCE_NAME", "META_COLUMNS"]

@@ -15,9 +15,13 @@ Why each default matters:
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from hudi_layout.errors import HudiLayoutError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -36,6 +40,9 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
     # better range-partition bounds for curve keys (default 100 samples per partition)
     "spark.sql.execution.rangeExchange.sampleSizePerPartition": "500",
+    # an error raised in a Python worker (the hudi_layout data source, the executors' writer) reaches the user
+    # as its one-line message, not a 10-line worker traceback; "false" shows the tracebacks (UDFs' too)
+    "spark.sql.execution.pyspark.udf.hideTraceback.enabled": "true",
 }
 
 
@@ -60,6 +67,10 @@ def get_spark(
         ui: start the Spark web UI (off by default: tests and CLI runs do not need it).
         extra_conf: more Spark settings, applied last.
     """
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is None:  # a new JVM is about to be launched
+        _require_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
@@ -84,6 +95,29 @@ def get_spark(
 
     register(session)
     return session
+
+
+#: log4j2 configuration that keeps the JVM silent (no banner, warnings or executor stack traces): the command
+#: line and the demo report errors themselves, as one line
+QUIET_LOG4J = Path(__file__).resolve().parent / "log4j2-quiet.properties"
+
+
+def quiet_conf() -> dict[str, str]:
+    """``extra_conf`` for :func:`get_spark` that silences Spark's JVM logging (a new JVM only)."""
+    os.environ.setdefault("HUDI_LAYOUT_SPARK_LOG_LEVEL", "FATAL")
+    return {"spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}"}
+
+
+def _require_java() -> None:
+    """Spark's launcher fails with a shell error and a long Python traceback when Java is missing: say so
+    in one line first."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = Path(java_home) / "bin" / "java" if java_home else shutil.which("java")
+    if java is None or not Path(java).is_file():
+        where = f"JAVA_HOME={java_home} has no bin/java" if java_home else "no java on PATH"
+        raise HudiLayoutError(f"Spark needs Java 17 or newer, which was not found ({where})",
+                              hint="install it (apt-get install openjdk-17-jre-headless) or set JAVA_HOME; "
+                                   "inspect, explain, report and index work without it")
 
 
 def is_spark_session(value: object) -> bool:

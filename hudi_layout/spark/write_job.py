@@ -1,6 +1,7 @@
 """The Spark half of a write: key / partition expressions, the ``mapInArrow`` file-writer job, schemas.
 
-Spark computes ``_hoodie_record_key`` and ``_hoodie_partition_path`` with native expressions;
+Spark computes ``_hoodie_record_key`` and each partition field's string value with native expressions (the
+writer encodes the values into ``_hoodie_partition_path`` with the table's partition-path rule);
 ``mapInArrow`` hands each task's Arrow batches to :func:`hudi_layout.writer.base_file_writer.write_partition`
 (with the task's identity, looked up here), which writes the base files and returns one metadata row per
 file. Only those rows reach the driver.
@@ -13,23 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
+from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.spark.progress import WriteCounters, write_counters
 from hudi_layout.writer.base_file_writer import (
-    ERROR_MARKER,
+    PARTITION_PATH_COLUMN,
     RESULT_SCHEMA,
     TaskIdentity,
+    WriterInputError,
     WriteSpec,
     WrittenFile,
     decode_results,
+    partition_value_column,
     write_partition,
 )
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
-
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-
 
 def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
     return spark_to_arrow_schema_of(df.schema)
@@ -91,30 +93,60 @@ def record_key_expr(fields: list[str]) -> Column:
     return F.when(all_null, F.lit(None).cast("string")).otherwise(F.concat_ws(",", *parts))
 
 
-def partition_path_expr(fields: list[str], hive_style: bool) -> Column:
+def partition_value_exprs(fields: list[str]) -> list[Column]:
+    """Each partition field's value as Spark casts it to a string, as ``_hoodie_partition_value_<i>``: the
+    executors' writer turns them into the partition path with the table's
+    :class:`~hudi_layout.format.partition_path.PartitionPathRule` (one encoder for every write path)."""
     from pyspark.sql import functions as F
 
-    if not fields:
-        return F.lit("")
-    parts = []
-    for f in fields:
-        value = F.coalesce(F.nullif(F.col(f"`{f}`").cast("string"), F.lit("")), F.lit(DEFAULT_PARTITION))
-        parts.append(F.concat(F.lit(f"{f}="), value) if hive_style else value)
-    return F.concat_ws("/", *parts)
+    return [F.col(f"`{f}`").cast("string").alias(partition_value_column(i)) for i, f in enumerate(fields)]
+
+
+def with_partition_path(df: DataFrame, rule: PartitionPathRule, value_columns: list[str]) -> DataFrame:
+    """``df`` with ``_hoodie_partition_path`` computed from the partition value columns (then dropped) by the
+    table's :class:`~hudi_layout.format.partition_path.PartitionPathRule`, in Arrow on the executors: the same
+    encoder the writer uses, so keys found by an upsert land in the partition folders the table has."""
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    out_schema = StructType([f for f in df.schema.fields if f.name not in value_columns]
+                            + [StructField(PARTITION_PATH_COLUMN, StringType(), True)])
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            table = pa.Table.from_batches([batch])
+            try:
+                paths = rule.arrow_paths([table.column(c) for c in value_columns]) if value_columns else \
+                    pa.array([""] * table.num_rows, pa.string())
+            except HudiLayoutError as e:
+                raise WriterInputError.of(e) from None
+            table = table.drop_columns(value_columns).append_column(PARTITION_PATH_COLUMN, paths)
+            yield from table.to_batches()
+
+    return df.mapInArrow(mapper, out_schema)
 
 
 def _translate_spark_error(e: Exception) -> Exception:
-    text = str(e)
-    idx = text.find(ERROR_MARKER)
-    if idx >= 0:
-        line = text[idx + len(ERROR_MARKER):].strip().splitlines()[0]
-        return InvalidArgumentError(line.strip())
-    return e
+    """Our error when the executors raised one (its class, one line, hint), else ``e`` itself."""
+    return from_spark_error_text(str(e)) or e
 
 
 def run_file_writer(df: DataFrame, spec: WriteSpec) -> list[WrittenFile]:
     """Run the executor-side writer over ``df`` and collect the per-file metadata rows."""
     return collect_written(df, make_mapper(spec))
+
+
+def _counting(mapper: Any, counters: WriteCounters) -> Any:
+    """``mapper`` that also adds each written file to the progress counters (one result row per file)."""
+
+    def counted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for out in mapper(batches):
+            if out.num_rows and "num_records" in out.schema.names:
+                counters.files.add(out.num_rows)
+                counters.rows.add(sum(v for v in out.column("num_records").to_pylist() if v))
+                counters.bytes.add(sum(v for v in out.column("file_size").to_pylist() if v))
+            yield out
+
+    return counted
 
 
 def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
@@ -124,6 +156,9 @@ def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
     out_schema = StructType.fromJson({"type": "struct", "fields": [
         {"name": f.name, "type": {"string": "string", "int64": "long", "binary": "binary"}[str(f.type)],
          "nullable": True, "metadata": {}} for f in RESULT_SCHEMA]})
+    counters = write_counters()
+    if counters is not None:
+        mapper = _counting(mapper, counters)
     try:
         rows = df.mapInArrow(mapper, out_schema).collect()  # metadata rows only
     except Exception as e:  # Spark wraps executor errors; surface ours as one clear line

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from hudi_layout.format import instant as inst
 from hudi_layout.format.commit_metadata import (
     commit_metadata_bytes,
     decode_requested_replace,
+    decode_timeline_content,
     rollback_metadata_bytes,
     rollback_plan_bytes,
 )
@@ -41,6 +41,8 @@ from hudi_layout.format.file_naming import try_parse_base_file_name
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
 from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.table.faults import crash_point
+from hudi_layout.table.file_guard import FileGate, close_gate, open_gate
 from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
 
 WRITE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT, inst.CLUSTERING)
@@ -125,10 +127,20 @@ class PendingWrite:
     completed: bool = False
     extra_cleanup: list[Path] = field(default_factory=list)
     hooks: CommitHooks = NO_HOOKS
+    #: the heartbeat token of this attempt (executors compare it before creating files)
+    token: str = ""
 
     @property
     def timeline(self) -> Path:
         return timeline_dir(self.base_path, self.props)
+
+    @property
+    def file_gate(self) -> FileGate:
+        """What executors check before each file they create (see :mod:`hudi_layout.table.file_guard`)."""
+        inflight = self.timeline / instant_file_name(self.instant_time, self.action, State.INFLIGHT,
+                                                     layout_version=self.props.timeline_layout_version)
+        heartbeat = self.base_path / ".hoodie" / ".heartbeat" / self.instant_time
+        return FileGate(str(self.base_path), self.instant_time, str(inflight), str(heartbeat), self.token)
 
     @property
     def marker_dir(self) -> Path:
@@ -161,20 +173,28 @@ def begin_write(
         tdir = timeline_dir(base, props)
         tdir.mkdir(parents=True, exist_ok=True)
         layout = props.timeline_layout_version
-        heartbeat = Heartbeat(base, t)
-        tmp = base / ".hoodie" / ".temp"
-        atomic_write(tdir / instant_file_name(t, action, State.REQUESTED, layout_version=layout),
-                      requested_bytes, tmp)
         if inflight_bytes is None:
             if action in (inst.COMMIT, inst.DELTA_COMMIT) or (action == inst.REPLACE_COMMIT and props.version >= 8):
                 inflight_bytes = commit_metadata_bytes({"partitionToWriteStats": {}, "extraMetadata": {}},
                                                        props.version)
             else:
                 inflight_bytes = b""
-        atomic_write(tdir / instant_file_name(t, action, State.INFLIGHT, layout_version=layout),
-                      inflight_bytes, tmp)
-        (base / ".hoodie" / ".temp" / t).mkdir(parents=True, exist_ok=True)
-    return PendingWrite(base, props, t, action, heartbeat, lock, hooks=hooks)
+        heartbeat = Heartbeat(base, t)
+        pending = PendingWrite(base, props, t, action, heartbeat, lock, hooks=hooks, token=heartbeat.token)
+        tmp = base / ".hoodie" / ".temp"
+        try:
+            atomic_write(tdir / instant_file_name(t, action, State.REQUESTED, layout_version=layout),
+                          requested_bytes, tmp)
+            crash_point("begin.after_requested")
+            atomic_write(tdir / instant_file_name(t, action, State.INFLIGHT, layout_version=layout),
+                          inflight_bytes, tmp)
+            (base / ".hoodie" / ".temp" / t).mkdir(parents=True, exist_ok=True)
+            open_gate(base, t)
+        except BaseException:
+            abort_write(pending)  # e.g. a full disk: leave nothing behind, release the heartbeat
+            raise
+    crash_point("begin.after_inflight")
+    return pending
 
 
 def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
@@ -196,15 +216,21 @@ def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
             raise InvalidArgumentError(f"no pending clustering plan {instant_time} in {tdir}")
         heartbeat = Heartbeat(base, instant_time)
         infl = tdir / instant_file_name(instant_time, action, State.INFLIGHT, layout_version=layout)
-        if not infl.exists():
-            atomic_write(infl, b"", base / ".hoodie" / ".temp")
-        (base / ".hoodie" / ".temp" / instant_time).mkdir(parents=True, exist_ok=True)
-    return PendingWrite(base, props, instant_time, action, heartbeat, lock, hooks=hooks)
+        try:
+            if not infl.exists():
+                atomic_write(infl, b"", base / ".hoodie" / ".temp")
+            (base / ".hoodie" / ".temp" / instant_time).mkdir(parents=True, exist_ok=True)
+            open_gate(base, instant_time)
+        except BaseException:
+            heartbeat.stop()
+            raise
+    crash_point("cluster.after_inflight")
+    return PendingWrite(base, props, instant_time, action, heartbeat, lock, hooks=hooks, token=heartbeat.token)
 
 
 def complete_write(
     pending: PendingWrite,
-    metadata_bytes: bytes,
+    metadata_bytes: bytes | Callable[[], bytes],
     *,
     committed_files: Iterable[str] = (),
     before_complete: Callable[[PendingWrite], None] | None = None,
@@ -212,21 +238,28 @@ def complete_write(
     """Finish ``pending``: run ``before_complete`` (conflict check + MDT update) under the lock, then
     make the instant visible with one atomic rename. Returns the completion time.
 
-    ``committed_files`` are the partition-relative paths the commit metadata lists; any other file the
+    ``metadata_bytes`` may be a function, called under the lock after ``before_complete`` (commit metadata that
+    depends on the table's state at completion, e.g. its latest schema). ``committed_files`` are the
+    partition-relative paths the commit metadata lists; any other file the
     markers name (a retried Spark task's leftovers) is deleted first, as Hudi's marker reconciliation does.
 
-    Fault injection (crash-recovery tests only): ``HUDI_LAYOUT_FAULT=before_mdt`` SIGKILLs this process
-    right before ``before_complete`` runs (files written, MDT not updated); ``before_complete`` SIGKILLs it
-    right before the completed instant file is written (MDT updated, instant still pending).
+    The instant's file gate is closed first (waiting for file creations in progress), so no executor can add
+    a file once the markers have been reconciled.
+
+    Crash points (:mod:`hudi_layout.table.faults`): ``before_mdt`` (files written, MDT not updated),
+    ``before_complete`` (MDT updated, instant still pending), ``commit.after_complete`` (committed, markers
+    and heartbeat not yet cleaned up).
     """
     base = pending.base_path
     with pending.lock:
         _check_still_pending(pending)
+        close_gate(base, pending.instant_time)
         _reconcile_markers(pending, set(committed_files))
-        if os.environ.get("HUDI_LAYOUT_FAULT") == "before_mdt":
-            os.kill(os.getpid(), signal.SIGKILL)
+        crash_point("before_mdt")
         if before_complete is not None:
             before_complete(pending)
+        if callable(metadata_bytes):
+            metadata_bytes = metadata_bytes()
         instants = list_instants(base, pending.props)
         completion = new_instant_time(latest_time_on_timeline(instants),
                                       use_utc=pending.props.timeline_timezone == "UTC")
@@ -234,10 +267,10 @@ def complete_write(
         layout = pending.props.timeline_layout_version
         name = instant_file_name(pending.instant_time, done_action, State.COMPLETED,
                                  completion if layout >= 2 else None, layout_version=layout)
-        if os.environ.get("HUDI_LAYOUT_FAULT") == "before_complete":
-            os.kill(os.getpid(), signal.SIGKILL)
+        crash_point("before_complete")
         atomic_write(pending.timeline / name, metadata_bytes, base / ".hoodie" / ".temp")
         pending.completed = True
+        crash_point("commit.after_complete")
         shutil.rmtree(pending.marker_dir, ignore_errors=True)
     pending.heartbeat.stop()
     return completion
@@ -280,10 +313,12 @@ def abort_write(pending: PendingWrite) -> None:
     """Roll back our own failed write right away (bad input found mid-write, an exception...)."""
     if pending.completed:
         return
-    with pending.lock:
-        _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False,
-                          hooks=pending.hooks)
-    pending.heartbeat.stop()
+    try:
+        with pending.lock:
+            _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False,
+                              hooks=pending.hooks)
+    finally:
+        pending.heartbeat.stop()  # whatever happened: never keep holding the heartbeat of a dead instant
 
 
 def _pending_instant(pending: PendingWrite) -> Instant:
@@ -329,12 +364,18 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
     A pending *clustering* that was never started (requested only) is a plan, not a failure: it stays.
     An inflight clustering whose executor died goes back to requested (its files are deleted) so the
     next run executes the same plan again, as Hudi does.
+
+    First, a rollback that was itself interrupted (a pending ``rollback`` instant: rollbacks run under the
+    table lock, so its process is gone) is finished; last, marker folders of instants that are no longer
+    pending (left by a crash after completion, or re-created by an executor that outlived its writer) are
+    swept, deleting the files their markers name when those belong to no completed instant.
     """
     base = Path(base_path)
     lock = lock or TableLock(base)
     done = []
     with lock:
         props = props or load_properties(base / ".hoodie")
+        done.extend(_finish_interrupted_rollbacks(base, props, hooks))
         for i in pending_write_instants(base, props):
             if writer_is_alive(base, i.requested_time):
                 continue
@@ -343,14 +384,35 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
                 continue
             _rollback_instant(base, props, i, record=not clustering, keep_plan=clustering, hooks=hooks)
             done.append(i.requested_time)
+        _sweep_stray_markers(base, props)
     return done
+
+
+def rollback_pending_instant(base_path: str | os.PathLike[str], instant_time: str, *,
+                             lock: TableLock | None = None, hooks: CommitHooks = NO_HOOKS) -> bool:
+    """Roll back one pending instant for good, plan included (a Hudi ``rollback`` instant records it): how a
+    pending clustering is abandoned. Refused while its writer is alive; ``False`` when it is not pending."""
+    base = Path(base_path)
+    lock = lock or TableLock(base)
+    with lock:
+        props = load_properties(base / ".hoodie")
+        if writer_is_alive(base, instant_time):
+            raise CommitConflictError(f"instant {instant_time} is being written by a live process",
+                                      hint="stop that writer (or wait for it) first")
+        target = next((i for i in pending_write_instants(base, props) if i.requested_time == instant_time), None)
+        if target is None:
+            return False
+        _rollback_instant(base, props, target, record=True, keep_plan=False, hooks=hooks)
+    return True
 
 
 def _files_of_instant(base: Path, t: str) -> list[Path]:
     """Data files named with instant ``t``: from markers, plus a scan of partition folders."""
     found: dict[str, Path] = {}
     for rel in _marker_files(base / ".hoodie" / ".temp" / t):
-        found[rel] = base / rel
+        parsed = try_parse_base_file_name(rel.rsplit("/", 1)[-1])
+        if parsed is not None and parsed.instant_time == t and ".." not in rel.split("/"):
+            found[rel] = base / rel
     for root, dirs, files in os.walk(base):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for f in files:
@@ -361,8 +423,22 @@ def _files_of_instant(base: Path, t: str) -> list[Path]:
     return list(found.values())
 
 
+def _partition_of(base: Path, p: Path) -> str:
+    rel = p.relative_to(base)
+    return "" if len(rel.parts) == 1 else str(rel.parent)
+
+
 def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record: bool,
-                      keep_plan: bool = False, hooks: CommitHooks = NO_HOOKS) -> None:
+                      keep_plan: bool = False, rollback_time: str | None = None,
+                      hooks: CommitHooks = NO_HOOKS) -> None:
+    """Undo pending instant ``i``: close its file gate, delete its files (markers + a listing of every
+    partition), its MDT entries, its pending instant files, markers and heartbeat. With ``record``, this is
+    a Hudi rollback instant (requested plan, inflight, completed metadata); ``rollback_time`` resumes an
+    interrupted one. Every step is idempotent, so a rollback killed anywhere is finished by the next one.
+
+    Crash points: ``rollback.after_plan``, ``rollback.after_inflight``, ``rollback.mid_delete``,
+    ``rollback.after_files``, ``rollback.after_mdt``, ``rollback.before_complete``.
+    """
     t = i.requested_time
     has_mdt = _has_metadata_table(base)
     if has_mdt and hooks.rollback_metadata is None:
@@ -373,17 +449,15 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     tdir = timeline_dir(base, props)
     layout = props.timeline_layout_version
     tmp = base / ".hoodie" / ".temp"
+    close_gate(base, t)  # executors still creating files finish first; none can start afterwards
     files = _files_of_instant(base, t)
-    rollback_time = None
-    if record:
+    if record and rollback_time is None:
         instants = list_instants(base, props)
         rollback_time = new_instant_time(latest_time_on_timeline(instants),
                                          use_utc=props.timeline_timezone == "UTC")
         by_partition: dict[str, list[str]] = {}
         for p in files:
-            rel = p.relative_to(base)
-            part = "" if len(rel.parts) == 1 else str(rel.parent)
-            by_partition.setdefault(part, []).append(str(p))
+            by_partition.setdefault(_partition_of(base, p), []).append(str(p))
         plan = {
             "instantToRollback": {"commitTime": t, "action": i.action},
             "RollbackRequests": [
@@ -395,16 +469,24 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
         }
         atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.REQUESTED, layout_version=layout),
                       rollback_plan_bytes(plan), tmp)
-        atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.INFLIGHT, layout_version=layout),
-                      b"", tmp)
-    for p in files:
+        crash_point("rollback.after_plan")
+    if record and rollback_time is not None:
+        infl = tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.INFLIGHT, layout_version=layout)
+        if not infl.exists():
+            atomic_write(infl, b"", tmp)
+        crash_point("rollback.after_inflight")
+    for n, p in enumerate(files):
         try:
             p.unlink()
         except FileNotFoundError:
             pass
+        if n == 0:
+            crash_point("rollback.mid_delete")
+    crash_point("rollback.after_files")
     if has_mdt and hooks.rollback_metadata is not None:
         # removes what the failed instant wrote into the metadata table (readers ignore it anyway)
         hooks.rollback_metadata(base, t)
+    crash_point("rollback.after_mdt")
     if keep_plan:
         infl = tdir / instant_file_name(t, i.action, State.INFLIGHT, layout_version=layout)
         infl.unlink(missing_ok=True)
@@ -413,11 +495,11 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
             (tdir / instant_file_name(t, i.action, state, layout_version=layout)).unlink(missing_ok=True)
     shutil.rmtree(base / ".hoodie" / ".temp" / t, ignore_errors=True)
     (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
+    crash_point("rollback.before_complete")
     if record and rollback_time is not None:
         by_partition_meta: dict[str, dict[str, Any]] = {}
         for p in files:
-            rel = p.relative_to(base)
-            part = "" if len(rel.parts) == 1 else str(rel.parent)
+            part = _partition_of(base, p)
             entry = by_partition_meta.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
                                                         "failedDeleteFiles": [], "rollbackLogFiles": None,
                                                         "writtenLogFiles": None})
@@ -436,6 +518,59 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
         atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.COMPLETED,
                                                completion if layout >= 2 else None, layout_version=layout),
                       rollback_metadata_bytes(meta), tmp)
+
+
+def _finish_interrupted_rollbacks(base: Path, props: TableProperties, hooks: CommitHooks) -> list[str]:
+    """Complete every pending ``rollback`` instant (its process died: rollbacks hold the table lock)."""
+    done = []
+    instants = list_instants(base, props)
+    completed = {i.requested_time for i in instants if i.is_completed}
+    tdir = timeline_dir(base, props)
+    layout = props.timeline_layout_version
+    for i in instants:
+        if i.action != inst.ROLLBACK or i.state is not State.REQUESTED or i.requested_time in completed:
+            continue
+        try:
+            plan = decode_timeline_content(
+                (tdir / instant_file_name(i.requested_time, inst.ROLLBACK, State.REQUESTED,
+                                          layout_version=layout)).read_bytes(), "rollback plan")
+        except Exception:  # noqa: BLE001 - a plan cut short by the crash: nothing was deleted under it yet
+            plan = {}
+        target = plan.get("instantToRollback") or {}
+        t, action = target.get("commitTime"), target.get("action") or inst.COMMIT
+        if not t:
+            for state in (State.INFLIGHT, State.REQUESTED):
+                (tdir / instant_file_name(i.requested_time, inst.ROLLBACK, state,
+                                          layout_version=layout)).unlink(missing_ok=True)
+            continue
+        if str(t) in completed:  # never undo a completed write
+            continue
+        _rollback_instant(base, props, Instant(str(t), str(action), State.INFLIGHT, None, ""), record=True,
+                          rollback_time=i.requested_time, hooks=hooks)
+        done.append(str(t))
+    return done
+
+
+def _sweep_stray_markers(base: Path, props: TableProperties) -> None:
+    """Remove marker folders (and gates) of instants that are not pending; delete the files such markers
+    name unless their instant completed (then reconciliation already kept exactly the committed ones)."""
+    temp = base / ".hoodie" / ".temp"
+    if not temp.is_dir():
+        return
+    instants = list_instants(base, props)
+    pending = {i.requested_time for i in pending_write_instants(base, props)}
+    completed = {i.requested_time for i in instants if i.is_completed}
+    for entry in os.scandir(temp):
+        t = entry.name
+        if not entry.is_dir() or not t.isdigit() or t in pending:
+            continue
+        close_gate(base, t)
+        if t not in completed:
+            for rel in _marker_files(Path(entry.path)):
+                parsed = try_parse_base_file_name(rel.rsplit("/", 1)[-1])
+                if parsed is not None and parsed.instant_time == t and ".." not in rel.split("/"):
+                    (base / rel).unlink(missing_ok=True)
+        shutil.rmtree(entry.path, ignore_errors=True)
 
 
 def _has_metadata_table(base: Path) -> bool:

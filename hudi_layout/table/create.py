@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.capabilities import require_creatable
+from hudi_layout.format.merge_config import MergeMode, merge_properties
 from hudi_layout.format.properties import write_properties
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json
 
@@ -28,9 +29,14 @@ def table_properties_for(
     partition_fields: list[str],
     hive_style: bool,
     table_version: int = 9,
+    url_encode: bool = False,
     extra: Mapping[str, str] | None = None,
+    ordering_fields: tuple[str, ...] = (),
+    merge_mode: MergeMode | None = None,
 ) -> dict[str, str]:
-    """The ``hoodie.properties`` content for a new COW table at ``table_version`` (8 or 9)."""
+    """The ``hoodie.properties`` content for a new COW table at ``table_version`` (8 or 9).
+
+    ``merge_mode`` defaults as in Hudi 1.x: event time when ``ordering_fields`` are given, else commit time."""
     require_creatable(table_version=table_version)
     if not table_name:
         raise InvalidArgumentError("hoodie.table.name is required to create a table")
@@ -46,15 +52,20 @@ def table_properties_for(
         "hoodie.table.recordkey.fields": ",".join(record_key_fields),
         "hoodie.table.keygenerator.type": keygenerator_type(record_key_fields, partition_fields),
         "hoodie.datasource.write.hive_style_partitioning": "true" if hive_style else "false",
-        "hoodie.datasource.write.partitionpath.urlencode": "false",
+        "hoodie.datasource.write.partitionpath.urlencode": "true" if url_encode else "false",
         "hoodie.datasource.write.drop.partition.columns": "false",
         "hoodie.table.create.schema": arrow_to_avro_schema_json(schema, table_name),
         "hoodie.table.base.file.format": "PARQUET",
         "hoodie.populate.meta.fields": "true",
         "hoodie.table.metadata.partitions": "",
-        "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
         "hoodie.table.timeline.timezone": "LOCAL",
     }
+    if merge_mode is None:
+        merge_mode = MergeMode.EVENT_TIME_ORDERING if ordering_fields else MergeMode.COMMIT_TIME_ORDERING
+    if merge_mode is MergeMode.EVENT_TIME_ORDERING and not ordering_fields:
+        raise InvalidArgumentError("hoodie.record.merge.mode=EVENT_TIME_ORDERING needs an ordering field",
+                                   hint="set hoodie.datasource.write.precombine.field")
+    props.update(merge_properties(table_version, merge_mode, tuple(ordering_fields)))
     if table_version >= 9:
         props["hoodie.table.format"] = "native"
     if partition_fields:

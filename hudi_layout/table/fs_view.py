@@ -1,51 +1,106 @@
-"""File-system view: which base files a snapshot reader sees (docs/hudi-format.md §4.7).
+"""File-system view: which files a snapshot reader sees (docs/hudi-format.md §4.7, docs/mor-read.md).
 
-Rules (``AbstractTableFileSystemView`` / hudi-rs ``fs_view.rs``):
+Rules (``AbstractTableFileSystemView`` / ``HoodieFileGroup`` / hudi-rs ``fs_view.rs``):
 
 1. partitions = folders holding ``.hoodie_partition_metadata`` (the base path itself when non-partitioned);
 2. a base file is committed iff its instant is a completed commit/deltacommit/replacecommit on the active
-   timeline, or it is older than the first instant of the active commits timeline (archived) and not on
-   the timeline at all; with ``as_of`` also ``instant <= as_of``;
-3. latest committed base file per (partition, fileId);
-4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (requested ≤ ``as_of``)
-   are dropped. Pending clustering changes nothing for readers.
+   timeline, or it is archived: not on the active timeline at all, older than its first commit instant,
+   held by the archived timeline (:meth:`Timeline.archive_covers`), and named by no rollback on the active
+   timeline. Hudi's Java view stops at "older than the first instant"; that alone would make the files of a
+   failed *first* write (rolled back, or still being finished by an orphaned executor) visible, which
+   hudi-rs (completed instants only) never shows. With ``as_of`` also ``instant <= as_of`` (time travel:
+   requested times, as hudi-rs), with ``completed_by`` also a completion time ``<= completed_by`` (a
+   snapshot pinned when it was taken);
+3. the latest slice of a file group starts at its latest committed base file;
+4. file groups listed in ``partitionToReplaceFileIds`` of completed replacecommits (visible by the same
+   rules) are dropped. Pending clustering changes nothing for readers.
 
-Files are listed from storage (not from the metadata table's ``files`` partition).
+Merge-on-Read file groups also have log files (``.cdc`` change logs are not data logs and are left out):
+
+* **v8/v9** (timeline layout 2): a log file is named after the deltacommit that wrote it, and belongs to the
+  slice of the newest base instant at or before that deltacommit's *completion* time (Hudi 1.x's
+  ``HoodieFileGroup.getBaseInstantTime``; hudi-rs the same). A deltacommit requested before a compaction and
+  completed after it therefore belongs to the compaction's new slice. Logs of deltacommits that are not
+  committed (by rule 2) are left out.
+* **v6** (layout 1): a log file is named after the base instant of its slice, and its blocks come from
+  several deltacommits (the merge filters them by instant).
+* A slice waiting for a **pending compaction** (logs written after the compaction was scheduled, named
+  after it in v6, completing after it in v8/v9) is merged with the slice before it, as Hudi's
+  ``getLatestMergedFileSlicesBeforeOrOn`` does: base file and logs of the previous slice plus the new logs.
+* A file group with committed logs but no committed base file yet is a **log-only slice** (empty
+  ``base_file_name``).
+
+Log files are ordered as Hudi orders them (:func:`~hudi_layout.format.file_naming.log_sort_key`). Files are
+listed from storage (not from the metadata table's ``files`` partition).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
+from hudi_layout.format.file_naming import (
+    LogFileName,
+    log_sort_key,
+    try_parse_base_file_name,
+    try_parse_log_file_name,
+)
 from hudi_layout.format.instant import WRITE_ACTIONS
 from hudi_layout.table.partition_metadata import has_partition_metadata
-from hudi_layout.table.timeline import Timeline
+from hudi_layout.table.timeline import Timeline, visible_at
 
 
 @dataclass(frozen=True)
 class FileSlice:
-    """The latest committed base file of one file group (plus, for MOR, its log files' names)."""
+    """The latest committed slice of one file group: a base file and, for MOR, the log files merged with it.
+
+    ``base_file_name`` / ``base_file_path`` are empty for a log-only slice; ``commit_time`` is the slice's base
+    instant (the base file's instant; for a log-only slice, the instant of its first log file).
+    """
 
     partition_path: str  # "" for non-partitioned tables
     file_id: str
     base_file_name: str
     base_file_path: str  # absolute
-    commit_time: str  # instant time in the base file name
-    size_bytes: int
-    log_file_names: tuple[str, ...] = ()
+    commit_time: str
+    size_bytes: int  # of the base file (0 without one)
+    log_file_names: tuple[str, ...] = ()  # in Hudi's log-file order
+    log_size_bytes: int = 0  # all log files together
 
     @property
     def file_group(self) -> tuple[str, str]:
         return (self.partition_path, self.file_id)
 
     @property
+    def has_base_file(self) -> bool:
+        return bool(self.base_file_name)
+
+    @property
+    def has_log_files(self) -> bool:
+        return bool(self.log_file_names)
+
+    @property
     def relative_path(self) -> str:
-        """Path relative to the table base (``region=us/<name>`` or ``<name>``), as in write stats."""
-        return f"{self.partition_path}/{self.base_file_name}" if self.partition_path else self.base_file_name
+        """Path of the base file relative to the table base (``region=us/<name>`` or ``<name>``), as in write
+        stats; of the first log file for a log-only slice."""
+        name = self.base_file_name or (self.log_file_names[0] if self.log_file_names else "")
+        return f"{self.partition_path}/{name}" if self.partition_path else name
+
+    @property
+    def file_names(self) -> tuple[str, ...]:
+        """Base file name (if any) and log file names: every file whose rows the slice's readers see."""
+        return ((self.base_file_name,) if self.base_file_name else ()) + self.log_file_names
+
+    def log_file_paths(self, base_path: str | os.PathLike[str]) -> list[str]:
+        """Absolute paths of the log files, for the table at ``base_path``."""
+        pdir = Path(base_path) / self.partition_path if self.partition_path else Path(base_path)
+        return [str(pdir / n) for n in self.log_file_names]
+
+    @property
+    def total_size_bytes(self) -> int:
+        return self.size_bytes + self.log_size_bytes
 
 
 def list_partitions(base_path: str | os.PathLike[str]) -> list[str]:
@@ -67,6 +122,25 @@ class _Listed:
     size: int
 
 
+@dataclass(frozen=True)
+class _Log:
+    name: LogFileName
+    file_name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class _SliceRules:
+    """What deciding a file group's latest slice needs from the timeline (computed once per view call)."""
+
+    committed: Callable[[str], bool]
+    #: requested time -> completion time of completed write instants (layout 2 only)
+    completion: Mapping[str, str]
+    #: pending compactions visible to the query: requested time -> their file groups (``None``: unknown)
+    pending_compactions: Mapping[str, frozenset[tuple[str, str]] | None]
+    by_completion_time: bool
+
+
 class FileSystemView:
     """Computes latest file slices from a storage listing and a :class:`Timeline`."""
 
@@ -76,33 +150,56 @@ class FileSystemView:
         self.timeline = timeline
         self.base_file_extension = base_file_extension
 
-    def _is_committed_fn(self, as_of: str | None) -> Callable[[str], bool]:
+    def is_committed_fn(self, as_of: str | None = None, completed_by: str | None = None) -> Callable[[str], bool]:
+        """The rule of step 2 as a predicate on a file's instant time (shared with the cleaner, which must
+        never delete a file this view would show, nor keep one it can never show)."""
+        return self._is_committed_fn(as_of, completed_by)
+
+    def _is_committed_fn(self, as_of: str | None, completed_by: str | None = None) -> Callable[[str], bool]:
         tl = self.timeline
         commits = tl.commits_and_replaces()
-        completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS}
+        completed = {i.requested_time for i in commits.completed() if i.action in WRITE_ACTIONS
+                     and visible_at(i, completed_by)}
         on_timeline = {f.requested_time for f in tl.files}
         first = commits.first()
         first_time = first.requested_time if first is not None else None
+
+        archived: dict[str, bool] = {}
+        rolled_back: list[frozenset[str]] = []
+
+        def is_archived(t: str) -> bool:
+            if t not in archived:
+                if not rolled_back:
+                    rolled_back.append(tl.rolled_back_times())
+                archived[t] = tl.archive_covers(t) and t not in rolled_back[0]
+            return archived[t]
 
         def committed(t: str) -> bool:
             if as_of is not None and t > as_of:
                 return False
             if t in completed:
                 return True
-            return t not in on_timeline and first_time is not None and t < first_time
+            return t not in on_timeline and first_time is not None and t < first_time and is_archived(t)
 
         return committed
 
-    def file_slices(self, as_of: str | None = None,
-                    partitions: Iterable[str] | None = None) -> list[FileSlice]:
-        committed = self._is_committed_fn(as_of)
-        replaced = self.timeline.replaced_file_groups(as_of)
+    def _slice_rules(self, as_of: str | None, completed_by: str | None = None) -> _SliceRules:
+        tl = self.timeline
+        completion = {i.requested_time: i.completion_time for i in tl.commits_and_replaces().completed()
+                      if i.completion_time and visible_at(i, completed_by)}
+        pending = {t: fgs for t, fgs in tl.pending_compactions().items() if as_of is None or t <= as_of}
+        return _SliceRules(self._is_committed_fn(as_of, completed_by), completion, pending, tl.layout_version >= 2)
+
+    def file_slices(self, as_of: str | None = None, partitions: Iterable[str] | None = None, *,
+                    completed_by: str | None = None) -> list[FileSlice]:
+        rules = self._slice_rules(as_of, completed_by)
+        replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
         slices: list[FileSlice] = []
         for part in parts:
             pdir = self.base_path / part if part else self.base_path
-            latest: dict[str, _Listed] = {}
-            logs: dict[str, list[tuple[str, str]]] = {}
+            bases: dict[str, list[_Listed]] = {}
+            logs: dict[str, list[_Log]] = {}
             try:
                 entries = list(os.scandir(pdir))
             except FileNotFoundError:
@@ -113,24 +210,21 @@ class FileSystemView:
                 name = e.name
                 if name.startswith("."):
                     lf = try_parse_log_file_name(name)
-                    if lf is not None:
-                        logs.setdefault(lf.file_id, []).append((lf.instant_time, name))
+                    if lf is not None and lf.extension == "log" and not lf.is_cdc:
+                        logs.setdefault(lf.file_id, []).append(_Log(lf, name, e.stat().st_size))
                     continue
                 if not name.endswith(self.base_file_extension):
                     continue
                 bf = try_parse_base_file_name(name)
-                if bf is None or not committed(bf.instant_time):
+                if bf is None or not rules.committed(bf.instant_time):
                     continue
-                cur = latest.get(bf.file_id)
-                if cur is None or bf.instant_time > cur.instant:
-                    latest[bf.file_id] = _Listed(name, bf.instant_time, e.stat().st_size)
-            for file_id, lst in latest.items():
+                bases.setdefault(bf.file_id, []).append(_Listed(name, bf.instant_time, e.stat().st_size))
+            for file_id in sorted(set(bases) | set(logs)):
                 if (part, file_id) in replaced:
                     continue
-                log_names = tuple(sorted(n for t, n in logs.get(file_id, ())
-                                         if t >= lst.instant and (t == lst.instant or committed(t))))
-                slices.append(FileSlice(part, file_id, lst.name, str(pdir / lst.name), lst.instant, lst.size,
-                                        log_names))
+                sl = _latest_slice(part, pdir, file_id, bases.get(file_id, []), logs.get(file_id, []), rules)
+                if sl is not None:
+                    slices.append(sl)
         slices.sort(key=lambda s: (s.partition_path, s.file_id))
         return slices
 
@@ -141,3 +235,58 @@ class FileSystemView:
                 for sl in group.get("slices") or []:
                     out.add((sl.get("partitionPath") or "", sl["fileId"]))
         return out
+
+    def pending_compaction_file_groups(self) -> set[tuple[str, str]] | None:
+        """``{(partition, fileId)}`` in pending compaction plans; ``None`` when some plan cannot be read (then
+        any file group may be under compaction)."""
+        out: set[tuple[str, str]] = set()
+        for fgs in self.timeline.pending_compactions().values():
+            if fgs is None:
+                return None
+            out |= fgs
+        return out
+
+
+def _under_pending_compaction(rules: _SliceRules, instant: str, file_group: tuple[str, str]) -> bool:
+    if instant not in rules.pending_compactions:
+        return False
+    fgs = rules.pending_compactions[instant]
+    return fgs is None or file_group in fgs
+
+
+def _latest_slice(part: str, pdir: Path, file_id: str, bases: list[_Listed], logs: list[_Log],
+                  rules: _SliceRules) -> FileSlice | None:
+    """The latest committed slice of one file group (merged with a pending compaction's logs), or ``None``."""
+    base = max(bases, key=lambda b: b.instant) if bases else None
+    fg = (part, file_id)
+    if rules.by_completion_time:
+        # v8/v9: every committed log whose deltacommit completed at or after the latest base instant; logs that
+        # complete after a pending compaction was scheduled sit in its (base-less) slice and are merged with
+        # this one, so they are simply included.
+        committed_logs = [lg for lg in logs if rules.committed(lg.name.instant_time)]
+        if base is not None:
+            chosen = [lg for lg in committed_logs
+                      if rules.completion.get(lg.name.instant_time, lg.name.instant_time) >= base.instant]
+        else:
+            chosen = committed_logs
+        start = base.instant if base is not None else min((lg.name.instant_time for lg in chosen), default="")
+    else:
+        # v6: logs are named after their slice's base instant; a slice is committed when that instant is
+        # (base file or log-only slice), and logs named after a pending compaction of this file group that is
+        # newer than the latest slice belong to it (merged with it).
+        instants = {lg.name.instant_time for lg in logs if rules.committed(lg.name.instant_time)}
+        if base is not None:
+            instants.add(base.instant)
+        if not instants:
+            return None
+        start = max(instants)
+        if base is not None and base.instant != start:
+            base = None  # a newer log-only slice (cannot happen with Hudi's writers; be exact anyway)
+        chosen = [lg for lg in logs if lg.name.instant_time == start
+                  or (lg.name.instant_time > start and _under_pending_compaction(rules, lg.name.instant_time, fg))]
+    if base is None and not chosen:
+        return None
+    chosen.sort(key=lambda lg: log_sort_key(lg.name))
+    return FileSlice(part, file_id, base.name if base else "", str(pdir / base.name) if base else "", start,
+                     base.size if base else 0, tuple(lg.file_name for lg in chosen),
+                     sum(lg.size for lg in chosen))

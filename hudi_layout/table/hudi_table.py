@@ -87,9 +87,11 @@ class HudiTable:
         """Partition paths found on storage (``[""]`` for a non-partitioned table with data)."""
         return list_partitions(self.base_path)
 
-    def file_slices(self, as_of: str | None = None, partitions: list[str] | None = None) -> list[FileSlice]:
-        """Latest committed, non-replaced file slices (sorted by partition, fileId)."""
-        return self.fs_view.file_slices(as_of, partitions)
+    def file_slices(self, as_of: str | None = None, partitions: list[str] | None = None, *,
+                    completed_by: str | None = None) -> list[FileSlice]:
+        """Latest committed, non-replaced file slices (sorted by partition, fileId); ``as_of`` a requested time
+        (time travel), ``completed_by`` a completion time (see :class:`~hudi_layout.table.fs_view.FileSystemView`)."""
+        return self.fs_view.file_slices(as_of, partitions, completed_by=completed_by)
 
     def timeline_key(self) -> tuple[Any, ...]:
         """The state this snapshot's schema and file view derive from: the instant file names of the timeline
@@ -114,9 +116,15 @@ class HudiTable:
     # ---------------------------------------------------------------- schema
 
     def schema(self) -> str | None:
-        """Latest table Avro schema JSON (no meta fields): newest completed commit's ``extraMetadata.schema``,
-        falling back to ``hoodie.table.create.schema``; ``None`` if neither exists."""
-        for inst in reversed(self.timeline.completed().commits_and_replaces().instants):
+        """Latest table Avro schema JSON (no meta fields): ``extraMetadata.schema`` of the completed commit that
+        completed last, falling back to ``hoodie.table.create.schema``; ``None`` if neither exists.
+
+        "Last" is by completion time (v8/v9; the requested time where a name has none): a writer settles its
+        commit's schema under the table lock against the schema it finds then, so the commit that completed
+        last carries every evolution before it, even when it was requested earlier."""
+        done = self.timeline.completed().commits_and_replaces().instants
+        for inst in sorted(done, key=lambda i: (i.completion_time or i.requested_time, i.requested_time),
+                           reverse=True):
             if inst.action not in WRITE_ACTIONS:
                 continue
             md = self.timeline.read_commit_metadata_shared(inst)
@@ -134,11 +142,13 @@ class HudiTable:
         return json.loads(s) if s else None
 
     def data_columns(self) -> list[str]:
-        """Top-level non-meta column names of :meth:`schema` (``[]`` for a table without schema)."""
+        """Top-level column names of :meth:`schema` other than the meta fields (``[]`` for a table without
+        schema)."""
         sd = self.schema_dict()
         if not sd:
             return []
-        return [f["name"] for f in sd.get("fields", []) if not f["name"].startswith("_hoodie")]
+        # only the five meta fields: ``_hoodie_is_deleted`` is a column of the user's schema (the delete marker)
+        return [f["name"] for f in sd.get("fields", []) if f["name"] not in META_COLUMNS]
 
     def completed_replacecommits(self) -> list[str]:
         return [i.requested_time for i in self.timeline.completed().actions(REPLACE_COMMIT)]

@@ -7,7 +7,8 @@
   file system with proper locking (a local disk or NFS with lock support), not object stores.
 * A **heartbeat** (``.hoodie/.heartbeat/<instant>``) is held with ``flock`` for as long as the writer of
   that instant is alive. A pending instant whose heartbeat can be locked by someone else belongs to a
-  dead writer and may be rolled back; one whose heartbeat is held is still being written.
+  dead writer and may be rolled back; one whose heartbeat is held is still being written. The file holds
+  ``<epoch ms> <token>``; executors compare the token before creating files (:mod:`.file_guard`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import errno
 import fcntl
 import os
 import time
+import uuid
 from pathlib import Path
 from types import TracebackType
 
@@ -88,9 +90,12 @@ class Heartbeat:
     def __init__(self, base_path: str | os.PathLike[str], instant_time: str) -> None:
         self.path = heartbeat_path(base_path, instant_time)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        #: tells this attempt's executors from those of an earlier attempt of the same instant
+        self.token = uuid.uuid4().hex
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
-        os.write(self._fd, str(int(time.time() * 1000)).encode())
+        os.ftruncate(self._fd, 0)
+        os.write(self._fd, f"{int(time.time() * 1000)} {self.token}".encode())
 
     def stop(self, *, delete: bool = True) -> None:
         if self._fd is None:

@@ -10,7 +10,9 @@ including superseded requested/inflight ones, are in :attr:`Timeline.files`.
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from hudi_layout.format.instant import (
     DELTA_COMMIT,
     LOG_COMPACTION,
     REPLACE_COMMIT,
+    ROLLBACK,
     Instant,
     State,
     parse_instant_file_name,
@@ -35,6 +38,8 @@ from hudi_layout.table import cache as table_cache
 #: Hudi's ``getCommitsTimeline`` actions: everything that writes data files
 COMMIT_ACTIONS = frozenset({COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLUSTERING, COMPACTION, LOG_COMPACTION})
 CLUSTER_OPERATION = "CLUSTER"
+#: LSM timeline data files (Hudi 1.x ``LSMTimeline``): ``<min instant>_<max instant>_<layer>.parquet``
+_LSM_ARCHIVE_FILE = re.compile(r"^(\d+)_(\d+)_(\d)\.parquet$")
 
 
 def resolve_hoodie_dir(path: str | os.PathLike[str]) -> Path:
@@ -221,6 +226,27 @@ class Timeline:
                 out.append((inst, plan))
         return out
 
+    def pending_compactions(self) -> dict[str, frozenset[tuple[str, str]] | None]:
+        """Pending compactions (requested time -> ``{(partition, fileId)}`` of their plan's operations).
+
+        ``None`` for a plan that cannot be read (empty or damaged ``compaction.requested``): callers must then
+        treat every file group as possibly under that compaction."""
+        out: dict[str, frozenset[tuple[str, str]] | None] = {}
+        for inst in self.pending().actions(COMPACTION):
+            req = next((f for f in self.instant_files(inst.requested_time)
+                        if f.action == COMPACTION and f.state is State.REQUESTED), None)
+            try:
+                plan = cm.decode_timeline_content(self.read_bytes(req), str(self.path_of(req))) if req else {}
+            except CorruptFileError:
+                plan = {}
+            ops = plan.get("operations")
+            if ops is None:
+                out[inst.requested_time] = None
+                continue
+            out[inst.requested_time] = frozenset((op.get("partitionPath") or "", op["fileId"])
+                                                 for op in ops if op.get("fileId"))
+        return out
+
     def read_rollback_plan(self, instant: Instant) -> dict[str, Any]:
         for f in self.instant_files(instant.requested_time):
             if f.action == "rollback" and f.state is State.REQUESTED:
@@ -230,14 +256,79 @@ class Timeline:
     def read_rollback_metadata(self, instant: Instant) -> dict[str, Any]:
         return cm.decode_rollback_metadata(self.read_bytes(instant), str(self.path_of(instant)))
 
-    def replaced_file_groups(self, as_of: str | None = None) -> set[tuple[str, str]]:
-        """``{(partition, fileId)}`` replaced by completed replacecommits (requested time ≤ ``as_of``)."""
+    def rolled_back_times(self) -> frozenset[str]:
+        """Instant times that a rollback on the active timeline names: ``commitsRollback`` /
+        ``instantsRollback`` of completed rollbacks, ``instantToRollback`` of pending ones. Files of these
+        instants belong to failed writes, whatever their age."""
+        out: set[str] = set()
+        for f in self.files:
+            if f.action != ROLLBACK:
+                continue
+            if f.state is State.COMPLETED:
+                meta = table_cache.commit_metadata(self.path_of(f), functools.partial(self._decode_any, f))
+                out.update(str(t) for t in meta.get("commitsRollback") or [])
+                out.update(str(i.get("commitTime")) for i in meta.get("instantsRollback") or [] if i)
+            elif f.state is State.REQUESTED:
+                try:
+                    plan = cm.decode_timeline_content(self.read_bytes(f), str(self.path_of(f)))
+                except CorruptFileError:
+                    continue  # being written; the completed file (or the next rollback) will say
+                target = (plan.get("instantToRollback") or {}).get("commitTime")
+                if target:
+                    out.add(str(target))
+        return frozenset(out)
+
+    def _decode_any(self, instant: Instant) -> dict[str, Any]:
+        return cm.decode_timeline_content(self.read_bytes(instant), str(self.path_of(instant)))
+
+    def archive_covers(self, instant_time: str) -> bool:
+        """Whether the archived timeline may hold ``instant_time``.
+
+        v8+ (LSM timeline, ``<timeline>/history``): some archive file ``<min>_<max>_<level>.parquet`` spans it.
+        v6 (``.hoodie/archived``): any archive log file exists (their names carry no times, and Hudi's own
+        rule - older than the active timeline means archived - is kept for such tables). No archive at all
+        (every table hudi_layout creates, until Hudi archives it): nothing is archived.
+        """
+        if self.layout_version >= 2:
+            history = self.timeline_dir / "history"
+            try:
+                names = os.listdir(history)
+            except FileNotFoundError:
+                return False
+            for name in names:
+                m = _LSM_ARCHIVE_FILE.match(name)
+                if m and m.group(1) <= instant_time <= m.group(2):
+                    return True
+            return False
+        archived = self.hoodie_dir / "archived"
+        try:
+            return any(n.startswith(".commits_.archive") for n in os.listdir(archived))
+        except FileNotFoundError:
+            return False
+
+    def replaced_file_groups(self, as_of: str | None = None, *,
+                             completed_by: str | None = None) -> set[tuple[str, str]]:
+        """``{(partition, fileId)}`` replaced by completed replacecommits (requested time ≤ ``as_of``, completed
+        by ``completed_by``)."""
         out: set[tuple[str, str]] = set()
         for inst in self.completed().actions(REPLACE_COMMIT):
             if as_of is not None and inst.requested_time > as_of:
                 continue
+            if not visible_at(inst, completed_by):
+                continue
             out |= cm.replaced_file_ids(self.read_commit_metadata_shared(inst))
         return out
+
+
+def completed_at(instant: Instant) -> str:
+    """When a completed instant became visible: its completion time, or (layout 1, which records none) its
+    requested time."""
+    return instant.completion_time or instant.requested_time
+
+
+def visible_at(instant: Instant, completed_by: str | None) -> bool:
+    """Whether a completed instant had completed by ``completed_by`` (``None``: no bound)."""
+    return completed_by is None or completed_at(instant) <= completed_by
 
 
 _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}

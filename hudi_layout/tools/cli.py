@@ -1,8 +1,14 @@
 """The ``hudi-layout`` command.
 
-Every subcommand takes Hudi options as ``--option hoodie.x=y`` (repeatable) on top of the defaults file
-(``conf/hudi-layout-defaults.conf`` or ``$HUDI_LAYOUT_CONF``). Errors print one clear line plus a hint and
-exit with status 2; unexpected failures exit with status 1.
+Every subcommand takes Hudi options as ``--option hoodie.x=y`` (repeatable) on top of one defaults file
+(see :func:`hudi_layout.options.defaults_file_candidates`; ``inspect`` says which one is used). Output is
+for people; ``--json`` gives the same for machines. Errors print one line plus a hint and exit with
+status 2; unexpected failures exit with status 1.
+
+Only the commands that move data start Spark: ``ingest``, ``query``, ``clustering-service`` and the execution
+half of ``cluster`` (checking, planning and ``--dry-run`` / ``--schedule-only`` do not). ``inspect``,
+``explain``, ``report`` and ``index`` never do. Imports are made inside the commands so that a command only
+pays for what it uses.
 """
 
 from __future__ import annotations
@@ -11,15 +17,12 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from hudi_layout import options as cfg
-from hudi_layout.api import ClusteringService, HudiTable, build_column_stats_index, cluster, get_spark, plan_scan, write
-from hudi_layout.clustering.workload import Workload
-from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
-from hudi_layout.tools.inspect import inspect_table, render
-from hudi_layout.tools.layout_report import write_report
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 
 EXIT_USAGE = 2
 STRATEGY_CHOICES = ["linear", "z-order", "zorder", "hilbert", "qdtree", "workload"]
@@ -29,7 +32,8 @@ def _options(pairs: Sequence[str] | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for pair in pairs or []:
         if "=" not in pair:
-            raise InvalidArgumentError(f"--option expects key=value, got {pair!r}")
+            raise InvalidArgumentError(f"--option expects key=value, got {pair!r}",
+                                       hint="e.g. -o hoodie.parquet.max.file.size=134217728")
         k, v = pair.split("=", 1)
         out[k.strip()] = v.strip()
     return out
@@ -40,35 +44,122 @@ def _columns(text: str | None) -> list[str]:
 
 
 def _spark(args: argparse.Namespace) -> Any:
-    return get_spark("hudi-layout", master=getattr(args, "master", None))
+    """Start (or reuse) the SparkSession; the JVM stays quiet unless ``--log-level`` is INFO or DEBUG."""
+    from hudi_layout.spark.session import get_spark, quiet_conf
+
+    extra = {} if _verbose(args) else quiet_conf()
+    started = time.perf_counter()
+    spark = get_spark("hudi-layout", master=getattr(args, "master", None), extra_conf=extra)
+    args.timings["spark start"] = time.perf_counter() - started
+    return spark
+
+
+def _verbose(args: argparse.Namespace) -> bool:
+    return str(getattr(args, "log_level", "WARNING")).upper() in ("INFO", "DEBUG")
 
 
 def _print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, default=str))
 
 
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def _progress() -> Any:
+    from hudi_layout.tools.progress_view import terminal_progress
+
+    return terminal_progress()
+
+
 # ----------------------------------------------------------------------------------------- commands
 
+
+def _check_source(source: str, fmt: str) -> None:
+    """Checks on the input that need no Spark: it exists, and parquet timestamps Spark can read."""
+    path = Path(source)
+    if not path.exists():
+        raise InvalidArgumentError(f"input {source} does not exist")
+    if fmt != "parquet":
+        return
+    first = path if path.is_file() else next((p for p in sorted(path.rglob("*.parquet"))), None)
+    if first is None:
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        schema = pq.read_schema(first)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise InvalidArgumentError(f"{first} is not a readable parquet file: {e}") from None
+    nanos = [f.name for f in schema if pa.types.is_timestamp(f.type) and f.type.unit == "ns"]
+    if nanos:
+        raise InvalidArgumentError(
+            f"{first} stores {', '.join(nanos)} as nanosecond timestamps, which Spark cannot read",
+            hint="write the file with microseconds: pandas df.to_parquet(path, coerce_timestamps='us', "
+                 "allow_truncated_timestamps=True), or pyarrow.parquet.write_table(t, path, coerce_timestamps='us')")
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
-    spark = _spark(args)
+    from hudi_layout import options as cfg
+
     opts = _options(args.option)
     if args.record_key:
-        opts["hoodie.datasource.write.recordkey.field"] = args.record_key
+        opts[cfg.RECORD_KEY_FIELD.key] = args.record_key
     if args.partition_by:
-        opts["hoodie.datasource.write.partitionpath.field"] = args.partition_by
+        opts[cfg.PARTITION_PATH_FIELD.key] = args.partition_by
     if args.table_name:
-        opts["hoodie.table.name"] = args.table_name
+        opts[cfg.TABLE_NAME.key] = args.table_name
+    if args.operation:
+        opts[cfg.OPERATION.key] = args.operation
+    if args.precombine_field:
+        opts[cfg.PRECOMBINE_FIELD.key] = args.precombine_field
+    if args.partitions_to_delete:
+        opts[cfg.PARTITIONS_TO_DELETE.key] = args.partitions_to_delete
+    from hudi_layout.services.write import write
+
+    if args.source is None:
+        if opts.get(cfg.OPERATION.key, "").strip().lower() != "delete_partition":
+            raise InvalidArgumentError("ingest needs a source path (only --operation delete_partition has none)",
+                                       hint="hudi-layout ingest SOURCE TABLE ...")
+        if not opts.get(cfg.PARTITIONS_TO_DELETE.key):
+            raise InvalidArgumentError("--operation delete_partition without a source needs --partitions-to-delete",
+                                       hint="--partitions-to-delete p1,p2")
+        from hudi_layout.spark.read import spark_schema
+        from hudi_layout.table.hudi_table import HudiTable
+
+        spark = _spark(args)
+        df = spark.createDataFrame([], spark_schema(HudiTable(args.path), include_meta=False))
+        result = write(df, args.path, opts, mode=args.mode)
+        _print_json(result.__dict__)
+        return 0
+    _check_source(args.source, args.format)
+    if not (Path(args.path) / ".hoodie" / "hoodie.properties").is_file() and not cfg.RECORD_KEY_FIELD.get(
+            cfg.resolve_options(opts)):
+        raise InvalidArgumentError(f"{args.path} is a new table and needs a record key",
+                                   hint="--record-key COLUMN (a column, or columns a,b, unique per row)")
+    spark = _spark(args)
     reader = spark.read
     if args.format == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     df = reader.format(args.format).load(args.source)
-    result = write(df, args.path, opts, mode=args.mode)
-    _print_json(result.__dict__)
+    t0 = time.perf_counter()
+    with _progress():
+        result = write(df, args.path, opts, mode=args.mode)
+    args.timings["write (Spark job + commit)"] = time.perf_counter() - t0
+    if args.json:
+        _print_json(result.__dict__)
+    else:
+        print(f"{result.operation} {result.instant_time}: {result.records_written:,} rows in "
+              f"{result.files_written} files ({_mb(result.bytes_written)}, {len(result.partitions)} partitions) "
+              f"in {result.seconds:.1f}s")
     return 0
 
 
 def _layout_options(args: argparse.Namespace) -> dict[str, str]:
     """``--option`` pairs plus the layout flags (``--weights``, ``--workload``) under their option keys."""
+    from hudi_layout import options as cfg
+
     opts = _options(args.option)
     if getattr(args, "weights", None):
         opts[cfg.CURVE_COLUMN_WEIGHTS.key] = args.weights
@@ -77,57 +168,175 @@ def _layout_options(args: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
+def _print_metrics(m: Any, what: str) -> None:
+    d = m.to_dict()
+    print(f"{what} {m.instant_time} ({m.strategy}, {m.method}, by {', '.join(m.columns)}): {m.files_in} files -> "
+          f"{m.files_out} files in {d['partitions']} partition(s), {m.records:,} rows, {_mb(m.bytes_out)} "
+          f"in {m.seconds:.1f}s")
+    for note in m.notes:
+        print(f"note: {note}")
+
+
 def cmd_cluster(args: argparse.Namespace) -> int:
-    spark = _spark(args)
-    metrics = cluster(args.path, _columns(args.columns), spark=spark, strategy=args.strategy, method=args.method,
-                      options=_layout_options(args), include_all_files=not args.small_files_only)
-    if metrics is None:
-        print("nothing to cluster (no file group qualified)")
+    from hudi_layout.services import clustering as svc
+
+    opts = _layout_options(args)
+    columns = _columns(args.columns)
+    if args.dry_run:
+        plan = svc.preview_clustering(args.path, columns, args.strategy, args.method, opts,
+                                      include_all_files=not args.small_files_only)
+        pending = svc.pending_clusterings(args.path)
+        if args.json:
+            from hudi_layout.clustering.schedule import describe_plan
+
+            _print_json({"plan": json.loads(describe_plan(plan)) if plan else None,
+                         "pending": [p.__dict__ for p in pending]})
+            return 0
+        for p in pending:
+            print(f"pending: {p.describe()}")
+        if plan is None:
+            print("nothing new to cluster (no file group qualified"
+                  + ("; the pending plan(s) above run first without --no-resume)" if pending else ")"))
+        else:
+            print(f"would cluster {plan.num_slices} files ({_mb(plan.total_bytes)}) in {len(plan.partitions)} "
+                  f"partition(s), {len(plan.groups)} group(s) -> {plan.num_output_file_groups} files, "
+                  f"by {', '.join(plan.sort_columns)} ({plan.options.layout_strategy})")
         return 0
-    _print_json(metrics.to_dict())
+    t0 = time.perf_counter()
+    with _progress():
+        run = svc.run_clustering(lambda: _spark(args), args.path, columns, args.strategy, args.method, opts,
+                                 include_all_files=not args.small_files_only, resume=args.resume,
+                                 abandon_pending=args.abandon_pending, schedule_only=args.schedule_only)
+    args.timings["clustering (plan, Spark jobs, commit)"] = (time.perf_counter() - t0
+                                                             - args.timings.get("spark start", 0.0))
+    if args.json:
+        _print_json({"resumed": [m.to_dict() for m in run.resumed], "clustered": run.new.to_dict() if run.new
+                     else None, "scheduled": run.scheduled, "pending": [p.__dict__ for p in run.waiting]})
+        return 0
+    for m in run.resumed:
+        _print_metrics(m, "resumed pending clustering")
+    if run.resumed:
+        print("(the pending plan ran instead of a new one; run the command again to plan a new clustering)")
+    if run.new is not None:
+        _print_metrics(run.new, "clustered")
+    if run.scheduled is not None:
+        print(f"scheduled clustering {run.scheduled} (not executed: run `hudi-layout cluster {args.path} "
+              f"--columns {args.columns}` to execute it)")
+    for p in run.waiting:
+        if p.instant_time == run.scheduled:
+            continue
+        hint = "" if p.running else " (run `hudi-layout cluster` without --no-resume to execute it)"
+        print(f"pending: {p.describe()}{hint}")
+    if run.new is None and run.scheduled is None and not run.resumed:
+        print("nothing new to cluster (no file group qualified"
+              + (": every file group is in a pending plan)" if run.waiting else ")"))
+    return 0
+
+
+def cmd_execute_pending(args: argparse.Namespace) -> int:
+    from hudi_layout.api import execute_pending
+
+    done = execute_pending(args.path, spark=_spark(args), options=_options(args.option), only=args.instant)
+    _print_json([m.to_dict() for m in done])
     return 0
 
 
 def cmd_clustering_service(args: argparse.Namespace) -> int:
+    from hudi_layout import options as cfg
+    from hudi_layout.services.clustering_service import ClusteringService, ServiceEvent
+
     opts = _layout_options(args)
     if args.columns:
-        opts["hoodie.clustering.plan.strategy.sort.columns"] = ",".join(_columns(args.columns))
+        opts[cfg.SORT_COLUMNS.key] = ",".join(_columns(args.columns))
     if args.strategy:
-        opts["hoodie.layout.optimize.strategy"] = args.strategy
+        opts[cfg.LAYOUT_STRATEGY.key] = args.strategy
     if args.method:
-        opts["hoodie.layout.optimize.curve.build.method"] = args.method
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+        opts[cfg.CURVE_BUILD_METHOD.key] = args.method
+
+    def show(event: ServiceEvent) -> None:
+        print(json.dumps(event.to_dict(), default=str) if args.json else event.line(), flush=True)
+
     service = ClusteringService(args.path, opts, spark=_spark(args), poll_seconds=args.poll_seconds,
-                                max_iterations=args.max_iterations)
+                                max_iterations=args.max_iterations, on_event=show)
     service.install_signal_handlers()
-    stats = service.run()
-    _print_json({"executed": stats.executed, "scheduled": stats.scheduled, "failures": stats.failures})
+    service.run()
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    result = build_column_stats_index(args.path, _options(args.option), columns=_columns(args.columns) or None,
-                                      rebuild=args.rebuild)
-    _print_json(result)
+    from hudi_layout.services.index import build_column_stats_index
+
+    with _progress():
+        result = build_column_stats_index(args.path, _options(args.option), columns=_columns(args.columns) or None,
+                                          rebuild=args.rebuild)
+    if args.json:
+        _print_json(result)
+    elif result["status"] == "exists":
+        print(f"the table already has a metadata table ({', '.join(result['metadata_partitions'])}); "
+              f"{result['hint']}")
+    else:
+        print(f"built column_stats for {result['files']} files in {result['partitions']} partition(s): "
+              f"{result['stats_records']} stats records in {result['seconds']:.1f}s")
     return 0
 
 
+def cmd_clean(args: argparse.Namespace) -> int:
+    """No Spark: a clean deletes files and writes timeline / metadata-table entries on this machine."""
+    from hudi_layout.api import clean
+
+    results = clean(args.path, options=_options(args.option))
+    if args.json:
+        _print_json([r.to_dict() for r in results])
+    elif not results:
+        print("nothing to clean")
+    else:
+        for r in results:
+            how = "finished pending clean" if r.resumed else "clean"
+            print(f"{how} {r.instant_time}: deleted {r.files_deleted} file(s), {r.bytes_deleted} bytes "
+                  f"({r.policy}, earliest retained commit {r.earliest_commit_to_retain or '-'})")
+    return 0
+
+
+def _read_options(args: argparse.Namespace) -> dict[str, str]:
+    """Hudi read options from ``-o key=value`` and the shorthand flags (the flags win)."""
+    opts = _options(args.option)
+    for flag, key in (("query_type", "hoodie.datasource.query.type"), ("as_of", "as.of.instant"),
+                      ("begin", "hoodie.datasource.read.begin.instanttime"),
+                      ("end", "hoodie.datasource.read.end.instanttime")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            opts[key] = value
+    return opts
+
+
 def cmd_query(args: argparse.Namespace) -> int:
-    spark = _spark(args)
+    """The view ``t`` is the snapshot (or time-travel / incremental read) through Spark's parquet reader, as
+    ``hudi_layout.read`` builds it: one DataFrame for every reference to ``t`` in the statement, whatever
+    each reference filters (the data source's pruning is per scan only on newer Spark; see spark.datasource)."""
+    from hudi_layout.api import read
+    from hudi_layout.table.hudi_table import HudiTable
+
     table = HudiTable(args.path)
-    df = spark.read.format("hudi_layout").load(str(table.base_path))
+    spark = _spark(args)
+    t0 = time.perf_counter()
+    df = read(str(table.base_path), spark=spark, options=_read_options(args))
     for name in {"t", table.properties.table_name}:
         df.createOrReplaceTempView(f"`{name}`")
     result = spark.sql(args.sql)
+    args.timings["plan (Spark analysis + our file pruning)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     result.show(args.limit, truncate=False)
+    args.timings["Spark job (read + compute + show)"] = time.perf_counter() - t0
     return 0
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
+    from hudi_layout.scan.plan import plan_scan
+
     where = args.where.strip()
     if where.lower().startswith("where "):
         where = where[6:]
-    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats)
+    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats, options=_read_options(args))
     if args.json:
         _print_json(plan.to_dict())
     else:
@@ -139,25 +348,37 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from hudi_layout.tools.inspect import inspect_table, render
+
     info = inspect_table(args.path)
     if args.json:
         _print_json(info)
     else:
-            print(render(info))
+        print(render(info))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from hudi_layout.tools.layout_report import write_report
+
     workload = None
     if args.workload:
+        from hudi_layout import options as cfg
+        from hudi_layout.clustering.workload import Workload
+
         workload = (Workload.from_log(args.path) if args.workload.strip().lower() == cfg.WORKLOAD_FROM_LOG
                     else Workload.from_file(args.workload))
     data = write_report(args.path, _columns(args.columns), args.out, compare=args.compare,
-                        labels=(args.label, args.compare_label), workload=workload)
-    print(f"wrote {args.out}/layout_report.md" + (" and layout_boxes.png" if "png" in data else ""))
+                        labels=(args.label, args.compare_label), partition=args.partition, where=args.where,
+                        workload=workload)
+    if args.json:
+        _print_json(data)
+        return 0
+    pics = [v for k, v in (data.get("pictures") or {}).items() if k in ("boxes", "partitions", "query") and v]
+    print(f"wrote {Path(args.out) / 'layout_report.md'}" + (f" and {', '.join(pics)}" if pics else ""))
     for label, t in data["tables"].items():
         for c in t["columns"]:
-            print(f"  {label:>8} {c['column']:<12} files={c['files']:<6} avg_depth={c['avg_depth']:<8} "
+            print(f"  {label:>12} {c['column']:<14} files={c['files']:<6} avg_depth={c['avg_depth']:<8} "
                   f"point_read={c['point_read_fraction']:.2%}")
     for row in data.get("workload", {}).get("queries", []):
         reads = "  ".join(f"{label}={n}" for label, n in row["files_read"].items())
@@ -167,12 +388,15 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------- parser
 
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="hudi-layout",
         description="Cluster Apache Hudi tables along z-order / Hilbert curves, keep a column_stats index, "
                     "and read only the files a query can match.")
-    p.add_argument("--log-level", default="WARNING", help="Python log level (default WARNING)")
+    p.add_argument("--log-level", default="WARNING",
+                   help="Python log level (default WARNING); INFO or DEBUG also show Spark's own log")
+    p.add_argument("--timing", action="store_true", help="print where the wall time went (stderr)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def layout_flags(sp: argparse.ArgumentParser) -> None:
@@ -183,36 +407,63 @@ def build_parser() -> argparse.ArgumentParser:
                         help="curve column weights (a column twice as heavy gets one more top bit), or "
                              "'workload' to derive them from --workload")
 
-    def common(sp: argparse.ArgumentParser, spark: bool = True) -> None:
-        sp.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
-                        help="a Hudi option (repeatable), e.g. hoodie.parquet.max.file.size=134217728")
+    def common(sp: argparse.ArgumentParser, spark: bool = True, options: bool = True, as_json: bool = True) -> None:
+        if options:
+            sp.add_argument("--option", "-o", action="append", metavar="KEY=VALUE",
+                            help="a Hudi option (repeatable), e.g. hoodie.parquet.max.file.size=134217728")
         if spark:
             sp.add_argument("--master", help="Spark master (default $SPARK_MASTER or local[*])")
+        if as_json:
+            sp.add_argument("--json", action="store_true", help="machine-readable output")
 
-    sp = sub.add_parser("ingest", help="write parquet / CSV / JSON data as (or into) a Hudi table")
-    sp.add_argument("source", help="input path (file or folder)")
+    sp = sub.add_parser("ingest", aliases=["write"],
+                        help="write parquet / CSV / JSON data as (or into) a Hudi table: insert, upsert, delete, ...")
+    sp.add_argument("source", nargs="?", help="input path (file or folder); none for delete_partition")
     sp.add_argument("path", help="Hudi table base path")
+    sp.add_argument("--operation", choices=["bulk_insert", "insert", "upsert", "delete", "insert_overwrite",
+                                            "insert_overwrite_table", "delete_partition"],
+                    help="hoodie.datasource.write.operation (default bulk_insert)")
+    sp.add_argument("--precombine-field", help="ordering field for upserts (hoodie.datasource.write.precombine.field)")
+    sp.add_argument("--partitions-to-delete",
+                    help="delete_partition: partition paths, comma-separated (* matches any characters)")
     sp.add_argument("--format", default="parquet", choices=["parquet", "csv", "json"])
-    sp.add_argument("--record-key", help="record key field(s), comma-separated")
+    sp.add_argument("--record-key", help="record key field(s), comma-separated (required for a new table)")
     sp.add_argument("--partition-by", help="partition field(s), comma-separated")
     sp.add_argument("--table-name")
     sp.add_argument("--mode", default="append", choices=["append", "overwrite"])
     common(sp)
     sp.set_defaults(func=cmd_ingest)
 
-    sp = sub.add_parser("cluster", help="lay the table out along a curve (schedule + execute a clustering)")
+    sp = sub.add_parser("cluster", help="lay the table out along a curve (runs a pending plan first, if any)")
     sp.add_argument("path")
-    sp.add_argument("--columns", required=True, help="columns to cluster by, comma-separated")
+    sp.add_argument("--columns", help="columns to cluster by, comma-separated")
+    sp.add_argument("--abandon-pending", action="store_true",
+                    help="roll back plans an interrupted run left pending (a rollback instant each), then "
+                         "cluster --columns, if given")
     sp.add_argument("--strategy", default="z-order", choices=STRATEGY_CHOICES,
                     help="qdtree (alias workload): cut along the workload's predicates, Hilbert inside each leaf")
     sp.add_argument("--method", default="direct", choices=["direct", "sample"])
     sp.add_argument("--small-files-only", action="store_true",
                     help="plan only files below hoodie.clustering.plan.strategy.small.file.limit (Hudi's default)")
     layout_flags(sp)
+    sp.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                    help="execute pending clustering plans (left by an interrupted run, or Hudi's) instead of "
+                         "a new one (default); --no-resume leaves them and says so")
+    sp.add_argument("--dry-run", action="store_true", help="show the plan; write nothing, start no Spark")
+    sp.add_argument("--schedule-only", action="store_true",
+                    help="write the plan to the timeline without executing it (no Spark unless a qdtree "
+                         "must be built)")
     common(sp)
     sp.set_defaults(func=cmd_cluster)
 
-    sp = sub.add_parser("clustering-service", help="run clustering continuously until stopped (SIGTERM)")
+    sp = sub.add_parser("execute-pending", help="execute the pending clustering plans (e.g. to unblock upserts)")
+    sp.add_argument("path")
+    sp.add_argument("--instant", help="only this plan's instant time")
+    common(sp)
+    sp.set_defaults(func=cmd_execute_pending)
+
+    sp = sub.add_parser("clustering-service", help="run clustering continuously until stopped (SIGTERM); "
+                                                   "one line per action")
     sp.add_argument("path")
     sp.add_argument("--columns", help="sort columns (hoodie.clustering.plan.strategy.sort.columns)")
     sp.add_argument("--strategy", choices=STRATEGY_CHOICES)
@@ -223,69 +474,111 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp)
     sp.set_defaults(func=cmd_clustering_service)
 
-    sp = sub.add_parser("index", help="build or rebuild the column_stats index of an existing table")
+    sp = sub.add_parser("index", help="build or rebuild the column_stats index of an existing table (no Spark)")
     sp.add_argument("path")
     sp.add_argument("--columns", help="columns to index (default: all supported)")
     sp.add_argument("--rebuild", action="store_true", help="drop an existing metadata table first")
     common(sp, spark=False)
     sp.set_defaults(func=cmd_index)
 
+    sp = sub.add_parser("clean", help="delete file slices no retained instant needs (Hudi's clean; no Spark)")
+    sp.add_argument("path")
+    common(sp, spark=False)
+    sp.set_defaults(func=cmd_clean)
+
+    def read_flags(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--query-type", choices=["snapshot", "read_optimized", "incremental"],
+                        help="hoodie.datasource.query.type (default snapshot; Merge-on-Read log files merged)")
+        sp.add_argument("--as-of", help="time travel: as.of.instant (yyyyMMddHHmmssSSS, 'yyyy-MM-dd HH:mm:ss', "
+                                        "yyyy-MM-dd): instants requested by then")
+        sp.add_argument("--begin", help="incremental: commits completed after this instant (or 'earliest')")
+        sp.add_argument("--end", help="incremental: ... and at or before this one (default: the latest)")
+
     sp = sub.add_parser("query", help="run SQL on the table (as view `t`), with data skipping")
     sp.add_argument("path")
     sp.add_argument("sql", help='e.g. "SELECT count(*) FROM t WHERE dst_port = 443"')
     sp.add_argument("--limit", type=int, default=20)
-    common(sp)
+    read_flags(sp)
+    common(sp, as_json=False)
     sp.set_defaults(func=cmd_query)
 
-    sp = sub.add_parser("explain", help="show which files a filter reads and why the others are skipped")
+    sp = sub.add_parser("explain", help="show which files a filter reads and why the others are skipped (no Spark)")
     sp.add_argument("path")
     sp.add_argument("where", help='e.g. "WHERE src_port BETWEEN 1000 AND 1999"')
-    sp.add_argument("--json", action="store_true")
     sp.add_argument("--files", action="store_true", help="list the candidate files")
     sp.add_argument("--no-stats", action="store_true", help="partition pruning only")
     sp.add_argument("--max-dropped", type=int, default=10)
+    read_flags(sp)
+    common(sp, spark=False)
     sp.set_defaults(func=cmd_explain)
 
-    sp = sub.add_parser("inspect", help="timeline, file groups, pending clustering, metadata table")
+    sp = sub.add_parser("inspect", help="timeline, file groups, pending clustering, metadata table, defaults file "
+                                        "(no Spark)")
     sp.add_argument("path")
-    sp.add_argument("--json", action="store_true")
+    common(sp, spark=False, options=False)
     sp.set_defaults(func=cmd_inspect)
 
-    sp = sub.add_parser("report", help="layout report: overlap per column + file-box picture (Markdown+PNG)")
+    sp = sub.add_parser("report", help="layout report: overlap per column + pictures of the file boxes (no Spark)")
     sp.add_argument("path")
-    sp.add_argument("--columns", required=True)
+    sp.add_argument("--columns", required=True, help="clustering columns, comma-separated (pictures: every pair)")
     sp.add_argument("--out", required=True, help="output folder")
     sp.add_argument("--compare", help="a second table (or snapshot copy) to draw side by side")
-    sp.add_argument("--label", default="table")
-    sp.add_argument("--compare-label", default="compare")
+    sp.add_argument("--label", default="table", help="title of the table's panels (e.g. after)")
+    sp.add_argument("--compare-label", default="compare", help="title of the --compare panels (e.g. before)")
+    sp.add_argument("--partition", help="draw this partition (default: the one with the most files)")
+    sp.add_argument("--where", help="also draw the files this filter reads (query_files.png)")
     sp.add_argument("--workload", metavar="FILE|log",
                     help="also report the files each workload predicate reads, per table (a file or 'log')")
+    common(sp, spark=False, options=False)
     sp.set_defaults(func=cmd_report)
     return p
 
 
+def _print_timings(timings: dict[str, float], total: float) -> None:
+    rest = total - sum(timings.values())
+    for what, seconds in [*timings.items(), ("the rest (imports, Python, exit)", rest)]:
+        print(f"time: {seconds:7.2f}s  {what}", file=sys.stderr)
+    print(f"time: {total:7.2f}s  total", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    started = time.perf_counter()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.timings = {}
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
     try:
         return int(args.func(args) or 0)
     except HudiLayoutError as e:
-        print(f"error: {e}", file=sys.stderr)
-        if getattr(e, "hint", None):
-            print(f"hint: {e.hint}", file=sys.stderr)
+        _print_error(str(e), getattr(e, "hint", None))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `hudi-layout inspect T | head`
+        sys.stderr.close()
+        return 0
     except Exception as e:  # Spark analysis errors etc.: one line, not a JVM stack
+        ours = from_spark_error_text(str(e))  # our error raised inside Spark (data source, executors)
+        if ours is not None:
+            _print_error(str(ours), ours.hint)
+            return EXIT_USAGE
         name = type(e).__name__
         if name in ("AnalysisException", "ParseException", "IllegalArgumentException", "PySparkException",
-                    "SparkRuntimeException") or "pyspark" in type(e).__module__:
+                    "SparkRuntimeException", "PythonException") or "pyspark" in type(e).__module__:
             first = str(e).strip().splitlines()[0] if str(e).strip() else name
-            print(f"error: {first}", file=sys.stderr)
+            _print_error(first, None)
             return EXIT_USAGE
         raise
+    finally:
+        if getattr(args, "timing", False):
+            _print_timings(args.timings, time.perf_counter() - started)
+
+
+def _print_error(message: str, hint: str | None) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,8 @@
 3. ``explain`` + run a selective query on the raw layout;
 4. cluster the table with Hilbert on the four conn columns (keeping about the same number of files);
 5. the same query again, and a before / after table (files read, rows in those files, seconds);
-6. a layout report (Markdown + PNG of the file boxes before and after) in ``--out``.
+6. a layout report in ``--work``/report: Markdown + pictures of the file boxes after / before on every pair of
+   the four columns, and of the files the query reads.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from rich.console import Console
 from rich.table import Table
 
 from hudi_layout.api import cluster, get_spark, plan_scan, read, write
+from hudi_layout.spark.session import quiet_conf
 from hudi_layout.tools.layout_report import write_report
+from hudi_layout.tools.progress_view import terminal_progress
 from hudi_layout.tools.sample_data import CONN_CURVE_COLUMNS, conn_df
 
 QUERY = "src_port BETWEEN 1000 AND 1999 AND dst_port BETWEEN 20000 AND 20999"
@@ -56,12 +59,13 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.time()
     with console.status("starting Spark"):
-        spark = get_spark("hudi-layout-demo", master=args.master)
+        spark = get_spark("hudi-layout-demo", master=args.master, extra_conf=quiet_conf())
     files = max(8, args.rows // 10_000)
     console.rule(f"1. ingest {args.rows:,} conn rows as a Hudi table ({files} files)")
     t0 = time.time()
-    res = write(conn_df(spark, args.rows, partitions=files), str(table),
-                {"hoodie.table.name": "conn", "hoodie.datasource.write.recordkey.field": "id"})
+    with terminal_progress():
+        res = write(conn_df(spark, args.rows, partitions=files), str(table),
+                    {"hoodie.table.name": "conn", "hoodie.datasource.write.recordkey.field": "id"})
     console.print(f"commit {res.instant_time}: {res.files_written} files, {res.records_written:,} rows, "
                   f"{res.bytes_written / 1e6:.0f} MB in {time.time() - t0:.1f}s")
     shutil.copytree(table, raw_copy)  # a snapshot of the random layout, for the side-by-side picture
@@ -75,10 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     console.rule(f"3. cluster with {args.strategy} on {', '.join(CONN_CURVE_COLUMNS)}")
     t0 = time.time()
     target = max(1, res.bytes_written // max(1, res.files_written))
-    m = cluster(str(table), list(CONN_CURVE_COLUMNS), spark=spark, strategy=args.strategy,
-                method="sample" if args.strategy != "linear" else "direct",
-                options={"hoodie.clustering.plan.strategy.target.file.max.bytes": str(target),
-                         "hoodie.clustering.plan.strategy.max.bytes.per.group": str(10 * 1024**3)})
+    with terminal_progress():
+        m = cluster(str(table), list(CONN_CURVE_COLUMNS), spark=spark, strategy=args.strategy,
+                    method="sample" if args.strategy != "linear" else "direct",
+                    options={"hoodie.clustering.plan.strategy.target.file.max.bytes": str(target),
+                             "hoodie.clustering.plan.strategy.max.bytes.per.group": str(10 * 1024**3)})
     if m is None:
         console.print("nothing to cluster")
         return 1
@@ -108,11 +113,12 @@ def main(argv: list[str] | None = None) -> int:
     console.rule("5. layout report")
 
     data = write_report(str(table), ["src_port", "dst_port", "src_ip", "dst_ip"], str(work / "report"),
-                        compare=str(raw_copy), labels=(f"{args.strategy}", "as ingested"))
+                        compare=str(raw_copy), labels=(f"{args.strategy}", "as ingested"), where=QUERY)
     for label, t in data["tables"].items():
         cells = ", ".join(f"{c['column']} {c['point_read_fraction']:.1%}" for c in t["columns"])
         console.print(f"{label:>12}: share of files a point query reads: {cells}")
-    console.print(f"report: {work / 'report' / 'layout_report.md'} (+ layout_boxes.png)")
+    pictures = ", ".join(v for k, v in data["pictures"].items() if k in ("boxes", "partitions", "query") and v)
+    console.print(f"report: {work / 'report' / 'layout_report.md'} (+ {pictures})")
     console.print(f"[bold green]demo finished in {time.time() - started:.0f}s[/bold green]")
     spark.stop()
     return 0

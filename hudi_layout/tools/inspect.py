@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from hudi_layout import options as cfg
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.table.hudi_table import HudiTable
 
@@ -23,8 +24,9 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
     if table.has_metadata_table and "column_stats" in props.metadata_partitions:
         try:
             mdt["indexed_columns"] = ColumnStatsIndex(str(table.base_path)).indexed_columns()
-        except Exception as e:  # informational
+        except Exception as e:  # informational: inspect reports a damaged index instead of failing
             mdt["indexed_columns_error"] = str(e)
+    conf = cfg.default_conf_path()
     return {
         "path": str(table.base_path),
         "table_name": props.table_name,
@@ -35,11 +37,14 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
         "hive_style_partitioning": props.hive_style_partitioning,
         "partitions": len(per_partition),
         "file_groups": len(slices),
-        "total_bytes": sum(s.size_bytes for s in slices),
+        "total_bytes": sum(s.total_size_bytes for s in slices),
+        "log_files": sum(len(s.log_file_names) for s in slices),
         "file_groups_per_partition": dict(sorted(per_partition.items())[:50]),
         "pending_clustering": pending,
         "timeline": instants,
         "metadata_table": mdt,
+        "defaults_file": str(conf) if conf else None,
+        "defaults_file_candidates": [str(p) for p in cfg.defaults_file_candidates()],
     }
 
 
@@ -50,13 +55,18 @@ def render(info: dict[str, Any]) -> str:
         f"record key   {', '.join(info['record_key_fields'])}",
         f"partitions   {', '.join(info['partition_fields']) or '(none)'}"
         f"{' hive-style' if info['hive_style_partitioning'] else ''}: {info['partitions']}",
-        f"file groups  {info['file_groups']} ({info['total_bytes'] / 1e6:.1f} MB)",
+        f"file groups  {info['file_groups']} ({info['total_bytes'] / 1e6:.1f} MB"
+        f"{', ' + str(info['log_files']) + ' log files' if info.get('log_files') else ''})",
         f"metadata     {'yes' if info['metadata_table']['exists'] else 'no'}: "
         f"{', '.join(info['metadata_table']['partitions']) or '(no partitions)'}",
     ]
+    lines.append(f"defaults     {info['defaults_file'] or '(no defaults file found)'}")
     cols = info["metadata_table"].get("indexed_columns")
     if cols:
         lines.append(f"indexed      {', '.join(cols)}")
+    unreadable = info["metadata_table"].get("indexed_columns_error")
+    if unreadable:
+        lines.append(f"index        unreadable: {unreadable}")
     if info["pending_clustering"]:
         lines.append("pending clustering:")
         lines += [f"  {p['instant']} ({p['state']}, {p['file_groups']} file groups)"

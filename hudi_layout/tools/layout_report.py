@@ -10,15 +10,18 @@ parquet footers when the table has no index). Values are mapped to order-preserv
 * **point read fraction** = average depth / number of files = the fraction of files a point predicate
   ``col = v`` must open when ``v`` is drawn uniformly over that range.
 
-The PNG draws each file's box on two columns (the pictures of the z-order articles); two tables (or two
-snapshots, e.g. before/after clustering) are drawn side by side on the same axes.
+The pictures (:mod:`hudi_layout.tools.layout_pictures`) draw each file's box on every pair of the columns, in
+the columns' own values; two tables (or two snapshots, e.g. after/before clustering) side by side on the
+same axes; one partition at a time plus a per-partition grid; and, with a query, the files it reads.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +33,19 @@ from hudi_layout.clustering.workload import Workload
 from hudi_layout.curves import encode_column
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
-from hudi_layout.scan.plan import plan_scan
+from hudi_layout.scan.plan import plan_scan, table_schema, to_predicate
+from hudi_layout.skipping.bind import bind
+from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.tools.layout_pictures import (
+    MAX_PAIRS,
+    MAX_PARTITION_PANELS,
+    FileBox,
+    Panel,
+    as_python,
+    draw_pair_grid,
+    draw_partition_grid,
+)
 
 
 @dataclass(frozen=True)
@@ -44,29 +58,29 @@ class ColumnOverlap:
     point_read_fraction: float
 
 
-def file_ranges(table: HudiTable, column: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """(min codes, max codes, file names) of the column over live base files with known stats."""
+def file_value_ranges(table: HudiTable, column: str) -> tuple[pa.Array, pa.Array, list[FileSlice]]:
+    """Typed ``(min values, max values, slices)`` of the column over the live base files with known stats
+    (from the column_stats index, else from the parquet footers)."""
     slices = table.file_slices()
-    names = [s.base_file_name for s in slices]
     lo_vals: list[Any] = []
     hi_vals: list[Any] = []
-    kept: list[str] = []
+    kept: list[FileSlice] = []
     stats_tbl = None
+    typ: pa.DataType | None = None
     if "column_stats" in table.properties.metadata_partitions:
         stats_tbl = ColumnStatsIndex(str(table.base_path)).load_column(column)
     if stats_tbl is not None and stats_tbl.num_rows:
         by_name = {n: i for i, n in enumerate(stats_tbl.column("file_name").to_pylist())}
         mins, maxs = stats_tbl.column("min"), stats_tbl.column("max")
         typ = mins.type
-        for n in names:
-            i = by_name.get(n)
+        for s in slices:
+            i = by_name.get(s.base_file_name)
             if i is None or not mins[i].is_valid or not maxs[i].is_valid:
                 continue
             lo_vals.append(mins[i].as_py())
             hi_vals.append(maxs[i].as_py())
-            kept.append(n)
+            kept.append(s)
     else:
-        typ = None
         for s in slices:
             md = pq.ParquetFile(s.base_file_path).metadata
             schema = md.schema.to_arrow_schema()
@@ -85,12 +99,29 @@ def file_ranges(table: HudiTable, column: str) -> tuple[np.ndarray, np.ndarray, 
             if lo is not None:
                 lo_vals.append(lo)
                 hi_vals.append(hi)
-                kept.append(s.base_file_name)
+                kept.append(s)
+    if not kept or typ is None:
+        return pa.array([], pa.null()), pa.array([], pa.null()), []
+    return pa.array(lo_vals, typ), pa.array(hi_vals, typ), kept
+
+
+def file_ranges(table: HudiTable, column: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(min codes, max codes, file names) of the column over live base files with known stats."""
+    lo, hi, kept = file_value_ranges(table, column)
     if not kept:
         return np.empty(0, np.uint64), np.empty(0, np.uint64), []
-    lo_codes = encode_column(pa.array(lo_vals, typ), name=column)
-    hi_codes = encode_column(pa.array(hi_vals, typ), name=column)
-    return lo_codes, hi_codes, kept
+    return (encode_column(lo, name=column), encode_column(hi, name=column), [s.base_file_name for s in kept])
+
+
+def file_boxes(table: HudiTable, columns: Sequence[str]) -> list[FileBox]:
+    """Every live base file with its value range on each of ``columns`` (``None`` where unknown)."""
+    ranges: dict[str, dict[str, tuple[Any, Any]]] = {}
+    for c in columns:
+        lo, hi, kept = file_value_ranges(table, c)
+        los, his = as_python(lo), as_python(hi)
+        ranges[c] = {s.base_file_name: (a, b) for s, a, b in zip(kept, los, his)}
+    return [FileBox(s.base_file_name, s.partition_path, {c: ranges[c].get(s.base_file_name) for c in columns})
+            for s in table.file_slices()]
 
 
 def overlap(lo: np.ndarray, hi: np.ndarray) -> tuple[float, int]:
@@ -123,42 +154,89 @@ def column_overlap(table: HudiTable, column: str) -> ColumnOverlap:
     return ColumnOverlap(column, files, len(kept), round(avg, 3), mx, round(frac, 5))
 
 
-def draw_boxes(tables: Sequence[tuple[str, HudiTable]], x: str, y: str, path: Path) -> Path:
-    """PNG with each file's [min,max] box on columns ``x``/``y``, one panel per table."""
-    import matplotlib
+def _natural(partition: str) -> tuple[Any, ...]:
+    """Sort key: ``2`` before ``10``, ``month=2`` before ``month=10``."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", partition))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.collections import PatchCollection
-    from matplotlib.patches import Rectangle
 
-    fig, axes = plt.subplots(1, len(tables), figsize=(6 * len(tables), 5.5), squeeze=False)
-    ranges = [(label, table, file_ranges(table, x), file_ranges(table, y)) for label, table in tables]
-    # Codes minus the smallest code seen: order-preserving, and for integer columns exactly value - min.
-    gx = min((int(r[2][0].min()) for r in ranges if r[2][0].size), default=0)
-    gy = min((int(r[3][0].min()) for r in ranges if r[3][0].size), default=0)
-    for ax, (label, _table, (xlo, xhi, xn), (ylo, yhi, yn)) in zip(axes[0], ranges):
-        common = sorted(set(xn) & set(yn))
-        xi = {n: i for i, n in enumerate(xn)}
-        yi = {n: i for i, n in enumerate(yn)}
-        rects = []
-        for n in common:
-            a, b = float(int(xlo[xi[n]]) - gx), float(int(xhi[xi[n]]) - gx)
-            c, d = float(int(ylo[yi[n]]) - gy), float(int(yhi[yi[n]]) - gy)
-            rects.append(Rectangle((a, c), max(b - a, 1e-9), max(d - c, 1e-9)))
-        ax.add_collection(PatchCollection(rects, facecolor=(0.12, 0.47, 0.71, 0.04), edgecolor="tab:blue",
-                                          linewidth=0.5))
-        if rects:
-            ax.set_xlim(0, max(float(int(xhi.max()) - gx), 1.0))
-            ax.set_ylim(0, max(float(int(yhi.max()) - gy), 1.0))
-        ax.set_title(f"{label}: {len(common)} files")
-        ax.set_xlabel(f"{x} (offset from minimum, order-preserving code)")
-        ax.set_ylabel(f"{y} (offset from minimum, order-preserving code)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+@dataclass(frozen=True)
+class Pictures:
+    """What the report draws: the pairs grid for one partition (or the whole table), the per-partition
+    grid, the query picture. Paths relative to the report folder."""
+
+    boxes: str | None = None
+    partitions: str | None = None
+    query: str | None = None
+    partition: str | None = None
+    query_partition: str | None = None
+
+
+def _validate_columns(tables: Sequence[tuple[str, HudiTable]], columns: Sequence[str]) -> None:
+    for _, table in tables:
+        known = table.data_columns()
+        if not known:
+            continue
+        unknown = [c for c in columns if c not in known]
+        if unknown:
+            raise InvalidArgumentError(f"{table.base_path} has no column {', '.join(map(repr, unknown))}",
+                                       hint=f"columns: {', '.join(known)}")
+
+
+def draw_pictures(tables: Sequence[tuple[str, HudiTable]], columns: Sequence[str], out: Path, *,
+                  partition: str | None = None, where: str | None = None) -> Pictures:
+    """Draw ``layout_boxes.png`` (+ ``layout_partitions.png`` for partitioned tables, ``query_files.png``
+    with ``where``) into ``out``."""
+    boxes = {label: file_boxes(table, columns) for label, table in tables}
+    first = boxes[tables[0][0]]
+    partitioned = any(t.is_partitioned for _, t in tables)
+    counts = Counter(f.partition for f in first)
+    if partition is not None and partitioned:
+        known = {f.partition for fs in boxes.values() for f in fs}
+        if partition not in known:
+            shown = ", ".join(sorted(known, key=_natural)[:12])
+            raise InvalidArgumentError(f"no partition {partition!r} in the table", hint=f"partitions: {shown}")
+    chosen = (partition or (counts.most_common(1)[0][0] if counts else None)) if partitioned else None
+
+    def panel(label: str, part: str | None, read: frozenset[str] | None = None, files_total: int = 0,
+              read_total: int | None = None) -> Panel:
+        files = tuple(f for f in boxes[label] if part is None or f.partition == part)
+        return Panel(label, part, files, read, files_total, read_total)
+
+    what = "partition " + chosen if chosen is not None else "whole table"
+    why = " (the one with the most files; --partition picks another)" if partitioned and partition is None else ""
+    pics = Pictures(partition=chosen)
+    png = draw_pair_grid([panel(label, chosen) for label, _ in tables], columns, out / "layout_boxes.png",
+                         title=f"each file's [min, max] box on every pair of {', '.join(columns)} · {what}{why}")
+    pics = replace(pics, boxes=png.name)
+    if partitioned and partition is None and len(counts) > 1:
+        parts = sorted(p for p, _ in counts.most_common(MAX_PARTITION_PANELS))
+        parts.sort(key=_natural)
+        more = f" (the {len(parts)} largest of {len(counts)})" if len(counts) > len(parts) else ""
+        png = draw_partition_grid([[panel(label, p) for label, _ in tables] for p in parts],
+                                  columns[0], columns[1], out / "layout_partitions.png",
+                                  title=f"each file's box on {columns[0]} × {columns[1]}, one panel per "
+                                        f"partition{more}")
+        pics = replace(pics, partitions=png.name)
+    if where:
+        plans = {label: plan_scan(str(table.base_path), where) for label, table in tables}
+        read = {label: frozenset(s.base_file_name for s in plan.candidate_slices) for label, plan in plans.items()}
+        qpart = chosen
+        if partitioned and partition is None:
+            hits = Counter(f.partition for f in first if f.name in read[tables[0][0]])
+            qpart = hits.most_common(1)[0][0] if hits else chosen
+        table0 = tables[0][1]
+        schema = table_schema(table0)
+        pred = to_predicate(where, schema)
+        if schema is not None:
+            pred = bind(pred, schema)
+        panels = [panel(label, qpart, read[label], plans[label].files_total, plans[label].files_after_column_stats)
+                  for label, _ in tables]
+        where_part = f" · partition {qpart}" if qpart is not None else ""
+        png = draw_pair_grid(panels, columns, out / "query_files.png", query=pred,
+                             title=f"WHERE {where}{where_part}: files read (orange) and skipped (grey); "
+                                   "the query's range in green")
+        pics = replace(pics, query=png.name, query_partition=qpart)
+    return pics
 
 
 def workload_files_read(tables: Sequence[tuple[str, HudiTable]], workload: Workload) -> dict[str, Any]:
@@ -193,15 +271,18 @@ def workload_markdown(result: dict[str, Any], labels: Sequence[str]) -> list[str
 
 
 def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: str | None = None,
-                 labels: tuple[str, str] = ("table", "compare"), workload: Workload | None = None) -> dict[str, Any]:
-    """Write ``layout_report.md`` / ``.json`` (+ ``layout_boxes.png`` for 2+ columns) into ``out_dir``."""
+                 labels: tuple[str, str] = ("table", "compare"), partition: str | None = None,
+                 where: str | None = None, workload: Workload | None = None) -> dict[str, Any]:
+    """Write ``layout_report.md`` / ``.json`` and, for two columns or more, the pictures (see
+    :func:`draw_pictures`) into ``out_dir``; with a ``workload``, the files each of its queries reads."""
     if not columns:
-        raise InvalidArgumentError("--columns needs at least one column")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+        raise InvalidArgumentError("--columns needs at least one column", hint="e.g. --columns carrier,dest")
     tables = [(labels[0], HudiTable(path))]
     if compare:
         tables.append((labels[1], HudiTable(compare)))
+    _validate_columns(tables, columns)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"tables": {}}
     lines = ["# Layout report", ""]
     for label, table in tables:
@@ -213,16 +294,31 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
         lines += [f"| {r.column} | {r.files} | {r.files_with_stats} | {r.avg_depth} | {r.max_depth} | "
                   f"{r.point_read_fraction:.2%} |" for r in rows]
         lines.append("")
-    if len(columns) >= 2:
-        png = draw_boxes(tables, columns[0], columns[1], out / "layout_boxes.png")
-        data["png"] = str(png)
-        lines += [f"![file boxes on {columns[0]} x {columns[1]}](layout_boxes.png)", ""]
-    if workload is not None:
-        data["workload"] = workload_files_read(tables, workload)
-        lines += workload_markdown(data["workload"], [label for label, _ in tables])
     lines += ["Depth = number of files whose [min, max] contains a value (average over the segments between "
               "file range endpoints). Point read fraction = average depth / files: the share of files a "
               "`col = value` query opens.", ""]
+    if len(columns) >= 2:
+        pics = draw_pictures(tables, columns, out, partition=partition, where=where)
+        data["pictures"] = asdict(pics)
+        data["png"] = str(out / pics.boxes) if pics.boxes else None
+        shown = columns[:next(n for n in range(len(columns), 1, -1) if n * (n - 1) // 2 <= MAX_PAIRS)]
+        more = (f" (the first {len(shown)} columns: at most {MAX_PAIRS} pairs per picture)"
+                if len(shown) < len(columns) else "")
+        lines += ["## Pictures", "",
+                  f"Each file is a box spanning its [min, max] on two columns{more}; axes are in the columns' "
+                  "own values (strings on a sorted axis of the values that bound files).", ""]
+        if pics.boxes:
+            lines += [f"![file boxes, {pics.partition or 'whole table'}]({pics.boxes})", ""]
+        if pics.partitions:
+            lines += [f"![file boxes per partition]({pics.partitions})", ""]
+        if pics.query:
+            lines += [f"Files read by `WHERE {where}` (orange), skipped (grey), the query's range in green:", "",
+                      f"![files read by the query]({pics.query})", ""]
+    else:
+        lines += ["(Pictures need two columns or more.)", ""]
+    if workload is not None:
+        data["workload"] = workload_files_read(tables, workload)
+        lines += workload_markdown(data["workload"], [label for label, _ in tables])
     (out / "layout_report.md").write_text("\n".join(lines))
-    (out / "layout_report.json").write_text(json.dumps(data, indent=2))
+    (out / "layout_report.json").write_text(json.dumps(data, indent=2, default=str))
     return data

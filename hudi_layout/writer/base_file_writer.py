@@ -9,6 +9,12 @@ rows; table data never reaches it.
 
 Before a data file is created, its DIRECT marker (``.hoodie/.temp/<instant>/<partition>/<file>.marker.CREATE``)
 is written, so a rollback can find and delete files of a failed write even if no metadata row came back.
+Every creation goes through :mod:`hudi_layout.table.file_guard`: the targets are resolved and kept under the
+base path (never in ``.hoodie/`` except the marker), and the instant's file gate is checked first, so a
+worker that outlives its driver, or flushes after its JVM died, cannot add files to a rolled-back or
+completed instant. Partition paths are encoded here, by the table's
+:class:`~hudi_layout.format.partition_path.PartitionPathRule`, from the partition value columns
+(``_hoodie_partition_value_<i>``) every write path hands in: one encoder for all of them.
 
 The module does not import pyspark: the Spark layer passes the task identity in (:class:`TaskIdentity`), so
 the writer tests without Spark.
@@ -16,6 +22,9 @@ the writer tests without Spark.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import os
 import pickle
 import uuid
@@ -28,6 +37,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, spark_error_text
+from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.table.faults import crash_point
+from hudi_layout.table.file_guard import FileGate, create_new_file, data_file_path, marker_path
 from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
 
 META_COLUMNS: tuple[str, ...] = (
@@ -41,11 +54,13 @@ META_COLUMNS: tuple[str, ...] = (
 #: Column carrying each row's partition path into the writer (computed by Spark before the write).
 PARTITION_PATH_COLUMN = "_hoodie_partition_path"
 RECORD_KEY_COLUMN = "_hoodie_record_key"
+#: Input columns with each partition field's value as a string, encoded here into the partition path.
+PARTITION_VALUE_PREFIX = "_hoodie_partition_value_"
 #: Optional input columns already holding preserved meta values (clustering keeps commit time / seqno).
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
 
-ERROR_MARKER = "HUDI_LAYOUT_ERROR:"
+ERROR_MARKER = SPARK_ERROR_MARKER
 
 RESULT_SCHEMA = pa.schema(
     [
@@ -57,6 +72,11 @@ RESULT_SCHEMA = pa.schema(
         ("stats", pa.binary()),
         ("key_min", pa.int64()),
         ("key_max", pa.int64()),
+        # a merged file group (upsert / delete): what changed, and the slice it replaces (null for new files)
+        ("num_updates", pa.int64()),
+        ("num_deletes", pa.int64()),
+        ("prev_commit", pa.string()),
+        ("prev_base_file", pa.string()),
     ]
 )
 
@@ -83,14 +103,36 @@ class WriteSpec:
     #: an input column (``int64``, not written) whose per-file min / max the writer reports: the layout's sort
     #: key, so a clustering can record each file's curve-key range (``key_min`` / ``key_max`` result fields)
     layout_key_column: str | None = None
+    #: checked before every file is created (None only in unit tests of the writer itself)
+    gate: FileGate | None = None
+    #: encodes the ``_hoodie_partition_value_<i>`` input columns into ``_hoodie_partition_path``
+    partition_rule: PartitionPathRule | None = None
+    #: the table's types of the data columns: a column arriving with another type (narrower data, e.g. int
+    #: into a long column) is cast to it (None: written as it arrives)
+    data_schema: pa.Schema | None = None
+
+
+def partition_value_column(i: int) -> str:
+    return f"{PARTITION_VALUE_PREFIX}{i}"
 
 
 class WriterInputError(ValueError):
-    """Bad input found on an executor; its message starts with :data:`ERROR_MARKER` so the driver can
-    turn Spark's wrapped Python exception back into one clear line."""
+    """An error found on an executor, carried as :func:`hudi_layout.errors.spark_error_text` so the driver
+    turns Spark's wrapped Python exception back into our error (class, one-line message, hint)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(f"{ERROR_MARKER} {message}")
+    def __init__(self, message: str, *, kind: str = "InvalidArgumentError", hint: str | None = None) -> None:
+        from hudi_layout import errors
+
+        cls = getattr(errors, kind, None)
+        exc = cls(message, hint=hint) if isinstance(cls, type) and issubclass(cls, HudiLayoutError) \
+            else errors.InvalidArgumentError(message, hint=hint)
+        super().__init__(spark_error_text(exc))
+
+    @classmethod
+    def of(cls, exc: HudiLayoutError) -> WriterInputError:
+        out = cls.__new__(cls)
+        ValueError.__init__(out, spark_error_text(exc))
+        return out
 
 
 @dataclass
@@ -106,10 +148,13 @@ class _StatsAcc:
         self.null_count += array.null_count
         if len(array) == array.null_count:
             return
-        t = array.type
-        if pa.types.is_floating(t):
-            if pc.any(pc.is_nan(array)).as_py():
+        if pa.types.is_floating(array.type):
+            nan = pc.is_nan(array)
+            if pc.any(nan).as_py():
                 self.has_nan = True
+                array = pc.filter(array, pc.invert(nan))  # min / max over the numbers only
+                if len(array) == array.null_count:
+                    return
         mm = pc.min_max(array)
         lo, hi = mm["min"].as_py(), mm["max"].as_py()
         if lo is not None and (self.min is None or lo < self.min):
@@ -118,8 +163,14 @@ class _StatsAcc:
             self.max = hi
 
     def result(self, value_count: int) -> dict[str, Any]:
-        hi = float("nan") if self.has_nan else self.max
-        return {"min": self.min, "max": hi, "null_count": self.null_count, "value_count": value_count}
+        """NaN-exact bounds for floats: ``max`` is NaN exactly when the file holds a NaN (NaN is the greatest
+        value in Spark); ``min`` is the least number, NaN only when every non-null value is NaN."""
+        lo, hi = self.min, self.max
+        if self.has_nan:
+            hi = float("nan")
+            if lo is None:
+                lo = float("nan")
+        return {"min": lo, "max": hi, "null_count": self.null_count, "value_count": value_count}
 
 
 def _stats_supported(t: pa.DataType) -> bool:
@@ -157,29 +208,75 @@ def dictionary_columns(table: pa.Table, max_distinct_fraction: float = 0.5) -> l
     return out
 
 
-class _OpenFile:
+@functools.lru_cache(maxsize=64)
+def parquet_leaves(schema: pa.Schema) -> tuple[tuple[str, str, bool], ...]:
+    """``(leaf path, top-level column, floating point?)`` of every parquet column a table of ``schema`` writes."""
+    sink = io.BytesIO()
+    pq.write_table(schema.empty_table(), sink)
+    sink.seek(0)
+    md = pq.ParquetFile(sink).schema
+    out = []
+    for j in range(len(md)):
+        col = md.column(j)
+        floating = col.physical_type in ("FLOAT", "DOUBLE") or "Float16" in str(col.logical_type)
+        out.append((col.path, col.path.split(".")[0], floating))
+    return tuple(out)
+
+
+def footer_options(schema: pa.Schema, dictionary: list[str] | bool) -> dict[str, Any]:
+    """``write_statistics`` / ``use_dictionary`` for a base file of ``schema``: float and double columns get
+    neither footer statistics nor a dictionary.
+
+    Parquet readers (Spark's through parquet-java) prune row groups with footer min/max and dictionaries but do
+    not know Spark's float order: pyarrow leaves NaN out of min/max, so ``d > 5`` drops a row group holding
+    NaN (NaN is greater than every number in Spark), and a dictionary holding only -0.0 fails ``d = 0``. Without
+    them no reader can skip a float row group wrongly; our column_stats index keeps NaN-exact bounds instead.
+    """
+    leaves = parquet_leaves(schema)
+    stats = [path for path, _top, floating in leaves if not floating]
+    if dictionary is False:
+        return {"write_statistics": stats, "use_dictionary": False}
+    wanted = set(schema.names) if dictionary is True else set(dictionary)
+    return {"write_statistics": stats,
+            "use_dictionary": [path for path, top, floating in leaves if not floating and top in wanted]}
+
+
+def base_file_name(file_id: str, token: str, instant_time: str) -> str:
+    return f"{file_id}_{token}_{instant_time}.parquet"
+
+
+class OpenFile:
+    """One base file being written: DIRECT marker first (``io_type`` CREATE for a new file group, MERGE for a
+    new slice of an existing one), then parquet with exact running statistics; :meth:`close` gives its
+    metadata row."""
+
     def __init__(self, spec: WriteSpec, schema: pa.Schema, partition_path: str, file_id: str, token: str,
-                 dictionary: list[str] | bool = True) -> None:
+                 dictionary: list[str] | bool = True, io_type: str = "CREATE") -> None:
         self.partition_path = partition_path
         self.file_id = file_id
-        self.file_name = f"{file_id}_{token}_{spec.instant_time}.parquet"
-        part_dir = os.path.join(spec.base_path, partition_path) if partition_path else spec.base_path
-        marker_dir = os.path.join(spec.base_path, ".hoodie", ".temp", spec.instant_time, partition_path)
-        os.makedirs(marker_dir, exist_ok=True)
-        with open(os.path.join(marker_dir, self.file_name + ".marker.CREATE"), "wb"):
-            pass
-        os.makedirs(part_dir, exist_ok=True)
-        if not has_partition_metadata(part_dir):
-            depth = len(partition_path.strip("/").split("/")) if partition_path else 0
-            write_partition_metadata(part_dir, spec.instant_time, depth)
-        self.path = os.path.join(part_dir, self.file_name)
-        self.sink = open(self.path, "wb")  # noqa: SIM115 - closed in close()
-        self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression, write_statistics=True,
-                                       use_dictionary=dictionary)
+        self.file_name = base_file_name(file_id, token, spec.instant_time)
+        try:
+            marker = marker_path(spec.base_path, spec.instant_time, partition_path, self.file_name, io_type)
+            self.path = data_file_path(spec.base_path, partition_path, self.file_name)
+            with spec.gate.creating() if spec.gate is not None else contextlib.nullcontext():
+                os.makedirs(os.path.dirname(marker), exist_ok=True)
+                os.close(create_new_file(marker))
+                crash_point("executor.after_marker")
+                part_dir = os.path.dirname(self.path)
+                os.makedirs(part_dir, exist_ok=True)
+                if not has_partition_metadata(part_dir):
+                    depth = len(partition_path.strip("/").split("/")) if partition_path else 0
+                    write_partition_metadata(part_dir, spec.instant_time, depth)
+                self.sink = os.fdopen(create_new_file(self.path), "wb")
+        except HudiLayoutError as e:
+            raise WriterInputError.of(e) from None
+        self.writer = pq.ParquetWriter(self.sink, schema, compression=spec.compression,
+                                       **footer_options(schema, dictionary))
         self.num_records = 0
         self.min_key: str | None = None
         self.max_key: str | None = None
-        self.stats = {c: _StatsAcc() for c in spec.stats_columns if _stats_supported(schema.field(c).type)}
+        self.stats = {c: _StatsAcc() for c in spec.stats_columns
+                      if c in schema.names and _stats_supported(schema.field(c).type)}
         self.key_min: int | None = None
         self.key_max: int | None = None
 
@@ -192,6 +289,7 @@ class _OpenFile:
 
     def write(self, table: pa.Table) -> None:
         self.writer.write_table(table)
+        crash_point("executor.mid_file")
         self.num_records += table.num_rows
         keys = table.column(RECORD_KEY_COLUMN)
         mm = pc.min_max(keys)
@@ -285,8 +383,12 @@ def _with_meta_columns(
     columns.append(batch.column(PARTITION_PATH_COLUMN))
     columns.append(constant_strings(file_name, n))
     names = list(META_COLUMNS)
+    target = spec.data_schema
     for name in spec.data_columns:
-        columns.append(batch.column(name))
+        col = batch.column(name)
+        if target is not None and name in target.names and col.type != target.field(name).type:
+            col = pc.cast(col, target.field(name).type)
+        columns.append(col)
         names.append(name)
     return pa.Table.from_arrays(columns, names=names)
 
@@ -312,12 +414,12 @@ class _TaskFiles:
     def meta_table(self, data: pa.Table, file_name: str, first_row: int) -> pa.Table:
         return _with_meta_columns(self.spec, data, file_name, self.task.partition_id, first_row)
 
-    def open_file(self, partition_path: str, data: pa.Table) -> _OpenFile:
+    def open_file(self, partition_path: str, data: pa.Table) -> OpenFile:
         if self.dictionary is None:  # decided once per task, on its first rows
             self.dictionary = dictionary_columns(self.meta_table(data.slice(0, 8192), "f", 0))
         schema = self.meta_table(data.slice(0, 0), "", 0).schema
-        return _OpenFile(self.spec, schema, partition_path, f"{uuid.uuid4()}-0", self.task.write_token,
-                         self.dictionary)
+        return OpenFile(self.spec, schema, partition_path, f"{uuid.uuid4()}-0", self.task.write_token,
+                        self.dictionary)
 
 
 class _PartitionOutput:
@@ -330,7 +432,7 @@ class _PartitionOutput:
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
         self.pending_bytes = 0
-        self.open: _OpenFile | None = None
+        self.open: OpenFile | None = None
 
     def add(self, piece: pa.Table) -> None:
         if not self.pending:
@@ -356,7 +458,7 @@ class _PartitionOutput:
             self.task.pending_order[self.partition_path] = self
         return data
 
-    def _rows_for(self, handle: _OpenFile, data: pa.Table, final: bool) -> int:
+    def _rows_for(self, handle: OpenFile, data: pa.Table, final: bool) -> int:
         """How many of ``data``'s rows go into ``handle`` now: as many as (by estimate) still fit the file, so
         files stay near max size (bytes per row from what the file already holds, else the larger in-memory
         size), capped by ``max_rows_per_file`` unless this is the final short tail."""
@@ -404,15 +506,18 @@ class _PartitionOutput:
 
 
 def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
-                    task: TaskIdentity | None = None) -> Iterator[pa.RecordBatch]:
+                    task: TaskIdentity | None = None, *, first_seqno: int = 0) -> Iterator[pa.RecordBatch]:
     """Write one Spark task's rows as Hudi base files; yield one metadata row per file written.
 
     Input batches carry the data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``
     (and, when ``preserve_commit_metadata``, the original ``_hoodie_commit_time`` / ``_hoodie_commit_seqno``).
     Rows are written in arrival order, so a sort done by Spark before this step is kept inside each file.
-    ``task`` names the Spark task attempt (the Spark layer passes it; zeros when run outside Spark).
+    ``task`` names the Spark task attempt (the Spark layer passes it; zeros when run outside Spark);
+    ``first_seqno`` is the first commit sequence number to use (a task that also merged file groups has used
+    the ones before it).
     """
     files = _TaskFiles(spec, task or TaskIdentity())
+    files.rows_seen = first_seqno
     outputs: dict[str, _PartitionOutput] = {}
     for batch in batches:
         if batch.num_rows == 0:
@@ -423,6 +528,7 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
             raise WriterInputError(
                 "a record key is null; every row needs a non-null value in the record key field(s)"
             )
+        table = _with_partition_paths(spec, table)
         parts = table.column(PARTITION_PATH_COLUMN)
         distinct = pc.unique(parts).to_pylist()
         for partition_path in distinct:
@@ -439,6 +545,52 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
         yield pa.RecordBatch.from_pylist(files.results, schema=RESULT_SCHEMA)
 
 
+def key_and_partition_values(batch: pa.RecordBatch, record_keys: Sequence[str],
+                             rule: PartitionPathRule) -> pa.RecordBatch:
+    """Add ``_hoodie_record_key`` and the partition value columns to a batch with Arrow (the data source's
+    path; :func:`hudi_layout.spark.write_job.record_key_expr` is the Spark-expression twin of the key)."""
+    table = pa.Table.from_batches([batch])
+
+    def as_str(name: str) -> pa.ChunkedArray:
+        return pc.cast(table.column(name), pa.string())
+
+    if len(record_keys) == 1:
+        key = as_str(record_keys[0])
+        key = pc.if_else(pc.equal(key, ""), pa.scalar(None, pa.string()), key)
+    else:
+        parts = []
+        for f in record_keys:
+            s = as_str(f)
+            s = pc.if_else(pc.equal(s, ""), "__empty__", s)
+            parts.append(pc.binary_join_element_wise(f"{f}:", pc.fill_null(s, "__null__"), ""))
+        key = pc.binary_join_element_wise(*parts, ",")
+        all_null = None
+        for f in record_keys:
+            cond = pc.is_null(table.column(f))
+            all_null = cond if all_null is None else pc.and_(all_null, cond)
+        key = pc.if_else(all_null, pa.scalar(None, pa.string()), key)
+    table = table.append_column(RECORD_KEY_COLUMN, key)
+    for i, f in enumerate(rule.fields):
+        table = table.append_column(partition_value_column(i), as_str(f))
+    return table.combine_chunks().to_batches()[0] if table.num_rows else batch
+
+
+def _with_partition_paths(spec: WriteSpec, table: pa.Table) -> pa.Table:
+    """Add ``_hoodie_partition_path`` from the partition value columns, or keep the one the input carries
+    (clustering rewrites rows of existing partitions; :func:`data_file_path` checks every path anyway)."""
+    if PARTITION_PATH_COLUMN in table.column_names:
+        return table
+    rule = spec.partition_rule
+    if rule is None or not rule.fields:
+        return table.append_column(PARTITION_PATH_COLUMN, constant_strings("", table.num_rows))
+    names = [partition_value_column(i) for i in range(len(rule.fields))]
+    try:
+        paths = rule.arrow_paths([table.column(n) for n in names])
+    except HudiLayoutError as e:
+        raise WriterInputError.of(e) from None
+    return table.drop_columns(names).append_column(PARTITION_PATH_COLUMN, paths)
+
+
 @dataclass(frozen=True)
 class WrittenFile:
     """Driver-side view of one file an executor wrote."""
@@ -451,6 +603,19 @@ class WrittenFile:
     stats: dict[str, dict[str, Any]]
     #: min / max of the layout key column over the file's rows (the sortable ``int64`` form), when tracked
     key_range: tuple[int, int] | None = None
+    num_updates: int = 0
+    num_deletes: int = 0
+    #: base instant of the slice a merge replaced (``None``: a new file group)
+    prev_commit: str | None = None
+    prev_base_file: str | None = None
+
+    @property
+    def is_merge(self) -> bool:
+        return self.prev_commit is not None
+
+    @property
+    def num_inserts(self) -> int:
+        return 0 if self.is_merge else self.num_records
 
     @property
     def relative_path(self) -> str:
@@ -471,6 +636,10 @@ def decode_results(rows: Sequence[Any]) -> list[WrittenFile]:
                 file_size=int(d["file_size"]),
                 stats=pickle.loads(d["stats"]),
                 key_range=(int(d["key_min"]), int(d["key_max"])) if d.get("key_min") is not None else None,
+                num_updates=int(d.get("num_updates") or 0),
+                num_deletes=int(d.get("num_deletes") or 0),
+                prev_commit=d.get("prev_commit"),
+                prev_base_file=d.get("prev_base_file"),
             )
         )
     return out

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
+from hudi_layout import progress
 from hudi_layout.errors import CommitConflictError, UnsupportedTableError
 from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
@@ -104,10 +105,15 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
         slices = table.file_slices()
     except Exception:  # a brand-new table has no commits yet
         return files, stats
-    for s in slices:
+    read_bytes = 0
+    for i, s in enumerate(slices, start=1):
         files.setdefault(s.partition_path, {})[s.base_file_name] = s.size_bytes
         stats.extend(footer_stats(s.base_file_path, s.partition_path, s.base_file_name, opts,
                                   FileColumnStats))
+        read_bytes += s.size_bytes
+        if progress.is_listened():
+            progress.report(progress.Progress("index: reading parquet footers", i, len(slices), "files",
+                                              files=i, bytes=read_bytes, finished=i == len(slices)))
     return files, stats
 
 

@@ -2,20 +2,35 @@
 
 :class:`WriteSession` is shared by :func:`hudi_layout.services.write.write` (Spark-native key expressions,
 then ``mapInArrow``) and the Python data source writer: both hand it the metadata rows of the files their
-executors wrote (:mod:`hudi_layout.writer.base_file_writer`). It turns them into the commit metadata and the
-metadata-table update, inside the commit protocol of :mod:`hudi_layout.table.commit_protocol`.
+executors wrote (:mod:`hudi_layout.writer.base_file_writer`, :mod:`hudi_layout.writer.merge`). It turns them into
+the commit metadata and the metadata-table update, inside the commit protocol of
+:mod:`hudi_layout.table.commit_protocol`.
 
-Every insert creates new file groups (no small-file merging), so an ingest never rewrites a file group and
-can never conflict with a clustering that is replacing existing ones.
+Every check that can fail (options, schema, table config, partition fields, merge rules, partitions to delete)
+runs before the first byte is written; a failure after that removes what this call created (only that) and
+releases the instant.
+
+Operations (docs/live-writes.md): ``bulk_insert`` / ``insert`` create new file groups only (their rows may evolve
+the table schema: docs/schema-evolution.md); ``upsert`` / ``delete`` rewrite the file groups holding the keys
+they touch (a ``commit``); ``insert_overwrite``, ``insert_overwrite_table`` and ``delete_partition`` are
+``replacecommit`` s whose replaced file groups are computed under the table lock at commit time, so the result is
+exactly the incoming rows whatever committed in between.
+
+Concurrency (checked under the table lock right before the metadata table is updated): a write never changes
+a file group that a pending clustering plan will rewrite (Hudi's default reject-update strategy, checked
+before any file is written too); an upsert / delete fails when a file group it merged got a new slice or was
+replaced since it read it; an upsert that inserted new keys fails when another (non-clustering) write
+committed into the same partitions since it started (that write may have inserted the same keys).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,22 +44,36 @@ from hudi_layout.errors import (
     SchemaMismatchError,
 )
 from hudi_layout.format import instant as inst
-from hudi_layout.format.capabilities import Action, operation_refusal, require, require_creatable
+from hudi_layout.format.capabilities import (
+    Action,
+    datasource_operation_refusal,
+    index_type_refusal,
+    operation_refusal,
+    require,
+    require_creatable,
+)
 from hudi_layout.format.commit_metadata import (
+    NAN_EXACT_STATS_KEY,
     WriteStat,
     commit_metadata_bytes,
     replace_commit_metadata_bytes,
+    replaced_file_ids,
     requested_replace_bytes,
 )
+from hudi_layout.format.merge_config import MergeMode, merge_config
+from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema, comparable_type
+from hudi_layout.format.schema_evolution import evolve_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.options import WriteOperation
 from hudi_layout.table.commit_protocol import PendingWrite, abort_write, begin_write, complete_write, list_instants
 from hudi_layout.table.create import create_table_layout, table_properties_for
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile, decode_results
+from hudi_layout.writer.merge import IS_DELETED_FIELD, MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
     metadata_update_hook,
@@ -54,6 +83,9 @@ from hudi_layout.writer.metadata_sync import (
 
 log = logging.getLogger(__name__)
 
+UNBLOCK_CLUSTERING_HINT = ("run the pending clustering first ('hudi-layout cluster PATH' resumes it, or "
+                           "hudi_layout.execute_pending(path)), or roll it back ('hudi-layout cluster PATH "
+                           "--abandon-pending'), then retry the write")
 
 
 @dataclass(frozen=True)
@@ -68,6 +100,23 @@ class WriteResult:
     partitions: tuple[str, ...]
     seconds: float
     replaced_file_groups: int = 0
+    #: upsert / delete: records that replaced a stored one, stored records deleted, new keys inserted, and the
+    #: file groups that got a new slice
+    records_updated: int = 0
+    records_deleted: int = 0
+    records_inserted: int = 0
+    file_groups_rewritten: int = 0
+    #: upsert / delete: base files whose key column was read, and seconds spent finding the stored keys
+    candidate_files: int = 0
+    seconds_tagging: float = 0.0
+
+
+@dataclass(frozen=True)
+class TagSnapshot:
+    """What an upsert / delete read before writing: the base file of every file group it merges, by
+    ``(partition, fileId)``. The commit checks that each is still the group's latest slice."""
+
+    merged: Mapping[tuple[str, str], str] = field(default_factory=dict)
 
 
 def _check_columns(schema: pa.Schema, fields: list[str], what: str) -> None:
@@ -97,6 +146,20 @@ def _check_append_schema(props: TableProperties, table_schema: pa.Schema, df_sch
             hint="schema evolution is not supported; select/cast the columns to the table schema")
 
 
+def _check_key_columns(props: TableProperties, table_schema: pa.Schema | None, df_schema: pa.Schema,
+                       fields: list[str]) -> None:
+    """A delete needs only the key and partition fields; their types must be the table's."""
+    if table_schema is None:
+        return
+    for name in fields:
+        if name in table_schema.names:
+            want, got = comparable_type(table_schema.field(name).type), comparable_type(df_schema.field(name).type)
+            if want != got:
+                raise SchemaMismatchError(
+                    f"column {name!r} is {got} in the data but {want} in table {props.table_name!r}",
+                    hint="cast the key and partition columns to the table's types")
+
+
 def table_arrow_schema(base: Path, props: TableProperties) -> pa.Schema | None:
     """The table's current schema; ``None`` for a table that has neither a commit schema nor a create schema."""
     schema_json = HudiTable(str(base)).schema()
@@ -114,84 +177,201 @@ class WriteSession:
     base: Path
     props: TableProperties
     opts: dict[str, str]
-    operation: str
-    overwrite: bool
+    operation: WriteOperation
     record_keys: list[str]
     partition_fields: list[str]
     hive_style: bool
     df_schema: pa.Schema
     pending: PendingWrite
     spec: WriteSpec
-    created_here: bool
+    #: None when the table existed; else the folders this write created (deepest first; none when the
+    #: table went into an existing empty folder)
+    created_here: list[Path] | None
     started: float
+    #: the table schema this write leaves (the table's, evolved by the data: new columns, widened types)
+    table_schema: pa.Schema | None = None
+    #: upsert / delete: how incoming records meet stored ones
+    merge_rules: MergeRules | None = None
+    #: delete_partition: the partition paths whose file groups the commit replaces
+    partitions_to_delete: tuple[str, ...] = ()
+    #: completed write instants when the instant began (concurrent commits are the others)
+    completed_at_begin: frozenset[str] = frozenset()
 
     @classmethod
     def start(cls, path: str, options: Mapping[str, Any] | None, df_schema: pa.Schema,
-              overwrite: bool) -> WriteSession:
+              overwrite: bool, *, datasource: bool = False,
+              partitions_in_data: Iterable[str] | None = None) -> WriteSession:
         """Validate everything, create the table if needed, and begin the instant (driver side).
 
-        ``df_schema`` is the Arrow schema of the rows to write (the Spark layer converts Spark schemas).
+        ``df_schema`` is the Arrow schema of the rows to write (the Spark layer converts Spark schemas);
+        ``overwrite`` is ``mode="overwrite"``; ``datasource`` applies the data source's limits;
+        ``partitions_in_data`` are the partition paths of the rows (``delete_partition`` without
+        ``hoodie.datasource.write.partitions.to.delete`` deletes those, as Hudi does).
         """
         started = time.time()
-        opts = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
-        operation = _write_operation(opts)
+        given = {k: v for k, v in (options or {}).items() if k != "path"}
+        opts = cfg.resolve_options(given)
+        cfg.validate_all(opts)
+        operation = _write_operation(opts, overwrite, datasource=datasource)
+        _check_write_options(opts, operation)
         base = Path(path).absolute()
         if base.exists() and not base.is_dir():
-            raise NotAHudiTableError(f"{base} exists and is not a directory")
+            raise NotAHudiTableError(f"{base} exists and is not a directory",
+                                     hint="give the path of a table folder (new or existing)")
         for f in df_schema:
             arrow_to_avro_schema_json(pa.schema([f]), "check")  # unsupported types -> clear error
-        created_here = not _is_table(base)
-        if created_here:
-            layout = _create_table(base, opts, df_schema)
+        if _is_table(base):
+            layout, new_props = _existing_table_layout(base, df_schema, given, operation), None
         else:
-            layout = _existing_table_layout(base, df_schema)
+            if operation in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION):
+                raise NotAHudiTableError(f"{base}: no Hudi table to {operation.value} from",
+                                         hint="point at an existing table")
+            layout, new_props = _new_table_layout(base, opts, df_schema)
+        layout.rule.check_fields()
+        rules = _merge_rules(layout.props, opts, operation, df_schema) if operation.merges_by_key else None
+        to_delete = _partitions_to_delete(base, opts, partitions_in_data) \
+            if operation is WriteOperation.DELETE_PARTITION else ()
+        keys_only = operation in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION)
+        target = df_schema if keys_only else layout.schema
+        # a delete's rows carry only keys; the files it rewrites hold every column of the table
+        stats_schema = layout.schema if keys_only else target
+        spec = WriteSpec(
+            base_path=str(base), instant_time="", data_columns=tuple(target.names),
+            max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
+            stats_columns=stats_columns_for(layout.props, opts, stats_schema), partition_rule=layout.rule,
+            data_schema=None if keys_only else target)
+        # ---- nothing is written before this line; from here on, a failure undoes what this call created
+        created = _missing_dirs(base) if new_props is not None else None
         props = layout.props
         try:
+            if new_props is not None:
+                base.mkdir(parents=True, exist_ok=True)
+                create_table_layout(base, new_props)
+                props = load_properties(base / ".hoodie")
             props = prepare_metadata_table(base, props, opts)
-            pending = _begin_instant(base, overwrite)
+            pending = _begin_instant(base, operation)
         except BaseException:
-            if created_here:
-                shutil.rmtree(base, ignore_errors=True)
+            if created is not None:
+                _remove_created(base, created)
             raise
-        spec = WriteSpec(
-            base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(df_schema.names),
-            max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
-            stats_columns=stats_columns_for(props, opts, df_schema))
-        return cls(base, props, opts, operation, overwrite, layout.record_keys, layout.partition_fields,
-                   layout.hive_style, df_schema, pending, spec, created_here, started)
+        completed = frozenset(i.requested_time for i in list_instants(base, props) if i.is_completed)
+        spec = replace(spec, instant_time=pending.instant_time, gate=pending.file_gate)
+        session = cls(base, props, opts, operation, layout.record_keys, layout.partition_fields,
+                      layout.rule.hive_style, df_schema, pending, spec, created, started,
+                      None if keys_only else layout.schema, rules, to_delete, completed)
+        if operation in (WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION):
+            try:  # what these replace is known now: fail before any file is written
+                groups = _file_groups(base, None if operation is WriteOperation.INSERT_OVERWRITE_TABLE
+                                      else list(to_delete))
+                session.check_pending_clustering((p, f) for p, ids in groups.items() for f in ids)
+            except BaseException:
+                session.abort()
+                raise
+        return session
 
-    def commit(self, written: list[WrittenFile] | list[dict[str, Any]]) -> WriteResult:
+    # -- checks before any file is written ------------------------------------------------------------------
+
+    def check_pending_clustering(self, file_groups: Iterable[tuple[str, str]]) -> None:
+        """Reject a write that would change a file group of a pending clustering plan (Hudi's default
+        reject-update strategy); called before the files are written and again at commit."""
+        _reject_pending_clustering(self.base, self.operation, file_groups)
+
+    # -- commit ---------------------------------------------------------------------------------------------
+
+    def commit(self, written: list[WrittenFile] | list[dict[str, Any]], *,
+               tagged: TagSnapshot | None = None) -> WriteResult:
+        """Complete the instant with the files the executors wrote (``tagged``: what an upsert / delete read)."""
+        crash_point("write.after_files")
         files = [w for w in written if isinstance(w, WrittenFile)] or decode_results(
             [w for w in written if isinstance(w, dict)])
-        replaced = _all_file_groups(self.base) if self.overwrite else None
-        schema_json = arrow_to_avro_schema_json(self.df_schema, self.props.table_name)
-        op = "INSERT_OVERWRITE_TABLE" if self.overwrite else self.operation.upper()
-        metadata = commit_metadata_for(files, schema_json, op, replaced)
-        payload = (replace_commit_metadata_bytes if self.overwrite else commit_metadata_bytes)(
-            metadata, self.props.version)
-        mdt_hook = metadata_update_hook(self.props, self.opts, files, replaced or {})
+        merged = dict(tagged.merged) if tagged is not None else {}
+        replaces = self.operation.replaces_file_groups
+        with self.pending.lock:  # re-entrant: complete_write takes the same lock object
+            replaced = self._replaced_file_groups(files) if replaces else {}
+            touched = [(w.partition_path, w.file_id) for w in files if w.is_merge]
+            touched += [(p, f) for p, ids in replaced.items() for f in ids]
+            self.check_pending_clustering(touched)
+            if self.operation.merges_by_key:
+                _check_merged_still_latest(self.base, merged, files)
+                inserted_into = sorted({w.partition_path for w in files if not w.is_merge})
+                if inserted_into:
+                    self._check_no_concurrent_writes(inserted_into)
+            op = self.operation.commit_operation_type
 
-        def before_complete(pending: PendingWrite) -> None:
-            if replaced:
-                _check_no_pending_clustering(self.base, replaced)
-            mdt_hook(pending)
+            def payload() -> bytes:
+                """Under the table lock: the schema this commit records (see :meth:`committed_schema_json`)."""
+                meta = commit_metadata_for(files, self.committed_schema_json(), op, replaced if replaces else None)
+                return (replace_commit_metadata_bytes if replaces else commit_metadata_bytes)(meta, self.props.version)
 
-        complete_write(self.pending, payload, committed_files=[w.relative_path for w in files],
-                       before_complete=before_complete)
+            mdt_hook = metadata_update_hook(self.props, self.opts, files, replaced)
+            complete_write(self.pending, payload, committed_files=[w.relative_path for w in files],
+                           before_complete=mdt_hook)
         compact_metadata_if_due(self.base, self.opts)
         return WriteResult(
-            instant_time=self.pending.instant_time, operation=self.operation, files_written=len(files),
+            instant_time=self.pending.instant_time, operation=self.operation.value, files_written=len(files),
             records_written=sum(w.num_records for w in files), bytes_written=sum(w.file_size for w in files),
             partitions=tuple(sorted({w.partition_path for w in files})), seconds=time.time() - self.started,
-            replaced_file_groups=sum(len(v) for v in (replaced or {}).values()))
+            replaced_file_groups=sum(len(v) for v in replaced.values()),
+            records_updated=sum(w.num_updates for w in files), records_deleted=sum(w.num_deletes for w in files),
+            records_inserted=sum(w.num_inserts for w in files),
+            file_groups_rewritten=sum(1 for w in files if w.is_merge))
+
+    def committed_schema_json(self) -> str:
+        """The table schema this commit records: the table's latest schema evolved by this write's rows (another
+        writer may have evolved it since this write started; a conflicting change fails the commit). Deletes
+        (whose rows carry only keys) keep the table's schema."""
+        if self.table_schema is None:  # delete / delete_partition
+            current_json = HudiTable(str(self.base)).schema()
+            if current_json is not None:
+                return current_json
+            return arrow_to_avro_schema_json(self.df_schema, self.props.table_name)
+        mine = self.table_schema
+        current = table_arrow_schema(self.base, self.props)
+        if current is not None and current != mine:
+            try:
+                mine = evolve_schema(current, mine, table_name=self.props.table_name, merging=True).schema
+            except SchemaMismatchError as e:
+                raise CommitConflictError(f"another writer changed the table schema meanwhile: {e}",
+                                          hint="retry the write against the new schema") from e
+        return arrow_to_avro_schema_json(mine, self.props.table_name)
 
     def abort(self) -> None:
+        """Roll the instant back and release it (heartbeat, file gate, markers); a table this write created
+        and that never got a commit is removed again - only what this write created."""
         try:
             abort_write(self.pending)
         except Exception:  # pragma: no cover - best effort; the next writer rolls back anyway
             log.exception("could not roll back %s", self.pending.instant_time)
-        if self.created_here and not _has_completed_instant(self.base, self.props):
-            shutil.rmtree(self.base, ignore_errors=True)
+        if self.created_here is not None and not _has_completed_instant(self.base, self.props):
+            _remove_created(self.base, self.created_here)
+
+    def _replaced_file_groups(self, files: list[WrittenFile]) -> dict[str, list[str]]:
+        """Under the table lock: the live file groups an overwrite / partition delete replaces."""
+        if self.operation is WriteOperation.INSERT_OVERWRITE_TABLE:
+            return _file_groups(self.base, None)
+        if self.operation is WriteOperation.INSERT_OVERWRITE:
+            return _file_groups(self.base, sorted({w.partition_path for w in files}))
+        return _file_groups(self.base, list(self.partitions_to_delete))
+
+    def _check_no_concurrent_writes(self, partitions: list[str]) -> None:
+        """New keys were inserted into ``partitions``: fail if a write that completed after this one began wrote
+        there too (it may have inserted the same keys). Clustering keeps keys where they are: not a conflict."""
+        table = HudiTable(str(self.base))
+        wanted = set(partitions)
+        for i in table.timeline.completed().commits_and_replaces():
+            if i.requested_time in self.completed_at_begin or i.requested_time == self.pending.instant_time:
+                continue
+            if i.action not in inst.WRITE_ACTIONS or table.timeline.is_clustering(i):
+                continue
+            meta = table.timeline.read_commit_metadata(i)
+            written = set((meta.get("partitionToWriteStats") or {}).keys())
+            written |= {p for p, _f in replaced_file_ids(meta)}
+            clash = sorted(wanted & written)
+            if clash:
+                raise CommitConflictError(
+                    f"{self.operation.value} {self.pending.instant_time}: instant {i.requested_time} committed "
+                    f"into partition {clash[0] or '(root)'!r} while this write was running; it may hold the same "
+                    "new keys", hint="retry the write (it reads the new state)")
 
 
 DataSourceWriteSession = WriteSession
@@ -204,65 +384,217 @@ class _KeyLayout:
     props: TableProperties
     record_keys: list[str]
     partition_fields: list[str]
-    hive_style: bool
+    rule: PartitionPathRule
+    #: the table schema after this write (see :func:`hudi_layout.format.schema_evolution.evolve_schema`)
+    schema: pa.Schema
 
 
-def _write_operation(opts: Mapping[str, str]) -> WriteOperation:
+def _write_operation(opts: Mapping[str, str], overwrite: bool, *, datasource: bool = False) -> WriteOperation:
+    """The operation of this write: the option, or ``mode="overwrite"`` (``insert_overwrite_table``, or
+    ``insert_overwrite`` when the option asks for partition overwrite)."""
     operation = cfg.OPERATION.get(opts)
-    refused = operation_refusal(operation)
+    refused = (datasource_operation_refusal if datasource else operation_refusal)(operation)
     if refused is not None:
         raise refused.error()
     if not isinstance(operation, WriteOperation):
         raise InvalidArgumentError(f"unknown hoodie.datasource.write.operation {operation!r}")
-    return operation
+    if not overwrite:
+        return operation
+    if operation is WriteOperation.INSERT_OVERWRITE:
+        return operation
+    if operation in (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE_TABLE):
+        return WriteOperation.INSERT_OVERWRITE_TABLE
+    raise InvalidArgumentError(f"mode='overwrite' cannot be combined with operation {operation.value!r}",
+                               hint="use mode='append' for upserts, deletes and partition deletes")
 
 
-def _existing_table_layout(base: Path, df_schema: pa.Schema) -> _KeyLayout:
-    """An append to an existing table: the table decides keys and partitioning; the data must match it."""
+def _check_write_options(opts: Mapping[str, str], operation: WriteOperation) -> None:
+    """Options hudi_layout would otherwise ignore are refused (never accepted and ignored)."""
+    refused = index_type_refusal(cfg.INDEX_TYPE.get(opts))
+    if refused is not None:
+        raise refused.error()
+    if operation in (WriteOperation.INSERT, WriteOperation.BULK_INSERT, WriteOperation.INSERT_OVERWRITE,
+                     WriteOperation.INSERT_OVERWRITE_TABLE):
+        for option in (cfg.COMBINE_BEFORE_INSERT, cfg.INSERT_DROP_DUPLICATES):
+            if option.get(opts):
+                raise InvalidArgumentError(f"{option.key}=true is not supported: inserts write every row",
+                                           hint="use operation upsert to replace records with the same key")
+    if operation is WriteOperation.UPSERT and not cfg.COMBINE_BEFORE_UPSERT.get(opts):
+        raise InvalidArgumentError(f"{cfg.COMBINE_BEFORE_UPSERT.key}=false is not supported: an upsert combines "
+                                   "incoming records with the same key first",
+                                   hint="drop the option (or de-duplicate and use insert)")
+    payload = cfg.PAYLOAD_CLASS.get(opts).strip()
+    if payload and operation.merges_by_key and not payload.endswith(
+            ("OverwriteWithLatestAvroPayload", "DefaultHoodieRecordPayload")):
+        raise InvalidArgumentError(f"{cfg.PAYLOAD_CLASS.key}={payload} is not supported",
+                                   hint="hudi_layout merges by the table's merge mode (COMMIT_TIME_ORDERING or "
+                                        "EVENT_TIME_ORDERING)")
+
+
+def _ordering_option(opts: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(cfg.split_fields(cfg.PRECOMBINE_FIELD.get(opts)))
+
+
+def _merge_rules(props: TableProperties, opts: Mapping[str, str], operation: WriteOperation,
+                 df_schema: pa.Schema) -> MergeRules:
+    """The table's merge mode and ordering fields; the write's options must agree with them."""
+    mode, ordering = merge_config(props, hint="hudi_layout upserts tables whose merge mode is COMMIT_TIME_ORDERING "
+                                              "or EVENT_TIME_ORDERING")
+    given = _ordering_option(opts)
+    if given and given != ordering:
+        raise InvalidArgumentError(
+            f"{cfg.PRECOMBINE_FIELD.key}={','.join(given)} conflicts with the table's ordering field(s) "
+            f"{','.join(ordering) or '(none)'}", hint="drop the option; the table decides how records merge")
+    mode_given = cfg.MERGE_MODE.get(opts)
+    if mode_given and mode_given != mode.value:
+        raise InvalidArgumentError(f"{cfg.MERGE_MODE.key}={mode_given} conflicts with the table's {mode.value}",
+                                   hint="drop the option; the table decides how records merge")
+    if operation is WriteOperation.UPSERT and mode is MergeMode.EVENT_TIME_ORDERING:
+        _check_columns(df_schema, list(ordering), "ordering")
+    if IS_DELETED_FIELD in df_schema.names and not pa.types.is_boolean(df_schema.field(IS_DELETED_FIELD).type):
+        raise InvalidArgumentError(f"column {IS_DELETED_FIELD} must be boolean (Hudi's delete marker)")
+    if operation is WriteOperation.DELETE:  # its deletes win whatever the ordering values (natural order)
+        return MergeRules(mode, (), hard_deletes=True)
+    return MergeRules(mode, ordering if mode is MergeMode.EVENT_TIME_ORDERING else ())
+
+
+def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str, Any],
+                           operation: WriteOperation) -> _KeyLayout:
+    """A write into an existing table: the table decides keys and partitioning; the data (and every option the
+    caller gave) must match it. Inserts may evolve the schema (new nullable columns, safe widenings); an
+    upsert's rows must have the table's schema (its merge keeps stored rows as they are); a delete needs only
+    the key and partition fields."""
     props = load_properties(base / ".hoodie")
     require(props, Action.WRITE)
-    layout = _KeyLayout(props, props.record_key_fields, props.partition_fields, props.hive_style_partitioning)
-    _check_columns(df_schema, layout.record_keys, "record key")
-    _check_columns(df_schema, layout.partition_fields, "partition path")
+    _check_table_config(props, given)
+    rule = PartitionPathRule(tuple(props.partition_fields), props.hive_style_partitioning,
+                             props.url_encode_partitioning)
     table_schema = table_arrow_schema(base, props)
-    if table_schema is not None:  # a table without any schema yet takes the data's
+    current = table_schema if table_schema is not None else df_schema
+    if operation is WriteOperation.DELETE_PARTITION:
+        return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, current)
+    _check_columns(df_schema, props.record_key_fields, "record key")
+    _check_columns(df_schema, props.partition_fields, "partition path")
+    if operation is WriteOperation.DELETE:
+        _check_key_columns(props, table_schema, df_schema, [*props.record_key_fields, *props.partition_fields])
+        return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, current)
+    if operation.merges_by_key and table_schema is not None:
         _check_append_schema(props, table_schema, df_schema)
-    return layout
+        return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, table_schema)
+    # a table without any schema yet takes the data's; otherwise the data may evolve it (new nullable
+    # columns, safe widenings) and every other change is refused naming the column
+    schema = df_schema if table_schema is None else evolve_schema(table_schema, df_schema,
+                                                                  table_name=props.table_name).schema
+    return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema)
 
 
-def _create_table(base: Path, opts: Mapping[str, str], df_schema: pa.Schema) -> _KeyLayout:
-    """A first write: keys and partitioning from the options; writes ``.hoodie/`` (caller removes it on failure)."""
+def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
+                      ) -> tuple[_KeyLayout, dict[str, str]]:
+    """A first write: keys, partitioning and merge config from the options, and the ``hoodie.properties`` to
+    create (validated here; nothing is written)."""
     if base.exists() and any(base.iterdir()):
         raise NotAHudiTableError(
             f"{base} exists and is not empty but has no .hoodie/hoodie.properties: not a Hudi table",
             hint="point at an existing Hudi table or at a new/empty folder")
     record_keys = cfg.split_fields(cfg.RECORD_KEY_FIELD.get(opts))
     partition_fields = cfg.split_fields(cfg.PARTITION_PATH_FIELD.get(opts))
-    hive_style = cfg.HIVE_STYLE.get(opts)
+    rule = PartitionPathRule(tuple(partition_fields), cfg.HIVE_STYLE.get(opts), cfg.URL_ENCODE_PARTITION.get(opts))
     if not record_keys:
         raise InvalidArgumentError(
-            "hoodie.datasource.write.recordkey.field is required to create a table")
+            "hoodie.datasource.write.recordkey.field is required to create a table",
+            hint="name the record key column(s): --record-key / hoodie.datasource.write.recordkey.field")
     _check_columns(df_schema, record_keys, "record key")
     _check_columns(df_schema, partition_fields, "partition path")
+    ordering = _ordering_option(opts)
+    _check_columns(df_schema, list(ordering), "ordering (precombine)")
+    merge_mode = None
+    if cfg.MERGE_MODE.get(opts):
+        try:
+            merge_mode = MergeMode.parse(cfg.MERGE_MODE.get(opts))
+        except ValueError as e:
+            raise InvalidArgumentError(f"option {cfg.MERGE_MODE.key}={cfg.MERGE_MODE.get(opts)} is not supported: {e}",
+                                       hint="CUSTOM merging is not supported by hudi_layout") from None
     require_creatable(table_type=cfg.TABLE_TYPE.get(opts))
     table_name = cfg.TABLE_NAME.get(opts) or base.name
-    passthrough = {k: v for k, v in opts.items() if k.startswith("hoodie.table.") and k not in (
-        "hoodie.table.name", "hoodie.table.version", "hoodie.table.type")}
+    handled = ("hoodie.table.name", "hoodie.table.version", "hoodie.table.type", "hoodie.table.ordering.fields",
+               "hoodie.table.precombine.field")
+    passthrough = {k: v for k, v in opts.items() if k.startswith("hoodie.table.") and k not in handled}
     props_map = table_properties_for(
         table_name=table_name, schema=df_schema, record_key_fields=record_keys,
-        partition_fields=partition_fields, hive_style=hive_style,
-        table_version=cfg.TABLE_VERSION.get(opts), extra=passthrough)
-    base.mkdir(parents=True, exist_ok=True)
-    create_table_layout(base, props_map)
-    return _KeyLayout(load_properties(base / ".hoodie"), record_keys, partition_fields, hive_style)
+        partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
+        table_version=cfg.TABLE_VERSION.get(opts), extra=passthrough, ordering_fields=ordering,
+        merge_mode=merge_mode)
+    return _KeyLayout(TableProperties(props_map), record_keys, partition_fields, rule, df_schema), props_map
 
 
-def _begin_instant(base: Path, overwrite: bool) -> PendingWrite:
-    """Requested + inflight instant: a ``commit``, or an ``insert_overwrite_table`` ``replacecommit``."""
-    action = inst.REPLACE_COMMIT if overwrite else inst.COMMIT
+def _missing_dirs(base: Path) -> list[Path]:
+    """``base`` and its ancestors that do not exist yet, deepest first."""
+    out = []
+    p = base
+    while not p.exists() and p != p.parent:
+        out.append(p)
+        p = p.parent
+    return out
+
+
+def _remove_created(base: Path, created: list[Path]) -> None:
+    """Undo a table creation: the topmost folder this write created, or - when ``base`` existed (it was
+    empty: :func:`_new_table_layout` checks) - only what is inside it. Never what was there before."""
+    if created:
+        shutil.rmtree(created[-1], ignore_errors=True)
+        return
+    for child in base.iterdir():
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)
+
+
+def _check_table_config(props: TableProperties, given: Mapping[str, Any]) -> None:
+    """Options that contradict the table's ``hoodie.properties`` are refused, never ignored."""
+    conflicts = cfg.table_config_conflicts(props, given)
+    if conflicts:
+        text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
+        raise InvalidArgumentError(
+            f"options conflict with table {props.table_name!r} (hoodie.properties): {text}",
+            hint="drop these options (the table's values apply) or write to a new table")
+
+
+def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable[str] | None
+                          ) -> tuple[str, ...]:
+    """``hoodie.datasource.write.partitions.to.delete`` (comma-separated partition paths; ``*`` matches any
+    characters, as in Hudi), else the partitions of the incoming rows. A name that matches no partition of the
+    table is refused (a typo would otherwise delete nothing, silently)."""
+    existing = HudiTable(str(base)).partitions()
+    listed = cfg.split_fields(cfg.PARTITIONS_TO_DELETE.get(opts))
+    if not listed:
+        if in_data is None:
+            raise InvalidArgumentError(f"delete_partition needs {cfg.PARTITIONS_TO_DELETE.key}",
+                                       hint="list the partition paths to delete, comma-separated")
+        listed = sorted(set(in_data))
+    out: set[str] = set()
+    for name in listed:
+        pattern = name.strip().strip("/")
+        if "*" in pattern:
+            rx = re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+            hits = [p for p in existing if rx.fullmatch(p)]
+        else:
+            hits = [p for p in existing if p == pattern]
+        if not hits:
+            shown = ", ".join(existing[:10]) or "none"
+            raise InvalidArgumentError(f"partition {name!r} to delete matches no partition of the table "
+                                       f"(partitions: {shown})")
+        out.update(hits)
+    return tuple(sorted(out))
+
+
+def _begin_instant(base: Path, operation: WriteOperation) -> PendingWrite:
+    """Requested + inflight instant: a ``commit``, or a ``replacecommit`` for overwrites and partition deletes."""
+    replace = operation.replaces_file_groups
+    action = inst.REPLACE_COMMIT if replace else inst.COMMIT
     requested = b""
-    if overwrite:
-        requested = requested_replace_bytes({"operationType": "INSERT_OVERWRITE_TABLE",
+    if replace:
+        requested = requested_replace_bytes({"operationType": operation.commit_operation_type,
                                              "extraMetadata": {}, "version": 1})
     return begin_write(base, action, requested_bytes=requested, lock=TableLock(base), hooks=COMMIT_HOOKS)
 
@@ -271,36 +603,70 @@ def _has_completed_instant(base: Path, props: TableProperties) -> bool:
     return any(i.is_completed for i in list_instants(base, props))
 
 
-def _check_no_pending_clustering(base: Path, replaced: Mapping[str, list[str]]) -> None:
-    """An overwrite must not replace file groups that a pending clustering is rewriting (Hudi rejects
-    updates to file groups under pending clustering the same way)."""
-    busy = HudiTable(str(base)).pending_clustering_file_groups()
-    clash = sorted(f"{p}/{f}" if p else f for p, ids in replaced.items() for f in ids if (p, f) in busy)
-    if clash:
-        raise CommitConflictError(
-            f"overwrite would replace {len(clash)} file group(s) under a pending clustering (e.g. {clash[0]})",
-            hint="let the clustering finish (hudi-layout clustering-service / execute_pending) and retry")
+def _reject_pending_clustering(base: Path, operation: WriteOperation,
+                               file_groups: Iterable[tuple[str, str]]) -> None:
+    groups = set(file_groups)
+    if not groups:
+        return
+    table = HudiTable(str(base))
+    for instant, plan in table.timeline.pending_clustering():
+        planned = {(sl.get("partitionPath") or "", sl["fileId"])
+                   for group in plan.get("inputGroups") or [] for sl in group.get("slices") or []}
+        clash = sorted(f"{p}/{f}" if p else f for p, f in groups & planned)
+        if clash:
+            raise CommitConflictError(
+                f"{operation.value} would change {len(clash)} file group(s) that the pending clustering "
+                f"{instant.requested_time} is rewriting (e.g. {clash[0]}); updates to file groups under a "
+                "pending clustering are rejected", hint=UNBLOCK_CLUSTERING_HINT)
 
 
-def _all_file_groups(base: Path) -> dict[str, list[str]]:
+def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str],
+                               files: list[WrittenFile]) -> None:
+    """Every file group this upsert / delete rewrote must still have the slice it read as its latest."""
+    expected = dict(merged)
+    for w in files:
+        if w.is_merge and (w.partition_path, w.file_id) not in expected and w.prev_base_file:
+            expected[(w.partition_path, w.file_id)] = w.prev_base_file
+    if not expected:
+        return
+    partitions = sorted({p for p, _f in expected})
+    live = {s.file_group: s.base_file_name for s in HudiTable(str(base)).file_slices(partitions=partitions)}
+    for (p, f), name in sorted(expected.items()):
+        now = live.get((p, f))
+        if now != name:
+            what = "was replaced" if now is None else f"got a new slice {now}"
+            raise CommitConflictError(
+                f"file group {p + '/' if p else ''}{f} {what} while this write was running (it read {name})",
+                hint="retry the write (it reads the new state)")
+
+
+def _file_groups(base: Path, partitions: list[str] | None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for s in HudiTable(str(base)).file_slices():
+    for s in HudiTable(str(base)).file_slices(partitions=partitions):
         out.setdefault(s.partition_path, []).append(s.file_id)
     return out
 
 
 def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation: str,
                         replaced: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
-    """Hudi commit metadata (dict form) for the files of one write."""
+    """Hudi commit metadata (dict form) for the files of one write (docs/hudi-format-live-tables.md §2.4):
+    a new file group has ``prevCommit = "null"`` and counts its rows as inserts; a merged one names the slice it
+    replaced and counts updates and deletes."""
     by_partition: dict[str, list[dict[str, Any]]] = {}
     for w in written:
-        stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
-                         num_writes=w.num_records, num_inserts=w.num_records, file_size_in_bytes=w.file_size)
+        if w.is_merge:
+            stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
+                             num_writes=w.num_records, file_size_in_bytes=w.file_size, num_inserts=0,
+                             num_update_writes=w.num_updates, num_deletes=w.num_deletes,
+                             prev_commit=w.prev_commit or "null", prev_base_file=w.prev_base_file)
+        else:
+            stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
+                             num_writes=w.num_records, num_inserts=w.num_records, file_size_in_bytes=w.file_size)
         by_partition.setdefault(w.partition_path, []).append(stat.to_dict())
     meta: dict[str, Any] = {
         "partitionToWriteStats": by_partition,
         "compacted": False,
-        "extraMetadata": {"schema": schema_json},
+        "extraMetadata": {"schema": schema_json, NAN_EXACT_STATS_KEY: "true"},
         "operationType": operation,
     }
     if replaced is not None:

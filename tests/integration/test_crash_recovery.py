@@ -65,7 +65,7 @@ DOOMED_NO_SPARK = textwrap.dedent("""
                      "name": [f"n{i}" for i in range(n)], "v": [i / 3 for i in range(n)],
                      "p": [["x", "y"][i % 2] for i in range(n)]})
     session = WriteSession.start(path, {"hoodie.parquet.max.file.size": max_size}, data.schema, False)
-    batches = (_key_and_partition(b, session.record_keys, session.partition_fields, session.hive_style)
+    batches = (_key_and_partition(b, session.record_keys, session.spec.partition_rule)
                for b in data.to_batches(max_chunksize=1000))
     rows = [r for out in write_partition(session.spec, batches) for r in out.to_pylist()]
     print("WRITING", flush=True)

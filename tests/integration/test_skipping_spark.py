@@ -132,6 +132,8 @@ def check_table(spark: Any, path: Path, *, end_to_end: int = 6) -> dict[str, int
     from hudi_layout.spark.read import spark_schema
 
     table = HudiTable(str(path))
+    # Merge-on-Read tables: their base files (what read_optimized reads), the files the "full" read below opens
+    options = {"hoodie.datasource.query.type": "read_optimized"} if table.is_mor else None
     files = [s.base_file_path for s in table.file_slices()]
     assert files
     schema = spark_schema(table, include_meta=True)
@@ -153,7 +155,7 @@ def check_table(spark: Any, path: Path, *, end_to_end: int = 6) -> dict[str, int
     skipped: dict[str, int] = {}
     failures = []
     for i, p in enumerate(preds):
-        plan = hudi_layout.explain(str(path), p)
+        plan = hudi_layout.explain(str(path), p, options=options)
         candidates = {str(Path(c).resolve()) for c in plan.candidate_files}
         missed = matching[i] - candidates
         if missed:
@@ -163,12 +165,17 @@ def check_table(spark: Any, path: Path, *, end_to_end: int = 6) -> dict[str, int
         skipped[p] = plan.files_total - plan.files_after_column_stats
     assert not failures, "\n".join(failures[:15]) + f"\n({len(failures)} of {len(preds)} predicates wrong)"
 
-    # end to end for a spread of predicates: hudi_layout.read == full read filtered by Spark
+    # end to end for a spread of predicates: hudi_layout.read == full read filtered by Spark, with parquet
+    # pushdown off (its row-group filter loses NaN rows of float columns with footer statistics: issue 17)
     data_cols = [c for c in full.columns if not c.startswith("_hoodie")]
     step = max(1, len(preds) // end_to_end)
     for p in preds[::step][:end_to_end]:
-        got = hudi_layout.read(str(path), p, spark=spark).toArrow()
-        want = full.where(p).select(*[f"`{c}`" for c in data_cols]).toArrow()
+        got = hudi_layout.read(str(path), p, spark=spark, options=options).toArrow()
+        spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+        try:
+            want = full.where(p).select(*[f"`{c}`" for c in data_cols]).toArrow()
+        finally:
+            spark.conf.set("spark.sql.parquet.filterPushdown", "true")
         assert got.num_rows == want.num_rows, p
         assert rows_digest(got.select(data_cols)) == rows_digest(want), p
     return skipped

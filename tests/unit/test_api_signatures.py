@@ -31,6 +31,12 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...], d
     monkeypatch.setattr(api, "HudiTable", lambda path: ("table", path))
     monkeypatch.setattr(api, "dataframe_for_plan", recorder("dataframe_for_plan"))
     monkeypatch.setattr(api._clustering, "cluster", recorder("cluster"))
+
+    def run_clustering(*args: Any, **kwargs: Any) -> Any:
+        seen.append(("run_clustering", args, kwargs))
+        return api._clustering.ClusteringRun()
+
+    monkeypatch.setattr(api._clustering, "run_clustering", run_clustering)
     monkeypatch.setattr(api._clustering, "execute_pending", recorder("execute_pending"))
     return seen
 
@@ -65,9 +71,11 @@ def test_cluster_old_and_new_spelling(calls: list[Any]) -> None:
     with pytest.warns(DeprecationWarning, match=r"cluster\(path, columns, spark=spark"):
         api.cluster(s, "/t", ["x", "y"], "hilbert", "sample", {"k": "v"}, include_all_files=False)  # type: ignore[arg-type]
     new, old = calls
-    assert new == old
-    assert new[1] == (s, "/t", ["x", "y"], "hilbert", "sample", {"k": "v"})
-    assert new[2] == {"include_all_files": False, "workload": None}
+    assert new[0] == old[0] == "run_clustering" and new[1][1:] == old[1][1:] and new[2] == old[2]
+    assert new[1][0]() is s and old[1][0]() is s  # Spark is started (here: returned) only when a plan runs
+    assert new[1][1:] == ("/t", ["x", "y"], "hilbert", "sample", {"k": "v"})
+    assert new[2] == {"include_all_files": False, "resume": True, "abandon_pending": False,
+                      "workload": None}
     with pytest.raises(TypeError):
         api.cluster("/t", ["x"], "hilbert")
 

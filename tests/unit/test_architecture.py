@@ -11,7 +11,7 @@ from pathlib import Path
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
-PURE_PACKAGES = ("errors", "options", "format", "table", "curves", "metadata", "skipping", "scan", "writer",
+PURE_PACKAGES = ("errors", "progress", "options", "format", "table", "curves", "metadata", "skipping", "scan", "writer",
                  "clustering")
 
 

@@ -107,8 +107,9 @@ def verify_checksums(data: Buffer, header: BlockHeader, *, name: str) -> None:
         ck_pos += 4
 
 
-def read_block(data: Buffer, header: BlockHeader, codec: int, *, name: str, verify: bool = False) -> bytes:
-    """Return the uncompressed body of the block described by ``header``."""
+def read_block(data: Buffer, header: BlockHeader, codec: int, *, name: str, verify: bool = True) -> bytes:
+    """Return the uncompressed body of the block described by ``header``, after checking its checksums
+    (blocks written without checksums, as Hudi 1.1 writes them, have none to check)."""
     if verify:
         verify_checksums(data, header, name=name)
     start = header.offset + HEADER_SIZE

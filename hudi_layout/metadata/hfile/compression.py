@@ -7,9 +7,9 @@ file codec; GZ payloads are gzip streams ``1f 8b ...``) and §6.7 (codec ids).
 from __future__ import annotations
 
 import gzip
-import zlib
 
-from hudi_layout.errors import HFileFormatError
+from hudi_layout.errors import CorruptFileError, HFileFormatError
+from hudi_layout.format.bounded import GZIP, inflate
 
 CODEC_NAMES = {0: "LZO", 1: "GZ", 2: "NONE", 3: "SNAPPY", 4: "LZ4", 5: "BZIP2", 6: "ZSTD"}
 CODEC_IDS = {name: cid for cid, name in CODEC_NAMES.items()}
@@ -34,16 +34,17 @@ def check_codec(codec: int, *, name: str) -> None:
 
 def decompress(codec: int, payload: bytes | bytearray | memoryview, expected_size: int, *, name: str,
                offset: int) -> bytes:
-    """Decompress one block payload and check it yields ``expected_size`` bytes."""
+    """Decompress one block payload to exactly ``expected_size`` bytes (the header's
+    uncompressedSizeWithoutHeader); inflating stops as soon as it would pass that size (see
+    :mod:`hudi_layout.format.bounded`)."""
+    what = f"{name}: block at offset {offset}"
     if codec == NONE:
         out = bytes(payload)
     elif codec == GZ:
         try:
-            out = zlib.decompress(payload, 31)
-            if len(out) != expected_size:  # possibly a multi-member gzip stream
-                out = gzip.decompress(bytes(payload))
-        except (zlib.error, OSError, EOFError) as exc:
-            raise HFileFormatError(f"{name}: corrupt GZ block payload at offset {offset}: {exc}") from exc
+            return inflate(payload, wbits=GZIP, what=what, expected_size=expected_size)
+        except CorruptFileError as exc:
+            raise HFileFormatError(str(exc), hint=exc.hint) from exc
     else:
         check_codec(codec, name=name)
         raise AssertionError("unreachable")

@@ -46,16 +46,17 @@ def prefix_successor(prefix: bytes) -> bytes | None:
 class HFileReader:
     """Random and sequential access to the cells of one HFile.
 
-    ``source`` is a path or the complete file contents. ``verify_checksums`` checks the CRC32C of every block
-    read (off by default: costly, and Hudi 1.1 files carry none). ``cache_blocks`` bounds the LRU of parsed
-    data blocks.
+    ``source`` is a path or the complete file contents; ``name`` labels errors when it is bytes (e.g. the log
+    file an HFILE_DATA block came from). ``verify_checksums`` checks the CRC32C of every block read (HBase
+    writes them; Hudi 1.1 files carry none), so a damaged block is reported before it is decompressed.
+    ``cache_blocks`` bounds the LRU of parsed data blocks.
     """
 
     def __init__(self, source: str | os.PathLike[str] | bytes | bytearray | memoryview, *,
-                 verify_checksums: bool = False, cache_blocks: int = 8) -> None:
+                 verify_checksums: bool = True, cache_blocks: int = 8, name: str | None = None) -> None:
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._data: bytes = bytes(source)
-            self.name = "<hfile bytes>"
+            self.name = name or "<hfile bytes>"
         else:
             self.name = os.fspath(source)
             with open(self.name, "rb") as fh:

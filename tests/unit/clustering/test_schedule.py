@@ -13,6 +13,7 @@ from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.commit_metadata import decode_requested_replace
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.timeline import Timeline
+from tests.helpers.mor_builder import Upserts, make_mor_table, row
 from tests.helpers.tablemaker import add_commit, make_table, schema_with_field
 
 SMALL = {"hoodie.clustering.plan.strategy.small.file.limit": str(10 * 1024 * 1024)}
@@ -141,12 +142,38 @@ def test_validation_happens_before_any_write(tmp_path: Path) -> None:
     assert not list((t.base / ".hoodie" / ".temp").iterdir())
 
 
-def test_refuses_mor(tmp_path: Path) -> None:
-    t = make_table(tmp_path / "t")
-    props = (t.base / ".hoodie" / "hoodie.properties").read_text()
-    (t.base / ".hoodie" / "hoodie.properties").write_text(props.replace("COPY_ON_WRITE", "MERGE_ON_READ"))
-    with pytest.raises(UnsupportedTableError, match="MERGE_ON_READ"):
-        schedule_clustering(t.base, SMALL, columns="x")
+def test_merge_on_read_slices_are_planned_with_their_log_files(tmp_path: Path) -> None:
+    """Hudi's plan of a MOR slice lists its log files (``deltaFilePaths``, absolute URIs) beside the base file;
+    a log-only slice has no ``dataFilePath``; file groups in a pending compaction are not planned."""
+    t = make_mor_table(tmp_path / "t")
+    c1 = t.deltacommit(inserts={"": [row("a", 1)]}, log_inserts={"": [row("b", 1)]})
+    with_base, log_only = c1.file_ids
+    c2 = t.deltacommit(logs={with_base: [Upserts([row("a", 2)])]})
+    compacting = t.deltacommit(inserts={"": [row("c", 1)]}).file_ids[0]
+    t.schedule_compaction([compacting])
+    res = schedule_clustering(t.base, SMALL, columns="ts")
+    assert res is not None
+    instant, plan = res
+    assert plan.file_groups == {("", with_base), ("", log_only)}
+    doc = decode_requested_replace(next((t.base / ".hoodie" / "timeline").glob(f"{instant}.clustering.requested"))
+                                   .read_bytes())
+    slices = {sl["fileId"]: sl for g in doc["clusteringPlan"]["inputGroups"] for sl in g["slices"]}
+    assert slices[with_base]["deltaFilePaths"] == [f"file:{t.base / c2.log_paths[0]}"]
+    assert slices[with_base]["dataFilePath"].startswith(f"file:{t.base}/{with_base}_")
+    assert slices[log_only]["dataFilePath"] == "" and slices[log_only]["deltaFilePaths"] == [
+        f"file:{t.base / c1.log_paths[0]}"]
+    # read back, the slices are what the file-system view gives
+    back = {s.file_id: s for g in load_plan(t.base, instant).groups for s in g.slices}
+    live = {s.file_id: s for s in HudiTable(t.base).file_slices()}
+    for fid in (with_base, log_only):
+        assert back[fid] == live[fid]
+
+
+def test_refuses_version_6_merge_on_read(tmp_path: Path) -> None:
+    t = make_mor_table(tmp_path / "t", version=6, payload_class=None)
+    t.deltacommit(inserts={"": [row("a", 1)]})
+    with pytest.raises(UnsupportedTableError, match="version 6"):
+        schedule_clustering(t.base, SMALL, columns="ts")
 
 
 def test_real_table_excludes_its_pending_plan(fixture_table) -> None:  # type: ignore[no-untyped-def]

@@ -1,19 +1,14 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.file_naming import (
-    DEFAULT_PARTITION_PATH,
-    build_partition_path,
     make_base_file_name,
     make_write_token,
     new_file_id,
     parse_base_file_name,
     parse_log_file_name,
-    parse_partition_path,
     partition_depth,
 )
 
@@ -44,26 +39,5 @@ def test_log_file() -> None:
     assert c.is_cdc and c.name == ".abc-0_20240101000000000.log.2_1-2-3.cdc"
 
 
-def test_partition_paths() -> None:
-    assert build_partition_path([], []) == ""
-    assert build_partition_path(["region"], ["us"], hive_style=True) == "region=us"
-    assert build_partition_path(["a", "b"], {"a": 10, "b": 300}, hive_style=True) == "a=10/b=300"
-    assert build_partition_path(["a"], [None]) == DEFAULT_PARTITION_PATH
-    assert build_partition_path(["a"], [""], hive_style=True) == f"a={DEFAULT_PARTITION_PATH}"
-    assert build_partition_path(["a"], ["x/y:z"], url_encode=True) == "x%2Fy%3Az"
-    assert parse_partition_path("2024/01/15/10", ["ts_str"]) == {"ts_str": "2024/01/15/10"}
-    assert parse_partition_path("a=1/b=2", ["a", "b"], hive_style=True) == {"a": "1", "b": "2"}
-    assert parse_partition_path("", []) == {}
+def test_partition_depth() -> None:
     assert partition_depth("a=1/b=2") == 2 and partition_depth("") == 0
-    with pytest.raises(InvalidArgumentError):
-        parse_partition_path("x=1", ["a"], hive_style=True)
-
-
-@pytest.mark.property
-@given(values=st.lists(st.one_of(st.none(), st.text(min_size=0, max_size=8)), min_size=1, max_size=3),
-       hive=st.booleans())
-def test_partition_roundtrip(values: list[str | None], hive: bool) -> None:
-    fields = [f"f{i}" for i in range(len(values))]
-    path = build_partition_path(fields, values, hive_style=hive, url_encode=True)
-    parsed = parse_partition_path(path, fields, hive_style=hive, url_encode=True)
-    assert parsed == {f: (None if v in (None, "", DEFAULT_PARTITION_PATH) else v) for f, v in zip(fields, values)}

@@ -14,6 +14,7 @@ from hudi_layout.metadata import records as R
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex, _normalise
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter
 from hudi_layout.metadata.stats_values import TypeInfo
+from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.mdt_tables import create_table
 
 ZIPS = ["cow_v9_txns_simple_meta.zip", "cow_v9_txns_nonpart_meta.zip", "mor_avro_v9_txns_simple_meta.zip"]
@@ -38,7 +39,21 @@ def test_fast_path_equals_reference(fixture_table, zip_name: str) -> None:
         ref = _slow(idx, column)
         assert fast.schema == ref.schema
         assert _rows(fast) == _rows(ref)
-        assert _rows(idx.load_column(column)) == _rows(ref)
+        assert _rows(idx.load_column(column, live_only=False)) == _rows(ref)
+
+
+@pytest.mark.parametrize("zip_name", ZIPS)
+def test_live_rows_are_the_latest_file_slices(fixture_table, zip_name: str) -> None:
+    """Java tables keep the stats of replaced file groups (insert_overwrite, clustering) in the index: load_column
+    returns only the files of the latest file slices, ``live_only=False`` everything the index holds."""
+    base = fixture_table(zip_name)
+    idx = ColumnStatsIndex(base)
+    live = {n for s in HudiTable(base).file_slices() for n in (s.base_file_name, *s.log_file_names)}
+    for column in idx.indexed_columns():
+        everything = set(idx.load_column(column, live_only=False).column("file_name").to_pylist())
+        got = idx.load_column(column).column("file_name").to_pylist()
+        assert len(got) == len(set(got))
+        assert set(got) == everything & live, column
 
 
 def test_load_long_form_and_partition_filter(fixture_table) -> None:
@@ -129,13 +144,9 @@ def test_throughput_smoke(tmp_path: Path) -> None:
 
 
 def test_delete_block_removes_keys(tmp_path: Path) -> None:
-    import io
-
-    import fastavro
-
     from hudi_layout.format import log_format as L
+    from hudi_layout.format.log_blocks import encode_delete_block
     from hudi_layout.metadata.mdt_timeline import commit_bytes, write_instant
-    from hudi_layout.metadata.schema import DELETE_RECORD_LIST_SCHEMA
 
     base = create_table(tmp_path / "t", columns=None)
     w = MetadataWriter(base)
@@ -149,12 +160,9 @@ def test_delete_block_removes_keys(tmp_path: Path) -> None:
     # a DELETE block (as Hudi writes for key deletes) removing b's record, in its own MDT deltacommit
     t2 = new_instant_time()
     key = K.column_stats_key("v", "p", "b.parquet")
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, fastavro.parse_schema(DELETE_RECORD_LIST_SCHEMA),
-                               {"deleteRecordList": [{"recordKey": key, "partitionPath": "column_stats",
-                                                      "orderingVal": None}]})
     fid = w.file_group_ids("column_stats")[K.file_group_index(key, 2)]
-    (base / ".hoodie/metadata/column_stats" / L.log_file_name(fid, t2)).write_bytes(L.delete_block(t2, buf.getvalue()))
+    (base / ".hoodie/metadata/column_stats" / L.log_file_name(fid, t2)).write_bytes(
+        encode_delete_block(t2, [(key, "column_stats", None)]))
     (tl / instant_file_name(t2, "commit", State.REQUESTED)).write_bytes(b"")
     write_instant(w.timeline_dir, t2, "deltacommit", State.COMPLETED, commit_bytes({}, "UPSERT_PREPPED", 9),
                   new_instant_time(t2))

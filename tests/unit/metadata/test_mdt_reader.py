@@ -83,3 +83,19 @@ def test_sync_rule() -> None:
                            "20240101000000004", "20240101000000005") if s.block_visible(t)}
     # pending data write (…002) and an MDT-only deltacommit with no data instant (…003) are invisible
     assert visible == {"00000000000000000", "20240101000000001", "20240101000000004"}
+
+
+@pytest.mark.shared
+def test_delete_blocks_of_the_record_index_decode_with_the_one_delete_codec(fixture_table) -> None:
+    """Hudi 1.x writes record-index key deletes as DELETE blocks whose ordering values are wrapper records
+    (``IntWrapper(0)``); the MDT's delete-key reader uses the data-table log codec, so it reads them."""
+    from hudi_layout.format.log_format import BlockType, read_log_file
+    from hudi_layout.metadata.merge import delete_block_keys
+
+    base = fixture_table("mor_avro_v9_txns_simple_meta.zip")
+    keys: list[str] = []
+    for log in sorted((base / ".hoodie" / "metadata" / "record_index").glob(".record-index-*.log.*")):
+        for block in read_log_file(str(log)):
+            if block.type is BlockType.DELETE:
+                keys += delete_block_keys(block)
+    assert keys and all(k.startswith("TXN-") for k in keys)

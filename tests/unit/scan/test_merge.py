@@ -654,8 +654,6 @@ def test_log_requested_before_compaction_completed_after_is_merged(tmp_path: Pat
     assert data_rows(out, t.data_columns) == expected and expected[0]["name"] == "late"
 
 
-@pytest.mark.xfail(strict=True, reason="table/fs_view.py attaches v8/v9 log files by the instant in their name "
-                                       "(requested time), not by completion time: the late log is dropped")
 def test_file_system_view_attaches_logs_by_completion_time(tmp_path: Path) -> None:
     t = make_mor_table(tmp_path / "t")
     fid = t.deltacommit(inserts={"": [row("a", 1)]}).file_ids[0]

@@ -34,9 +34,9 @@ def count_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = ColumnStatsIndex.load_column
 
-    def spy(self, column, partitions=None):  # type: ignore[no-untyped-def]
+    def spy(self, column, partitions=None, **kw):  # type: ignore[no-untyped-def]
         calls.append(column)
-        return real(self, column, partitions)
+        return real(self, column, partitions, **kw)
 
     monkeypatch.setattr(ColumnStatsIndex, "load_column", spy)
     return calls

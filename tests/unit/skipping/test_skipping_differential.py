@@ -170,14 +170,23 @@ def _sort_key(v: Any) -> Any:
     return (0, v)
 
 
+def _nan_exact_file_stats(values: list[Any], type_: pa.DataType) -> tuple[Any, Any, int, int]:
+    """hudi_layout's writer: NaN-free min (NaN when every value is NaN), max NaN iff some value is NaN."""
+    lo, hi, nc, vc = _file_stats(values, type_)
+    if any(isinstance(v, float) and v != v for v in values):
+        hi = float("nan")
+    return lo, hi, nc, vc
+
+
 def _stats_table(name: str, kind: str, rows: list[dict[str, Any]], files: list[list[int]],
-                 missing: set[tuple[str, int]], order: list[int]) -> pa.Table:
+                 missing: set[tuple[str, int]], order: list[int], nan_exact: bool = False) -> pa.Table:
     type_ = TYPES[kind][0]
+    file_stats = _nan_exact_file_stats if nan_exact else _file_stats
     out: dict[str, list[Any]] = {"file_name": [], "min": [], "max": [], "null_count": [], "value_count": []}
     for f in order:
         if (name, f) in missing:
             continue
-        lo, hi, nc, vc = _file_stats([rows[i][name] for i in files[f]], type_)
+        lo, hi, nc, vc = file_stats([rows[i][name] for i in files[f]], type_)
         for key, value in zip(out, (f"f{f}", lo, hi, nc, vc), strict=True):
             out[key].append(value)
     return pa.table({"file_name": pa.array(out["file_name"], pa.string()), "min": pa.array(out["min"], type_),
@@ -200,12 +209,22 @@ def test_no_matching_row_is_in_a_dropped_file_doubles_with_nan(case: Any, rnd: A
     _check_no_wrong_skip(case, rnd)
 
 
-def _check_no_wrong_skip(case: Any, rnd: Any) -> None:
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario(a_kind="double"), st.randoms(use_true_random=False))
+def test_no_matching_row_is_in_a_dropped_file_nan_exact_doubles(case: Any, rnd: Any) -> None:
+    """Doubles with NaN-exact bounds (hudi_layout's writer): ``>``, ``>=``, ``!=``, ``NOT IN`` and NaN
+    literals skip files, and still never a file with a matching row."""
+    _check_no_wrong_skip(case, rnd, nan_exact=True)
+
+
+def _check_no_wrong_skip(case: Any, rnd: Any, nan_exact: bool = False) -> None:
     rows, files, kinds, pred, missing = case
     order = list(range(len(files)))
     rnd.shuffle(order)
-    stats = {name: _stats_table(name, kind, rows, files, missing, order) for name, kind in kinds.items()}
-    result = prune(pred, [f"f{i}" for i in range(len(files))], stats)
+    stats = {name: _stats_table(name, kind, rows, files, missing, order, nan_exact)
+             for name, kind in kinds.items()}
+    names = [f"f{i}" for i in range(len(files))]
+    result = prune(pred, names, stats, nan_exact_files=set(names) if nan_exact else None)
     matches = evaluate_rows(pred, rows)
     for f, reason in result.dropped.items():
         hits = [rows[i] for i in files[f] if matches[i]]
@@ -247,3 +266,15 @@ def test_skipping_actually_skips_on_sorted_data() -> None:
         assert result.kept == expected_kept, f"{sql}: kept {result.kept}"
         matches = np.array(evaluate_rows(pred, rows))
         assert matches.any() and all(matches[i] == False for f in result.dropped for i in files[f])  # noqa: E712
+
+
+def test_nan_exact_flag_never_vouches_for_missing_stats() -> None:
+    """Regression (found by the property test above): a NaN-exact file without a stats row for the column must
+    be kept for ``a = NaN`` - the flag says the writer's bounds count NaN, not that a missing row means none."""
+    from hudi_layout.skipping.ir import Eq, Literal, Ref
+
+    empty = pa.table({"file_name": pa.array([], pa.string()), "min": pa.array([], pa.float64()),
+                      "max": pa.array([], pa.float64()), "null_count": pa.array([], pa.int64()),
+                      "value_count": pa.array([], pa.int64())})
+    res = prune(Eq(Ref("a"), Literal(float("nan"))), ["f0"], {"a": empty}, nan_exact_files={"f0"})
+    assert res.kept == [0] and not res.dropped

@@ -17,8 +17,9 @@ from hudi_layout.skipping.visitors import visit
 
 
 def one(type_: pa.DataType, lo: object, hi: object, nc: int | None, vc: int | None,
-        truncated: bool = False) -> ColumnStats:
-    return ColumnStats.from_pylists(type_, [lo], [hi], [nc], [vc], truncated=truncated)
+        truncated: bool = False, nan_exact: bool | None = None) -> ColumnStats:
+    return ColumnStats.from_pylists(type_, [lo], [hi], [nc], [vc], truncated=truncated,
+                                    nan_exact=None if nan_exact is None else [nan_exact])
 
 
 # Every column is one file's statistics, named after what is special about them.
@@ -34,7 +35,13 @@ STATS = StatsTable(1, {
     "nan_max": one(pa.float64(), 1.0, float("nan"), 0, 5),
     "all_nan": one(pa.float64(), float("nan"), float("nan"), 0, 5),
     "single_double": one(pa.float64(), 1.5, 1.5, 0, 5),
-    "zeros": one(pa.float64(), -0.0, -0.0, 0, 5),
+    "zeros": one(pa.float64(), -0.0, -0.0, 0, 5, nan_exact=True),
+    "zeros_other_writer": one(pa.float64(), -0.0, -0.0, 0, 5),
+    "exact_doubles": one(pa.float64(), 1.0, 2.0, 0, 5, nan_exact=True),
+    "exact_nan_max": one(pa.float64(), 1.0, float("nan"), 0, 5, nan_exact=True),
+    "exact_all_nan": one(pa.float64(), float("nan"), float("nan"), 1, 5, nan_exact=True),
+    "exact_single": one(pa.float64(), 1.5, 1.5, 0, 5, nan_exact=True),
+    "exact_floats": one(pa.float32(), 0.10000000149011612, 0.5, 0, 5, nan_exact=True),
     "decimals": one(pa.decimal128(10, 2), Decimal("1.25"), Decimal("9.99"), 0, 5),
     "abc_prefixed": one(pa.string(), "abc1", "abc9", 0, 5),
     "strings": one(pa.string(), "apple", "melon", 0, 5),
@@ -114,6 +121,34 @@ CASES = [
     ("single_double NOT IN (1.5D)", True, "same for NOT IN"),
     ("zeros = 0.0D", True, "-0.0 = 0.0 in Spark"),
     ("zeros < 0.0D", False, "-0.0 is not < 0.0"),
+    ("zeros != 0.0D", False, "-0.0 = 0.0, and NaN-exact bounds show no NaN"),
+    ("zeros_other_writer < 0.0D", True, "0.0 / 0.0 from another writer may be NaN-poisoned statistics"),
+    ("zeros_other_writer > 1.0D", True, "same"),
+    ("exact_doubles > 2.0D", False, "NaN-exact bounds without NaN: max is an upper bound"),
+    ("exact_doubles >= 2.0D", True, "2.0 may be there"),
+    ("exact_doubles >= 2.5D", False, ""),
+    ("exact_doubles > 1.5D", True, ""),
+    ("exact_doubles = CAST('NaN' AS DOUBLE)", False, "no NaN in the file"),
+    ("exact_doubles >= CAST('NaN' AS DOUBLE)", False, "only NaN is >= NaN"),
+    ("exact_doubles > CAST('NaN' AS DOUBLE)", False, "nothing is > NaN"),
+    ("doubles > CAST('NaN' AS DOUBLE)", False, "nothing is > NaN, whoever wrote the stats"),
+    ("exact_doubles < CAST('NaN' AS DOUBLE)", True, "every number is < NaN"),
+    ("exact_doubles IN (CAST('NaN' AS DOUBLE), 7.0D)", False, "no NaN, 7 above max"),
+    ("exact_doubles NOT IN (1.0D, 2.0D)", True, "values between 1 and 2 are not in the list"),
+    ("exact_nan_max > 50.0D", True, "the file holds a NaN, and NaN > 50"),
+    ("exact_nan_max = CAST('NaN' AS DOUBLE)", True, ""),
+    ("exact_nan_max < 0.5D", False, "min = 1.0"),
+    ("exact_all_nan < 0.5D", False, "every non-null value is NaN"),
+    ("exact_all_nan != 0.5D", True, "NaN != 0.5"),
+    ("exact_all_nan < CAST('NaN' AS DOUBLE)", False, "NaN is not < NaN"),
+    ("exact_all_nan != CAST('NaN' AS DOUBLE)", False, "NaN = NaN in Spark"),
+    ("exact_all_nan NOT IN (CAST('NaN' AS DOUBLE))", False, ""),
+    ("exact_all_nan = CAST('NaN' AS DOUBLE)", True, ""),
+    ("exact_single != 1.5D", False, "NaN-exact: no NaN hides behind min = max = 1.5"),
+    ("exact_single NOT IN (1.5D, 3.0D)", False, "same for NOT IN"),
+    ("exact_floats > 0.5D", False, "float column, double literal, NaN-exact"),
+    ("exact_floats <= CAST(0.1 AS FLOAT)", True, "the float literal is 0.1f, the min itself"),
+    ("exact_floats < 0.1F", False, "0.1F is the float nearest 0.1, the min"),
     ("decimals = 1.25", True, ""),
     ("decimals = 1.249", False, "below min, exact decimal comparison"),
     ("decimals > 9.99", False, ""),

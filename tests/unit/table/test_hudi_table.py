@@ -83,14 +83,43 @@ def test_as_of_and_pending_invisible(fixture_table) -> None:
     assert any(s.commit_time == pending for s in after) and len(after) == len(now)
 
 
-def test_archived_instants_are_committed(fixture_table) -> None:
-    base = fixture_table("cow_v6_complexkeygen_hivestyle.zip")
-    t = HudiTable(base)
+def _plant_old_file(t: HudiTable, instant: str = "20000101000000000") -> None:
+    """A copy of a live base file named with an instant older than the active timeline."""
     now = t.file_slices()
     old = Path(now[0].base_file_path)
-    archived_name = old.name.replace(now[0].commit_time, "20000101000000000").replace(now[0].file_id, "arch-0")
+    archived_name = old.name.replace(now[0].commit_time, instant).replace(now[0].file_id, "arch-0")
     shutil.copy(old, old.with_name(archived_name))
+
+
+def test_old_instants_are_committed_only_when_the_archive_holds_them(fixture_table) -> None:
+    """Files older than the active timeline are Hudi's archived commits only if an archived timeline
+    exists; without one they are what a failed first write left behind (issue #11)."""
+    base = fixture_table("cow_v6_complexkeygen_hivestyle.zip")
+    t = HudiTable(base)
+    _plant_old_file(t)
+    assert not any(s.file_id == "arch-0" for s in t.reload().file_slices())  # empty .hoodie/archived
+    (base / ".hoodie" / "archived" / ".commits_.archive.1_1-0-1").write_bytes(b"")
     assert any(s.file_id == "arch-0" for s in t.reload().file_slices())
+
+
+def test_lsm_history_ranges_and_rollbacks_decide_archived(fixture_table) -> None:
+    base = fixture_table("cow_v9_txns_simple_meta.zip")
+    t = HudiTable(base)
+    _plant_old_file(t, "20000101000000000")
+    history = base / ".hoodie" / "timeline" / "history"
+    (history / "19990101000000000_19991231000000000_0.parquet").write_bytes(b"")
+    assert not any(s.file_id == "arch-0" for s in t.reload().file_slices())  # outside every archive range
+    (history / "19990101000000000_20000102000000000_0.parquet").write_bytes(b"")
+    assert any(s.file_id == "arch-0" for s in t.reload().file_slices())
+    # a rollback on the active timeline naming the instant: a failed write, never visible
+    from hudi_layout.format.commit_metadata import rollback_metadata_bytes
+
+    meta = {"startRollbackTime": "20000101000000001", "timeTakenInMillis": 1, "totalFilesDeleted": 0,
+            "commitsRollback": ["20000101000000000"], "partitionMetadata": {}, "version": 1,
+            "instantsRollback": [{"commitTime": "20000101000000000", "action": "commit"}]}
+    (base / ".hoodie" / "timeline" / "20000101000000001_20000101000000002.rollback").write_bytes(
+        rollback_metadata_bytes(meta))
+    assert not any(s.file_id == "arch-0" for s in t.reload().file_slices())
 
 
 def test_pending_clustering_groups(fixture_table) -> None:

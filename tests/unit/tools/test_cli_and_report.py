@@ -25,8 +25,26 @@ def test_inspect_and_report(fixture_table, tmp_path: Path, capsys) -> None:
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
     assert "COPY_ON_WRITE" in out and "column_stats" in out
+    assert "defaults " in out  # which defaults file is in use
     assert main(["report", str(path), "--columns", "amount,txn_id", "--out", str(tmp_path / "r")]) == 0
     assert (tmp_path / "r" / "layout_report.md").is_file() and (tmp_path / "r" / "layout_boxes.png").is_file()
+    capsys.readouterr()
+    assert main(["report", str(path), "--columns", "amount,txn_id,region", "--out", str(tmp_path / "q"),
+                 "--where", "amount > 100", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["pictures"]["query"] == "query_files.png" and (tmp_path / "q" / "query_files.png").is_file()
+    md = (tmp_path / "q" / "layout_report.md").read_text()
+    assert "![files read by the query](query_files.png)" in md
+
+
+def test_report_refuses_unknown_columns_and_partitions(fixture_table, tmp_path: Path, capsys) -> None:
+    path = fixture_table("cow_v9_txns_simple_meta.zip")
+    assert main(["report", str(path), "--columns", "amount,nope", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "no column 'nope'" in err and "hint: columns:" in err
+    assert main(["report", str(path), "--columns", "amount,txn_id", "--out", str(tmp_path / "r"),
+                 "--partition", "nowhere"]) == 2
+    assert "no partition 'nowhere'" in capsys.readouterr().err
 
 
 def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
@@ -40,7 +58,7 @@ def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
 
 def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys) -> None:
     path = fixture_table("cow_v9_txns_simple_nometa.zip")
-    assert main(["index", str(path)]) == 0
+    assert main(["index", str(path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "built" and result["files"] > 0
     from hudi_layout import ColumnStatsIndex, HudiTable
@@ -58,3 +76,55 @@ def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys)
 def test_overlap_depth(lo, hi, avg, mx) -> None:
     got = overlap(np.array(lo, np.uint64), np.array(hi, np.uint64))
     assert got[0] == pytest.approx(avg) and got[1] == mx
+
+
+def test_ingest_checks_its_input_before_starting_spark(tmp_path: Path, capsys, monkeypatch) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import hudi_layout.tools.cli as cli
+
+    monkeypatch.setattr(cli, "_spark", lambda args: pytest.fail("Spark must not start for bad input"))
+    ns = tmp_path / "ns.parquet"
+    pq.write_table(pa.table({"id": [1, 2], "t": pa.array([1, 2], pa.timestamp("ns"))}), ns)
+    assert main(["ingest", str(ns), str(tmp_path / "t"), "--record-key", "id"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "nanosecond timestamps" in err[0] and "coerce_timestamps='us'" in err[1]
+    ok = tmp_path / "ok.parquet"
+    pq.write_table(pa.table({"id": [1, 2]}), ok)
+    assert main(["ingest", str(ok), str(tmp_path / "t")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "needs a record key" in err[0] and "--record-key" in err[1]
+    assert main(["ingest", str(tmp_path / "missing.parquet"), str(tmp_path / "t"), "--record-key", "id"]) == 2
+    assert not (tmp_path / "t").exists()
+
+
+def test_cluster_dry_run_and_schedule_only_need_no_spark(fixture_table, capsys, monkeypatch) -> None:
+    import hudi_layout.tools.cli as cli
+
+    monkeypatch.setattr(cli, "_spark", lambda args: pytest.fail("planning must not start Spark"))
+    path = str(fixture_table("cow_v9_txns_simple_meta.zip"))
+    # its metadata table has partitions hudi_layout cannot maintain: a plan is refused before it is written
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--schedule-only"]) == 2
+    assert "record_index" in capsys.readouterr().err
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["plan"]["slices"] > 0 and plan["pending"] == []
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--schedule-only",
+                 "-o", "hoodie.metadata.enable=false"]) == 0
+    assert "scheduled clustering" in capsys.readouterr().out
+    assert main(["cluster", path, "--columns", "amount,txn_id", "--no-resume"]) == 0
+    out = capsys.readouterr().out
+    assert "pending: clustering" in out and "nothing new to cluster" in out
+
+
+def test_write_operations_parse() -> None:
+    from hudi_layout.tools.cli import build_parser
+
+    p = build_parser()
+    a = p.parse_args(["write", "src", "table", "--operation", "upsert", "--precombine-field", "ts"])
+    assert (a.source, a.path, a.operation, a.precombine_field) == ("src", "table", "upsert", "ts")
+    a = p.parse_args(["ingest", "table", "--operation", "delete_partition", "--partitions-to-delete", "d=1"])
+    assert (a.source, a.path, a.partitions_to_delete) == (None, "table", "d=1")
+    a = p.parse_args(["execute-pending", "table", "--instant", "20240101000000000"])
+    assert (a.path, a.instant) == ("table", "20240101000000000")

@@ -1,0 +1,27 @@
+"""Cleaning as a service: the public ``clean()`` and the automatic clean after every commit.
+
+The work is Spark-free (:mod:`hudi_layout.cleaning`): a clean deletes files and writes timeline and
+metadata-table entries on the driver. The automatic clean (:func:`hudi_layout.cleaning.clean_if_due`, Hudi's
+``hoodie.clean.automatic``) runs after every write (:mod:`.write`, and the data source's commit) and after
+every clustering (:mod:`.clustering`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hudi_layout import cleaning
+from hudi_layout import options as cfg
+from hudi_layout.cleaning import CleanResult
+from hudi_layout.services.clustering import drop_metadata_table_if_disabled
+
+
+def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResult]:
+    """Finish pending cleans, then clean ``path`` now by the cleaner options (``hoodie.cleaner.policy``,
+    ``hoodie.cleaner.commits.retained``, ...); returns one result per clean instant (empty: nothing to delete).
+    Runs even when ``hoodie.clean.automatic`` is false (that key only governs cleans after commits)."""
+    opts = cfg.resolve_options(options)
+    drop_metadata_table_if_disabled(path, opts)
+    return cleaning.clean(Path(path).absolute(), opts)

@@ -1,0 +1,250 @@
+"""The Spark half of an upsert / delete: tag the batch against the table, then merge file groups.
+
+Three Spark jobs with few tasks each; only metadata rows reach the driver (docs/live-writes.md):
+
+1. **summary**: every incoming row gets its record key and partition path (the expressions inserts use), a
+   delete flag and its position in the DataFrame (``monotonically_increasing_id``, the tie-breaker of the
+   combine step); the rows are cached and summarised per partition path (rows, smallest and largest key, null
+   keys).
+2. **tag** (Hudi's SIMPLE index): the candidate base files are the latest slices of the partitions the batch
+   touches whose ``_hoodie_record_key`` range in the column_stats index meets the batch's key range there (a
+   file without statistics stays a candidate). Spark reads only their key column and joins it with the
+   batch's distinct keys (broadcast when the batch is small): which base file holds each key.
+3. **write**: each row, tagged with the base file of its key (null: a new key), is hash-partitioned by that
+   file (new keys by a hash of the key into a few buckets), so all records of a key meet in one task, which
+   runs :func:`hudi_layout.writer.merge.merge_partition`: combine the records of each key (largest ordering
+   value, then the later row), rewrite its file groups, insert its new keys.
+
+Every shuffle here reads into a handful of tasks (``coalesce`` after small aggregations): with the session's
+200 shuffle partitions and partition coalescing off, a 2,000-row upsert spent most of its time scheduling
+empty tasks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.options import WriteOperation
+from hudi_layout.spark.write_job import (
+    collect_written,
+    partition_value_exprs,
+    record_key_expr,
+    task_identity,
+    with_partition_path,
+)
+from hudi_layout.table.faults import crash_point
+from hudi_layout.table.fs_view import FileSlice
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.writer.base_file_writer import (
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    WriteSpec,
+    WrittenFile,
+    partition_value_column,
+)
+from hudi_layout.writer.merge import (
+    DELETE_FLAG_COLUMN,
+    IS_DELETED_FIELD,
+    MERGE_TARGET_COLUMN,
+    SEQUENCE_COLUMN,
+    MergeRules,
+    MergeTarget,
+    merge_partition,
+)
+from hudi_layout.writer.transaction import TagSnapshot, WriteSession
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+_ORDER = "_hl_order"
+_KEY = "_hl_key"
+_PART = "_hl_part"
+#: a batch at most this many rows is broadcast to the tagging join
+BROADCAST_ROWS = 2_000_000
+#: new keys go to ceil(rows / this) hash buckets (at most a few per core)
+INSERT_ROWS_PER_BUCKET = 1_000_000
+
+
+@dataclass(frozen=True)
+class PartitionSummary:
+    """The combined batch in one partition path."""
+
+    partition_path: str
+    rows: int
+    min_key: str | None
+    max_key: str | None
+
+
+@dataclass(frozen=True)
+class UpsertMetrics:
+    """What the tagging found (for logs and the benchmark)."""
+
+    incoming_rows: int
+    candidate_files: int
+    files_tagged: int
+    rows_tagged: int
+    seconds_summary: float
+    seconds_tag: float
+    seconds_write: float
+
+
+def incoming_rows(df: DataFrame, session: WriteSession) -> DataFrame:
+    """Data columns + record key + partition path + delete flag + position in the DataFrame."""
+    from pyspark.sql import functions as F
+
+    data = [F.col(f"`{c}`") for c in session.spec.data_columns]
+    key = record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN)
+    values = partition_value_exprs(session.partition_fields)
+    value_names = [partition_value_column(i) for i in range(len(values))]
+    if session.operation is WriteOperation.DELETE:
+        delete = F.lit(True)
+    elif IS_DELETED_FIELD in session.spec.data_columns:
+        delete = F.coalesce(F.col(IS_DELETED_FIELD), F.lit(False))
+    else:
+        delete = F.lit(False)
+    rows = df.select(*data, key, *values, delete.alias(DELETE_FLAG_COLUMN),
+                     F.monotonically_increasing_id().alias(SEQUENCE_COLUMN))
+    rule = session.spec.partition_rule or PartitionPathRule(tuple(session.partition_fields), session.hive_style)
+    with_path = with_partition_path(rows, rule, value_names)
+    return with_path.select(*[F.col(f"`{c}`") for c in session.spec.data_columns], RECORD_KEY_COLUMN,
+                            PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN, SEQUENCE_COLUMN)
+
+
+def summarise(batch: DataFrame) -> list[PartitionSummary]:
+    from pyspark.sql import functions as F
+
+    rows = batch.groupBy(PARTITION_PATH_COLUMN).agg(
+        F.count(F.lit(1)).alias("n"), F.min(RECORD_KEY_COLUMN).alias("lo"), F.max(RECORD_KEY_COLUMN).alias("hi"),
+        F.sum(F.when(F.col(RECORD_KEY_COLUMN).isNull(), 1).otherwise(0)).alias("nulls")).coalesce(1).collect()
+    if any(r["nulls"] for r in rows):
+        raise InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
+                                   "field(s)")
+    return [PartitionSummary(r[PARTITION_PATH_COLUMN], int(r["n"]), r["lo"], r["hi"]) for r in rows]
+
+
+def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[FileSlice]:
+    """Latest slices of the batch's partitions whose key range (column_stats) meets the batch's keys there."""
+    by_part = {s.partition_path: s for s in summary if s.rows}
+    existing = set(table.partitions())
+    parts = sorted(p for p in by_part if p in existing)
+    if not parts:
+        return []
+    slices = table.file_slices(partitions=parts)
+    ranges: dict[str, tuple[Any, Any]] = {}
+    try:
+        index = ColumnStatsIndex(table.base_path)
+        if index.available:
+            t = index.load_column(RECORD_KEY_COLUMN, parts)
+            if t.num_rows and pa.types.is_string(t.schema.field("min").type):
+                for name, lo, hi in zip(t.column("file_name").to_pylist(), t.column("min").to_pylist(),
+                                        t.column("max").to_pylist()):
+                    if lo is not None and hi is not None:
+                        ranges[name] = (lo, hi)
+    except Exception:  # an index we cannot read prunes nothing  # noqa: BLE001
+        ranges = {}
+    out = []
+    for s in slices:
+        batch = by_part[s.partition_path]
+        known = ranges.get(s.base_file_name)
+        if known is not None and batch.min_key is not None and batch.max_key is not None and (
+                known[1] < batch.min_key or known[0] > batch.max_key):
+            continue
+        out.append(s)
+    return out
+
+
+def tag(batch: DataFrame, candidates: list[FileSlice], incoming_rows: int, tasks: int) -> DataFrame:
+    """``(key, partition, base file name)`` of every batch key found in a candidate file (a key stored in two
+    file groups, as plain inserts allow, is found in both)."""
+    from pyspark.sql import functions as F
+
+    spark = batch.sparkSession
+    # the schema is given: no footer-reading job to infer it
+    stored = spark.read.schema(f"`{RECORD_KEY_COLUMN}` string").parquet(*[s.base_file_path for s in candidates]).select(
+        F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col("_metadata.file_name").alias(MERGE_TARGET_COLUMN))
+    where = spark.createDataFrame([(s.base_file_name, s.partition_path) for s in candidates],
+                                  f"{MERGE_TARGET_COLUMN} string, {_PART} string")
+    stored = stored.join(F.broadcast(where), MERGE_TARGET_COLUMN)
+    keys = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
+                        ).distinct().coalesce(tasks)
+    if incoming_rows <= BROADCAST_ROWS:
+        keys = F.broadcast(keys)
+    return stored.join(keys, [_KEY, _PART])
+
+
+def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRules
+            ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return merge_partition(spec, batches, targets, rules, task_identity())
+
+    return mapper
+
+
+def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile], TagSnapshot, UpsertMetrics]:
+    """Summarise, tag and write; returns the files written and what the commit must check."""
+    import time
+
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    rules = session.merge_rules
+    assert rules is not None  # set by WriteSession.start for upsert / delete
+    spark = df.sparkSession
+    parallelism = max(1, spark.sparkContext.defaultParallelism)
+    t0 = time.time()
+    batch = incoming_rows(df, session).persist(StorageLevel.MEMORY_AND_DISK)
+    hits = None
+    try:
+        summary = summarise(batch)
+        incoming = sum(s.rows for s in summary)
+        t1 = time.time()
+        table = HudiTable(str(session.base))
+        candidates = candidate_slices(table, summary)
+        targets: dict[str, MergeTarget] = {}
+        tagged_rows = 0
+        if candidates:
+            hits = tag(batch, candidates, incoming, parallelism).persist(StorageLevel.MEMORY_AND_DISK)
+            counts = hits.groupBy(MERGE_TARGET_COLUMN).count().coalesce(1).collect()
+            by_name = {s.base_file_name: s for s in candidates}
+            for r in counts:
+                s = by_name[r[MERGE_TARGET_COLUMN]]
+                targets[s.base_file_name] = MergeTarget(s.partition_path, s.file_id, s.base_file_name,
+                                                        s.base_file_path, s.commit_time)
+                tagged_rows += int(r["count"])
+        t2 = time.time()
+        crash_point("upsert.after_tagging")
+        session.check_pending_clustering((t.partition_path, t.file_id) for t in targets.values())
+        if hits is not None and targets:
+            found = hits.select(F.col(_KEY).alias(RECORD_KEY_COLUMN), F.col(_PART).alias(PARTITION_PATH_COLUMN),
+                                MERGE_TARGET_COLUMN)
+            rows = batch.join(F.broadcast(found) if tagged_rows <= BROADCAST_ROWS else found,
+                              [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN], "left")
+        else:
+            rows = batch.withColumn(MERGE_TARGET_COLUMN, F.lit(None).cast("string"))
+        inserts = max(0, incoming - tagged_rows)
+        buckets = min(3 * parallelism, max(1, math.ceil(inserts / INSERT_ROWS_PER_BUCKET)))
+        n = max(1, min(len(targets) + buckets, 3 * parallelism))
+        route = F.coalesce(F.col(MERGE_TARGET_COLUMN),
+                           F.concat(F.lit("+"), F.pmod(F.hash(RECORD_KEY_COLUMN), F.lit(buckets)).cast("string")))
+        columns = [*session.spec.data_columns, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN,
+                   SEQUENCE_COLUMN, MERGE_TARGET_COLUMN]
+        frame = rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
+        spark.sparkContext.setJobDescription(
+            f"hudi_layout {session.operation.value} {session.pending.instant_time}: {len(targets)} file groups")
+        written = collect_written(frame, _mapper(session.spec, targets, rules))
+        t3 = time.time()
+    finally:
+        batch.unpersist()
+        if hits is not None:
+            hits.unpersist()
+    snapshot = TagSnapshot({(t.partition_path, t.file_id): t.base_file_name for t in targets.values()})
+    metrics = UpsertMetrics(incoming, len(candidates), len(targets), tagged_rows, t1 - t0, t2 - t1, t3 - t2)
+    return written, snapshot, metrics

@@ -1,0 +1,286 @@
+"""Copy-on-Write upserts and deletes, executor side: merge incoming records into one file group at a time.
+
+An upsert or delete rewrites only the file groups holding a key it touches (docs/live-writes.md). The Spark
+layer tags every incoming record with the base file its key lives in (:data:`MERGE_TARGET_COLUMN`, null for
+a new key) and hands each task the records of a few file groups; :func:`merge_partition` then, per file group:
+
+1. reads the tagged base file with pyarrow (all columns);
+2. decides per stored row whether its incoming record applies (:func:`merge_rows`): commit-time ordering lets
+   the incoming record win; event-time ordering keeps the stored row when its ordering value is larger
+   (fields compared in order, nulls lowest; ties go to the incoming record, the later write); a record of
+   the ``delete`` operation always wins (Java's "natural order" delete); a record whose
+   ``_hoodie_is_deleted`` is true is a delete that takes part in the ordering like any record;
+3. writes ONE new base file with the same file id, new write token and the new instant, **rows in their
+   stored order** (so a clustered file group stays clustered), deleted rows left out. Rows the commit did not
+   change keep ``_hoodie_commit_time`` / ``_hoodie_commit_seqno``; changed rows get the instant and a fresh
+   sequence number. Exact column statistics come from the same writer as every base file.
+
+A file group whose records all lose (event time) or name absent keys is not rewritten. A file group whose rows
+are all deleted gets an empty base file (its latest slice must hold no rows). New keys go through the
+ordinary insert writer into new file groups (no small-file packing), in the same task.
+
+Pure: no pyspark import; the Spark layer passes the task identity in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudi_layout.format.merge_config import MergeMode
+from hudi_layout.writer.base_file_writer import (
+    COMMIT_SEQNO_COLUMN,
+    COMMIT_TIME_COLUMN,
+    META_COLUMNS,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    RESULT_SCHEMA,
+    OpenFile,
+    TaskIdentity,
+    WriterInputError,
+    WriteSpec,
+    base_file_name,
+    constant_strings,
+    dictionary_columns,
+    write_partition,
+)
+
+#: base file name a record was tagged to (null: a new key, inserted)
+MERGE_TARGET_COLUMN = "_hl_merge_target"
+#: true when the incoming record deletes its key (the delete operation, or ``_hoodie_is_deleted``)
+DELETE_FLAG_COLUMN = "_hl_delete"
+#: Hudi's soft-delete field of the user's schema (docs/hudi-format-live-tables.md §2.3)
+IS_DELETED_FIELD = "_hoodie_is_deleted"
+FILE_NAME_COLUMN = "_hoodie_file_name"
+#: position of a record in the incoming DataFrame (``monotonically_increasing_id``): a tie goes to the later one
+SEQUENCE_COLUMN = "_hl_seq"
+#: columns the tagging adds to the incoming rows; never written
+WORK_COLUMNS = (MERGE_TARGET_COLUMN, DELETE_FLAG_COLUMN, SEQUENCE_COLUMN)
+
+
+@dataclass(frozen=True)
+class MergeRules:
+    """How an incoming record meets the stored one (the table's merge mode and ordering fields)."""
+
+    mode: MergeMode
+    ordering_fields: tuple[str, ...] = ()
+    #: the ``delete`` operation: its deletes win whatever the ordering values
+    hard_deletes: bool = False
+
+    @property
+    def event_time(self) -> bool:
+        return self.mode is MergeMode.EVENT_TIME_ORDERING and bool(self.ordering_fields)
+
+
+@dataclass(frozen=True)
+class MergeTarget:
+    """A file group an upsert rewrites, as tagged: its latest base file."""
+
+    partition_path: str
+    file_id: str
+    base_file_name: str
+    base_file_path: str  # absolute
+    base_instant: str
+
+
+@dataclass(frozen=True)
+class MergedRows:
+    """The rows of a file group's new slice (``None``: nothing changed, no new slice) and what changed."""
+
+    table: pa.Table | None
+    updated: int
+    deleted: int
+
+
+def _as_numpy_bool(a: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(pc.fill_null(a, False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _conform(values: pa.Array | pa.ChunkedArray, target: pa.DataType, column: str) -> pa.Array | pa.ChunkedArray:
+    if values.type == target:
+        return values
+    try:
+        return values.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise WriterInputError(f"column {column!r}: incoming type {values.type} does not fit the stored "
+                               f"{target}: {e}") from None
+
+
+def stored_wins(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...]) -> np.ndarray:
+    """Row by row: is the stored ordering value strictly greater than the incoming one? Fields compare in order
+    (the next one breaks a tie), a null is lower than any value, two nulls are equal."""
+    n = stored.num_rows
+    greater = np.zeros(n, dtype=bool)
+    equal_so_far = np.ones(n, dtype=bool)
+    for f in fields:
+        s = stored.column(f).combine_chunks()
+        u = _conform(incoming.column(f).combine_chunks(), s.type, f)
+        s_valid = _as_numpy_bool(pc.is_valid(s))
+        u_valid = _as_numpy_bool(pc.is_valid(u))
+        gt = _as_numpy_bool(pc.greater(s, u)) | (s_valid & ~u_valid)
+        eq = _as_numpy_bool(pc.equal(s, u)) | (~s_valid & ~u_valid)
+        greater |= equal_so_far & gt
+        equal_so_far &= eq
+    return greater
+
+
+def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
+    """One record per ``(partition path, key)``: the largest ordering value (fields in order, nulls lowest), a tie
+    to the larger :data:`SEQUENCE_COLUMN` (the later record). Hudi's ``hoodie.combine.before.upsert``."""
+    if records.num_rows <= 1:
+        return records
+    sort_keys = [(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")]
+    sort_keys += [(f, "descending") for f in rules.ordering_fields]
+    if SEQUENCE_COLUMN in records.column_names:
+        sort_keys.append((SEQUENCE_COLUMN, "descending"))
+    order = pc.sort_indices(records, sort_keys=sort_keys)  # nulls last: the lowest when descending
+    ordered = records.take(order)
+    keys = ordered.column(RECORD_KEY_COLUMN).combine_chunks()
+    parts = ordered.column(PARTITION_PATH_COLUMN).combine_chunks()
+    n = ordered.num_rows
+    changed = pc.or_(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)),
+                     pc.not_equal(parts.slice(1), parts.slice(0, n - 1)))
+    first = np.concatenate([[True], _as_numpy_bool(changed)])
+    return ordered.filter(pa.array(first)) if not first.all() else ordered
+
+
+def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, instant_time: str, file_name: str,
+               seqno_prefix: str, first_seqno: int = 0) -> MergedRows:
+    """Apply ``incoming`` (data columns, ``_hoodie_record_key``, :data:`DELETE_FLAG_COLUMN`; keys unique) to the
+    rows of one base file ``stored`` (meta + data columns). Returns the new slice's rows in the stored order.
+
+    Every incoming key must be in ``stored`` (the tagging put it there). A key stored twice (tables fed by
+    plain inserts may hold duplicates) has every copy updated or deleted.
+    """
+    if incoming.num_rows == 0:
+        return MergedRows(None, 0, 0)
+    keys_s = stored.column(RECORD_KEY_COLUMN).combine_chunks()
+    keys_u = incoming.column(RECORD_KEY_COLUMN).combine_chunks()
+    absent = ~_as_numpy_bool(pc.is_in(keys_u, value_set=keys_s))
+    if absent.any():
+        missing = keys_u.filter(pa.array(absent)).slice(0, 3).to_pylist()
+        raise WriterInputError(f"tagged records not found in their base file (e.g. keys {missing}); "
+                               "the table changed under the write")
+    match = pc.index_in(keys_s, value_set=keys_u)  # stored row -> incoming row (null: untouched)
+    matched = _as_numpy_bool(pc.is_valid(match))
+    j = np.asarray(pc.fill_null(match, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    deletes = _as_numpy_bool(incoming.column(DELETE_FLAG_COLUMN))
+    rows = np.flatnonzero(matched)
+    apply = matched.copy()
+    if rules.event_time and len(rows):
+        sub_s = stored.select(list(rules.ordering_fields)).take(pa.array(rows))
+        sub_u = incoming.select(list(rules.ordering_fields)).take(pa.array(j[rows]))
+        wins = stored_wins(sub_s, sub_u, rules.ordering_fields)
+        if rules.hard_deletes:
+            wins &= ~deletes[j[rows]]
+        apply[rows[wins]] = False
+    drop = apply & deletes[j]
+    replace = apply & ~deletes[j]
+    n_replace, n_drop = int(replace.sum()), int(drop.sum())
+    if n_replace == 0 and n_drop == 0:
+        return MergedRows(None, 0, 0)
+    n = stored.num_rows
+    keep = ~drop
+    # positions into concat(stored, replacements): a replaced row points at its incoming record
+    rank = np.cumsum(replace) - 1
+    idx = np.where(replace, n + rank, np.arange(n))[keep]
+    take = pa.array(idx, pa.int64())
+    repl_rows = pa.array(j[replace], pa.int64())
+    new_seq = pc.binary_join_element_wise(
+        pa.scalar(seqno_prefix, pa.string()),
+        pc.cast(pa.array(np.arange(first_seqno, first_seqno + n_replace, dtype=np.int64)), pa.string()), "")
+    out_rows = int(keep.sum())
+    columns: list[pa.Array | pa.ChunkedArray] = []
+    for field in stored.schema:
+        name = field.name
+        col = stored.column(name)
+        if name == COMMIT_TIME_COLUMN:
+            extra: Any = constant_strings(instant_time, n_replace).cast(field.type)
+        elif name == COMMIT_SEQNO_COLUMN:
+            extra = new_seq.cast(field.type)
+        elif name == FILE_NAME_COLUMN:
+            columns.append(constant_strings(file_name, out_rows).cast(field.type))
+            continue
+        elif name in (RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN) or n_replace == 0:
+            columns.append(col.filter(pa.array(keep)) if n_drop else col)
+            continue
+        elif name in incoming.column_names:
+            extra = _conform(incoming.column(name).take(repl_rows), field.type, name)
+        else:
+            raise WriterInputError(f"incoming records lack column {name!r} of the stored file")
+        chunks = [c for c in col.chunks] + ([extra] if isinstance(extra, pa.Array) else list(extra.chunks))
+        columns.append(pa.chunked_array(chunks, field.type).take(take))
+    table = pa.Table.from_arrays(columns, schema=stored.schema)
+    return MergedRows(table, n_replace, n_drop)
+
+
+def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, rules: MergeRules,
+                     task: TaskIdentity, first_seqno: int = 0) -> tuple[dict[str, Any] | None, int]:
+    """Rewrite one file group with ``incoming`` applied; returns its metadata row (``None``: unchanged) and the
+    number of sequence numbers used."""
+    stored = pq.read_table(target.base_file_path)
+    missing = [c for c in META_COLUMNS if c not in stored.column_names]
+    if missing:
+        raise WriterInputError(f"base file {target.base_file_name} lacks Hudi meta columns {missing}")
+    token = task.write_token
+    file_name = base_file_name(target.file_id, token, spec.instant_time)
+    merged = merge_rows(stored, incoming, rules, instant_time=spec.instant_time, file_name=file_name,
+                        seqno_prefix=f"{spec.instant_time}_{task.partition_id}_", first_seqno=first_seqno)
+    if merged.table is None:
+        return None, 0
+    table = merged.table
+    dictionary = dictionary_columns(table.slice(0, 8192)) if table.num_rows else True
+    handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, dictionary,
+                      io_type="MERGE")
+    step = max(1, spec.parquet_row_group_rows)
+    for offset in range(0, table.num_rows, step):
+        handle.write(table.slice(offset, step))
+    row = handle.close()
+    row.update(num_updates=merged.updated, num_deletes=merged.deleted, prev_commit=target.base_instant,
+               prev_base_file=target.base_file_name)
+    return row, merged.updated
+
+
+def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets: Mapping[str, MergeTarget],
+                    rules: MergeRules, task: TaskIdentity | None = None) -> Iterator[pa.RecordBatch]:
+    """One Spark task of an upsert / delete: merge the file groups whose records it received, then insert its
+    new keys. Yields the metadata rows (:data:`RESULT_SCHEMA`) of every file written."""
+    task = task or TaskIdentity()
+    received = [b for b in batches if b.num_rows]
+    inserts: list[pa.Table] = []
+    by_target: dict[str, list[pa.Table]] = {}
+    if received:
+        # every record of a (partition, key) is routed to the same task: combine them here (no extra shuffle)
+        t = combine_records(pa.Table.from_batches(received), rules)
+        new = _as_numpy_bool(pc.is_null(t.column(MERGE_TARGET_COLUMN)))
+        if new.any():
+            fresh = t.filter(pa.array(new & ~_as_numpy_bool(t.column(DELETE_FLAG_COLUMN))))
+            if fresh.num_rows:
+                inserts.append(fresh)
+        if not new.all():
+            tagged = t.filter(pa.array(~new))
+            names = tagged.column(MERGE_TARGET_COLUMN)
+            for name in pc.unique(names).to_pylist():
+                by_target.setdefault(name, []).append(tagged.filter(pc.equal(names, name)))
+    results: list[dict[str, Any]] = []
+    seqno = 0
+    for name in sorted(by_target):
+        target = targets.get(name)
+        if target is None:
+            raise WriterInputError(f"records were tagged to {name}, which is not a file group of this write")
+        row, used = merge_file_group(spec, target, pa.concat_tables(by_target.pop(name)), rules, task, seqno)
+        seqno += used
+        if row is not None:
+            results.append(row)
+    if inserts:
+        for out in write_partition(spec, iter(b for t in inserts for b in t.to_batches()), task,
+                                   first_seqno=seqno):
+            results.extend(out.to_pylist())
+    if results:
+        yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)

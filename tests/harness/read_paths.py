@@ -1,0 +1,554 @@
+"""One table, changed step by step, and the same question asked through every read entry point.
+
+:class:`ReadPathsHarness` owns a table under a temporary folder and its :class:`~.model.TableModel`. Steps
+change the table through the public API (append, overwrite, cluster with each strategy / method, a writer
+killed after writing its files) and ask questions: a random predicate through
+
+* ``hudi_layout.read`` with SQL text, a ``Column`` and hudi-rs style tuples;
+* the data source: DataFrames loaded earlier and asked again and again (with and without ``where``; a loaded
+  DataFrame is a snapshot of the table when it was loaded), and a temp view over one of them;
+* SQL tables created with ``OPTIONS (path ...)`` and with ``LOCATION`` (each query sees the latest commit);
+* the ``hudi-layout query`` command, in-process;
+* ``explain``: every file holding a matching row must be a candidate;
+* time travel to each retained instant and incremental reads between instants (read, data source, CLI and
+  hudi-rs);
+
+and compares each answer with the model through :class:`Checker`, which counts checks and either raises at
+the first mismatch (tests) or records it (the soak run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import random
+import shutil
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from .generate import KIND, PredicateGenerator, all_columns, random_rows, rows_to_arrow
+from .model import Instant, TableModel, completed_instants
+from .spark_semantics import Pred, evaluate, micros, to_column, to_sql, to_tuples
+
+DATA_COLUMNS = list(KIND)
+CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
+STRATEGIES = ("linear", "z-order", "hilbert")
+METHODS = ("direct", "sample")
+
+QUERY_TYPE = "hoodie.datasource.query.type"
+AS_OF = "as.of.instant"
+BEGIN = "hoodie.datasource.read.begin.instanttime"
+END = "hoodie.datasource.read.end.instanttime"
+
+
+class HarnessMismatch(AssertionError):
+    pass
+
+
+@dataclass
+class Mismatch:
+    entry_point: str
+    question: str
+    detail: str
+
+
+@dataclass
+class Checker:
+    """Counts query checks per entry point; raises on the first mismatch unless ``record_only``."""
+
+    record_only: bool = False
+    checks: int = 0
+    per_entry_point: Counter[str] = field(default_factory=Counter)
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    def _fail(self, entry: str, question: str, detail: str) -> None:
+        m = Mismatch(entry, question, detail)
+        self.mismatches.append(m)
+        if not self.record_only:
+            raise HarnessMismatch(f"{entry}: {question}\n{detail}")
+
+    def same_ids(self, entry: str, question: str, got: Iterable[int], want: Iterable[int]) -> None:
+        self.checks += 1
+        self.per_entry_point[entry] += 1
+        g, w = sorted(got), sorted(want)
+        if g != w:
+            missing, extra = sorted(set(w) - set(g)), sorted(set(g) - set(w))
+            dup = len(g) - len(set(g))
+            self._fail(entry, question, f"got {len(g)} rows, want {len(w)}; missing ids {missing[:10]}"
+                                        f"{'...' if len(missing) > 10 else ''}; extra ids {extra[:10]}"
+                                        f"; duplicates {dup}")
+
+    def same(self, entry: str, question: str, got: Any, want: Any) -> None:
+        self.checks += 1
+        self.per_entry_point[entry] += 1
+        if got != want:
+            self._fail(entry, question, f"got {_short(got)}\nwant {_short(want)}")
+
+    def error(self, entry: str, question: str, exc: BaseException) -> None:
+        self.checks += 1
+        self.per_entry_point[entry] += 1
+        self._fail(entry, question, f"raised {type(exc).__name__}: {str(exc)[:2000]}")
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) < 1500 else text[:1500] + "..."
+
+
+# ---------------------------------------------------------------------------------------------- values
+
+def normalised(row: Mapping[str, Any], columns: Sequence[str]) -> tuple[Any, ...]:
+    """A comparable form of a row: floats by ``repr`` (NaN, -0.0 kept apart), timestamps in micros."""
+    out: list[Any] = []
+    for c in columns:
+        v = row[c]
+        if isinstance(v, float):
+            v = ("f", repr(v))
+        elif hasattr(v, "tzinfo") and hasattr(v, "hour"):
+            v = ("ts", micros(v))
+        elif isinstance(v, Decimal):
+            v = ("dec", str(v.quantize(Decimal("0.01"))))
+        out.append(v)
+    return tuple(out)
+
+
+def ids_of(rows: Iterable[Mapping[str, Any]]) -> list[int]:
+    return [r["id"] for r in rows]
+
+
+def _matching(pred: Pred | None, rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [r for r in rows if pred is None or evaluate(pred, r) is True]
+
+
+def _arrow_ids(table: Any) -> list[int]:
+    return table.column("id").to_pylist() if table.num_rows else []
+
+
+# ---------------------------------------------------------------------------------------------- the CLI
+
+def _cli_main() -> Callable[[list[str]], int]:
+    try:
+        from hudi_layout.tools.cli import main  # the package layout after the restructure
+    except ImportError:
+        from hudi_layout.cli import main
+    return main
+
+
+def run_cli(args: list[str]) -> tuple[int, str, str]:
+    """``hudi-layout <args>`` in this process (same SparkSession); (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = _cli_main()(args)
+        except SystemExit as e:  # argparse exits on a usage error
+            code = e.code if isinstance(e.code, int) else 2
+    return code, out.getvalue(), err.getvalue()
+
+
+def parse_show(text: str) -> list[list[str]]:
+    """The cells of the data rows of ``DataFrame.show()`` output."""
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in rows[1:]]
+
+
+# ---------------------------------------------------------------------------------------------- harness
+
+@dataclass
+class LoadedFrame:
+    """A data-source DataFrame and the rows of the table when it was loaded."""
+
+    frame: Any
+    rows: tuple[Mapping[str, Any], ...]
+    label: str
+
+
+class ReadPathsHarness:
+    """See the module docstring. ``cli_every`` asks the CLI on every n-th query (in-process, cheap)."""
+
+    def __init__(self, spark: Any, root: str | os.PathLike[str], seed: int, checker: Checker, *,
+                 partitioned: bool | None = None, cli_every: int = 1, hudi_rs: bool = True) -> None:
+        self.spark = spark
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.checker = checker
+        self.uid = uuid.uuid4().hex[:8]
+        self.path = str(Path(root) / f"t_{self.uid}")
+        self.partitioned = self.rng.random() < 0.7 if partitioned is None else partitioned
+        self.opts = {
+            "hoodie.table.name": f"h_{self.uid}",
+            "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.parquet.max.file.size": str(self.rng.choice([12_000, 40_000, 1_000_000])),
+        }
+        if self.partitioned:
+            self.opts["hoodie.datasource.write.partitionpath.field"] = "part"
+            self.opts["hoodie.datasource.write.hive_style_partitioning"] = str(self.rng.random() < 0.5).lower()
+        self.model = TableModel()
+        self.next_id = 0
+        self.frames: list[LoadedFrame] = []
+        self.view = f"hv_{self.uid}"
+        self.sql_tables: list[str] = []
+        self.queries = 0
+        self.cli_every = max(1, cli_every)
+        self.use_hudi_rs = hudi_rs
+        self.log: list[str] = []
+
+    # ------------------------------------------------------------------ changing the table
+
+    def _new_instant(self, before: set[str]) -> Instant | None:
+        new = [i for i in completed_instants(self.path) if i.requested not in before]
+        if len(new) > 1:
+            raise HarnessMismatch(f"one step completed {len(new)} instants: {new}")
+        return new[0] if new else None
+
+    def _known(self) -> set[str]:
+        return {i.requested for i in completed_instants(self.path)} if os.path.isdir(self.path) else set()
+
+    def write(self, mode: str = "append", n: int | None = None) -> None:
+        import hudi_layout as hl
+
+        n = self.rng.choice([0, 1, 7, 40, 120, 250]) if n is None else n
+        rows = random_rows(self.rng, self.next_id, n)
+        self.next_id += n
+        df = self.spark.createDataFrame(rows_to_arrow(rows)).repartition(self.rng.randint(1, 3))
+        before = self._known()
+        hl.write(df, self.path, self.opts, mode=mode)
+        inst = self._new_instant(before)
+        if inst is None:
+            raise HarnessMismatch(f"{mode} of {n} rows completed no instant")
+        (self.model.overwrite if mode == "overwrite" else self.model.commit)(inst, rows)
+        self.log.append(f"{mode} {n} rows -> {inst.requested}")
+        self._after_change()
+
+    def cluster(self, strategy: str, method: str, columns: Sequence[str] | None = None) -> None:
+        import hudi_layout as hl
+
+        if not self.model.current:
+            return
+        columns = list(columns or self.rng.sample(CLUSTER_COLUMNS, self.rng.randint(1, 3)))
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(self.path)
+                   if "/." not in d for f in fs if f.endswith(".parquet"))
+        opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": str(max(4096, size // 5)),
+                "hoodie.layout.optimize.build.curve.sample.size": "50"}
+        before = self._known()
+        metrics = hl.cluster(spark=self.spark, path=self.path, columns=columns, strategy=strategy, method=method,
+                             options=opts)
+        inst = self._new_instant(before)
+        if metrics is None:
+            if inst is not None:
+                raise HarnessMismatch(f"cluster returned None but completed {inst}")
+            return
+        if inst is None:
+            raise HarnessMismatch("cluster returned metrics but completed no instant")
+        self.model.cluster(inst)
+        self.log.append(f"cluster {strategy}/{method} {columns} -> {inst.requested}")
+        self._after_change()
+
+    def crash_writer(self) -> None:
+        """A writer that wrote its files (and its metadata-table entries) but died before completing: the
+        completed instant file is removed, and a half-written base file of that instant is left beside its
+        files. Readers must not see any of it; the next writer rolls it back."""
+        import hudi_layout as hl
+
+        n = self.rng.choice([5, 60])
+        rows = random_rows(self.rng, self.next_id, n)
+        self.next_id += n
+        before = self._known()
+        hl.write(self.spark.createDataFrame(rows_to_arrow(rows)), self.path, self.opts)
+        inst = self._new_instant(before)
+        assert inst is not None and inst.completed is not None
+        tdir = Path(self.path) / ".hoodie" / "timeline"
+        (tdir / f"{inst.requested}_{inst.completed}.{inst.action}").unlink()
+        written = [p for p in Path(self.path).rglob(f"*_{inst.requested}.parquet") if ".hoodie" not in p.parts]
+        if written:
+            victim = written[0]
+            half = victim.parent / f"{uuid.uuid4()}-0_9-9-9_{inst.requested}.parquet"
+            half.write_bytes(victim.read_bytes()[: max(8, victim.stat().st_size // 3)])
+        self.log.append(f"crashed writer {inst.requested} ({n} rows, not visible)")
+        self._after_change(reload_frames=False)
+
+    def _after_change(self, reload_frames: bool = True) -> None:
+        if not self.sql_tables and self.model.snapshots:
+            self._create_sql_tables()
+        if reload_frames and (not self.frames or self.rng.random() < 0.5):
+            self.load_frame()
+        if self.use_hudi_rs:
+            self.check_hudi_rs()
+
+    def load_frame(self) -> None:
+        """Load the data source now; keep at most two loaded DataFrames (and a temp view on the newest)."""
+        frame = self.spark.read.format("hudi_layout").load(self.path)
+        self.frames.append(LoadedFrame(frame, self.model.current, f"loaded after step {len(self.log)}"))
+        self.frames = self.frames[-2:]
+        frame.createOrReplaceTempView(self.view)
+
+    def _create_sql_tables(self) -> None:
+        a, b = f"hs_{self.uid}_opts", f"hs_{self.uid}_loc"
+        self.spark.sql(f"CREATE TABLE {a} USING hudi_layout OPTIONS (path '{self.path}')")
+        self.sql_tables.append(a)
+        self.spark.sql(f"CREATE TABLE {b} USING hudi_layout LOCATION '{self.path}'")
+        self.sql_tables.append(b)
+
+    def close(self) -> None:
+        for t in self.sql_tables:
+            with contextlib.suppress(Exception):
+                self.spark.sql(f"DROP TABLE IF EXISTS {t}")
+        with contextlib.suppress(Exception):
+            self.spark.catalog.dropTempView(self.view)
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    # ------------------------------------------------------------------ asking
+
+    def _ask(self, entry: str, question: str, want: Sequence[int], fn: Callable[[], Iterable[int]]) -> None:
+        try:
+            got = list(fn())
+        except HarnessMismatch:
+            raise
+        except Exception as e:  # noqa: BLE001 - any failure of an entry point is a finding
+            self.checker.error(entry, question, e)
+            return
+        self.checker.same_ids(entry, question, got, want)
+
+    def _generator(self) -> PredicateGenerator:
+        sample = list(self.model.current) or list(self.model.snapshots[-1][1] if self.model.snapshots else [])
+        return PredicateGenerator(self.rng, sample)
+
+    def random_predicate(self) -> Pred | None:
+        r = self.rng.random()
+        if r < 0.08:
+            return None
+        gen = self._generator()
+        return gen.conjunction(all_columns()) if r < 0.3 else gen.predicate(all_columns())
+
+    def query(self, pred: Pred | None = None, *, random_pred: bool = True) -> None:
+        """Ask one predicate through every snapshot entry point."""
+        if random_pred and pred is None:
+            pred = self.random_predicate()
+        self.queries += 1
+        sql = to_sql(pred) if pred is not None else None
+        q = f"WHERE {sql}" if sql else "no filter"
+        want = ids_of(_matching(pred, self.model.current))
+        self._ask_read(q, pred, want)
+        self._ask_frames(q, pred)
+        self._ask_sql(q, sql, want)
+        if self.queries % self.cli_every == 0:
+            self._ask_cli(q, sql, want)
+        if pred is not None:
+            self._check_explain(q, sql, want)
+
+    def _ask_read(self, q: str, pred: Pred | None, want: list[int]) -> None:
+        import hudi_layout as hl
+
+        spark, path = self.spark, self.path
+        if pred is None:
+            self._ask("read", q, want, lambda: _arrow_ids(hl.read(spark=spark, path=path).toArrow()))
+            self._full_rows_check("read (all rows)", lambda: hl.read(spark=spark, path=path).toArrow().to_pylist(),
+                                  self.model.current)
+            return
+        sql = to_sql(pred)
+        self._ask("read(sql)", q, want, lambda: _arrow_ids(hl.read(spark=spark, path=path, where=sql)
+                                                           .select("id").toArrow()))
+        self._ask("read(Column)", q, want, lambda: _arrow_ids(hl.read(spark=spark, path=path,
+                                                                      where=to_column(pred)).select("id").toArrow()))
+        tuples = to_tuples(pred)
+        if tuples is not None:
+            self._ask("read(tuples)", f"{q} as {tuples!r}", want,
+                      lambda: _arrow_ids(hl.read(spark=spark, path=path, where=tuples).select("id").toArrow()))
+
+    def _full_rows_check(self, entry: str, fn: Callable[[], list[dict[str, Any]]],
+                         rows: Iterable[Mapping[str, Any]]) -> None:
+        try:
+            got = sorted(normalised(r, DATA_COLUMNS) for r in fn())
+        except Exception as e:  # noqa: BLE001
+            self.checker.error(entry, "all rows, all columns", e)
+            return
+        want = sorted(normalised(r, DATA_COLUMNS) for r in rows)
+        self.checker.same(entry, "all rows, all columns", got, want)
+
+    def _ask_frames(self, q: str, pred: Pred | None) -> None:
+        """Each loaded DataFrame: the filtered question, then the same DataFrame without a filter (a plan made
+        for one scan must not leak into the next); a temp view over the newest one."""
+        for lf in self.frames:
+            want = ids_of(_matching(pred, lf.rows))
+            frame, at = lf.frame, f"{q} [DataFrame {lf.label}]"
+            if pred is None:
+                self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()])
+            else:
+                sql = to_sql(pred)
+                self._ask("data source", at, want,
+                          lambda frame=frame, sql=sql: [r[0] for r in frame.where(sql).select("id").collect()])
+            self._ask("data source count() after a query", f"no filter [DataFrame {lf.label}]",
+                      [0] * len(lf.rows), lambda frame=frame: [0] * frame.count())
+        if self.frames:
+            lf = self.frames[-1]
+            want = ids_of(_matching(pred, lf.rows))
+            where = f" WHERE {to_sql(pred)}" if pred is not None else ""
+            self._ask("temp view", f"{q} [DataFrame {lf.label}]", want,
+                      lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {self.view}{where}").collect()])
+
+    def _ask_sql(self, q: str, sql: str | None, want: list[int]) -> None:
+        """One of the two SQL tables (alternating), and every other time both references in one statement."""
+        if not self.sql_tables:
+            return
+        where = f" WHERE {sql}" if sql else ""
+        t = self.sql_tables[self.queries % len(self.sql_tables)]
+        kind = "OPTIONS (path)" if t.endswith("_opts") else "LOCATION"
+        self._ask(f"SQL table {kind}", q, want,
+                  lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {t}{where}").collect()])
+        if sql and self.queries % 2 == 0:
+            n_all = len(self.model.current)
+            self._ask("SQL table: filtered and unfiltered subqueries", q, [len(want), n_all],
+                      lambda: list(self.spark.sql(f"SELECT (SELECT count(*) FROM {t} WHERE {sql}) AS a, "
+                                                  f"(SELECT count(*) FROM {t}) AS b").collect()[0]))
+
+    def _cli_aggregate(self, sql: str | None, extra: Sequence[str] = ()) -> list[int]:
+        where = f" WHERE {sql}" if sql else ""
+        code, out, err = run_cli(["query", self.path, "SELECT count(*) AS n, coalesce(sum(id), 0) AS s, "
+                                  f"coalesce(bit_xor(id), 0) AS x FROM t{where}", *extra])
+        if code != 0:
+            raise RuntimeError(f"hudi-layout query exited {code}: {err.strip()[:500]}")
+        return [int(v) for v in parse_show(out)[0]]
+
+    @staticmethod
+    def _aggregate(ids: Sequence[int]) -> list[int]:
+        x = 0
+        for i in ids:
+            x ^= i
+        return [len(ids), sum(ids), x]
+
+    def _ask_cli(self, q: str, sql: str | None, want: list[int], extra: Sequence[str] = (),
+                 entry: str = "CLI query") -> None:
+        try:
+            got = self._cli_aggregate(sql, extra)
+        except Exception as e:  # noqa: BLE001
+            self.checker.error(entry, q, e)
+            return
+        self.checker.same(entry, f"{q} (count, sum, xor of ids)", got, self._aggregate(want))
+        if sql and not extra and self.queries % (2 * self.cli_every) == 0:
+            try:
+                code, out, err = run_cli(["query", self.path, f"SELECT (SELECT count(*) FROM t WHERE {sql}) AS a, "
+                                          "(SELECT count(*) FROM t) AS b"])
+                if code != 0:
+                    raise RuntimeError(f"exit {code}: {err.strip()[:500]}")
+                got2 = [int(v) for v in parse_show(out)[0]]
+            except Exception as e:  # noqa: BLE001
+                self.checker.error("CLI query subqueries", q, e)
+                return
+            self.checker.same("CLI query subqueries", q, got2, [len(want), len(self.model.current)])
+
+    def _check_explain(self, q: str, sql: str | None, want: Sequence[int]) -> None:
+        """Every file holding a row that matches must be a candidate of ``explain``."""
+        import hudi_layout as hl
+
+        if not self.use_hudi_rs or not want:
+            return
+        try:
+            files = self._files_by_id()
+            plan = hl.explain(path=self.path, where=sql)
+        except Exception as e:  # noqa: BLE001
+            self.checker.error("explain", q, e)
+            return
+        candidates = {os.path.basename(p) for p in plan.candidate_files}
+        needed = {files[i] for i in want}
+        self.checker.same("explain", f"{q}: files with matching rows that are not candidates",
+                          sorted(needed - candidates), [])
+
+    def _files_by_id(self) -> dict[int, str]:
+        t = self._hudi_rs_read()
+        return dict(zip(t.column("id").to_pylist(), t.column("_hoodie_file_name").to_pylist()))
+
+    # ------------------------------------------------------------------ time travel, incremental, hudi-rs
+
+    def _hudi_rs_read(self, options: Any = None) -> Any:
+        import hudi
+        import pyarrow as pa
+
+        table = hudi.HudiTableBuilder.from_base_uri(self.path).build()
+        batches = table.read(options) if options is not None else table.read()
+        return pa.Table.from_batches(batches) if batches else pa.table({"id": pa.array([], pa.int64())})
+
+    def check_hudi_rs(self) -> None:
+        self._ask("hudi-rs snapshot", "no filter", ids_of(self.model.current), lambda: _arrow_ids(self._hudi_rs_read()))
+
+    def _instant_choices(self) -> list[str]:
+        """Requested and completion times of the retained instants, and times just before / after them."""
+        times = [t for i in self.model.instants for t in (i.requested, i.completed) if t]
+        out = list(times)
+        for t in times:
+            out.append(str(int(t) - 1).zfill(17))
+            out.append(str(int(t) + 1).zfill(17))
+        return out
+
+    def time_travel(self) -> None:
+        import hudi
+
+        import hudi_layout as hl
+
+        if not self.model.snapshots:
+            return
+        t = self.rng.choice(self._instant_choices())
+        pred = self.random_predicate()
+        sql = to_sql(pred) if pred is not None else None
+        rows = self.model.as_of(t)
+        want = ids_of(_matching(pred, rows))
+        q = f"as of {t}" + (f" WHERE {sql}" if sql else "")
+        opts = {AS_OF: t}
+        self._ask("read as.of.instant", q, want,
+                  lambda: _arrow_ids(hl.read(spark=self.spark, path=self.path, where=sql, options=opts)
+                                     .select("id").toArrow()))
+
+        def via_source() -> list[int]:
+            df = self.spark.read.format("hudi_layout").option(AS_OF, t).load(self.path)
+            return [r[0] for r in (df.where(sql) if sql else df).select("id").collect()]
+
+        self._ask("data source as.of.instant", q, want, via_source)
+        self._ask_cli(q, sql, want, extra=["--as-of", t], entry="CLI query --as-of")
+        if self.use_hudi_rs:
+            self._ask("hudi-rs as of", f"as of {t}", ids_of(rows),
+                      lambda: _arrow_ids(self._hudi_rs_read(hudi.HudiReadOptions().with_as_of_timestamp(t))))
+
+    def incremental(self) -> None:
+        import hudi
+
+        import hudi_layout as hl
+
+        if not self.model.snapshots:
+            return
+        choices = self._instant_choices()
+        begin = self.rng.choice(["000", *choices])
+        end = self.rng.choice([None, *choices])
+        if end is not None and end < begin:
+            begin, end = end, begin
+        pred = self.random_predicate()
+        sql = to_sql(pred) if pred is not None else None
+        rows = self.model.incremental(begin, end)
+        want = ids_of(_matching(pred, rows))
+        q = f"incremental ({begin}, {end or 'latest'}]" + (f" WHERE {sql}" if sql else "")
+        opts = {QUERY_TYPE: "incremental", BEGIN: begin}
+        if end is not None:
+            opts[END] = end
+        self._ask("read incremental", q, want,
+                  lambda: _arrow_ids(hl.read(spark=self.spark, path=self.path, where=sql, options=opts)
+                                     .select("id").toArrow()))
+
+        def via_source() -> list[int]:
+            reader = self.spark.read.format("hudi_layout")
+            for k, v in opts.items():
+                reader = reader.option(k, v)
+            df = reader.load(self.path)
+            return [r[0] for r in (df.where(sql) if sql else df).select("id").collect()]
+
+        self._ask("data source incremental", q, want, via_source)
+        extra = ["--query-type", "incremental", "--begin", begin] + (["--end", end] if end else [])
+        self._ask_cli(q, sql, want, extra=extra, entry="CLI query incremental")
+        if self.use_hudi_rs and end is not None:
+            # hudi-rs compares (begin, end] with completion times, as Hudi 1.x does
+            ro = (hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental)
+                  .with_start_timestamp(begin).with_end_timestamp(end))
+            self._ask("hudi-rs incremental", f"incremental ({begin}, {end}]", ids_of(rows),
+                      lambda: _arrow_ids(self._hudi_rs_read(ro)))

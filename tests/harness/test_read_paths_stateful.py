@@ -1,0 +1,78 @@
+"""Stateful property test: random sequences of writes, overwrites, clusterings and killed writers, with
+random predicates asked through every read entry point after each step (see :mod:`.read_paths`).
+
+One long-lived SparkSession (the ``spark`` fixture) serves every example. This is the fast CI profile; the
+long run is ``python -m bench.soak_read_paths --steps N``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule, run_state_machine_as_test
+
+from .read_paths import METHODS, STRATEGIES, Checker, ReadPathsHarness
+
+pytestmark = pytest.mark.integration
+
+FAST = settings(max_examples=3, stateful_step_count=10, deadline=None, derandomize=True,
+                suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+
+
+def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
+    class ReadPaths(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.h: ReadPathsHarness | None = None
+
+        @initialize(seed=st.integers(0, 2**32 - 1), partitioned=st.booleans())
+        def create(self, seed: int, partitioned: bool) -> None:
+            self.h = ReadPathsHarness(spark, root, seed, checker, partitioned=partitioned, cli_every=2)
+            self.h.write("append", n=self.h.rng.choice([40, 150]))
+
+        @rule()
+        def append(self) -> None:
+            self.h.write("append")
+
+        @rule()
+        def overwrite(self) -> None:
+            self.h.write("overwrite")
+
+        @rule(strategy=st.sampled_from(STRATEGIES), method=st.sampled_from(METHODS))
+        def cluster(self, strategy: str, method: str) -> None:
+            self.h.cluster(strategy, method)
+
+        @rule()
+        def kill_a_writer(self) -> None:
+            self.h.crash_writer()
+
+        @rule()
+        def query(self) -> None:
+            self.h.query()
+
+        @rule()
+        def query_again(self) -> None:
+            self.h.query()
+
+        @precondition(lambda self: self.h is not None and len(self.h.model.snapshots) > 1)
+        @rule()
+        def time_travel(self) -> None:
+            self.h.time_travel()
+
+        @precondition(lambda self: self.h is not None and len(self.h.model.snapshots) > 1)
+        @rule()
+        def incremental(self) -> None:
+            self.h.incremental()
+
+        def teardown(self) -> None:
+            if self.h is not None:
+                self.h.close()
+
+    return ReadPaths
+
+
+def test_every_read_path_agrees_with_the_model(spark, tmp_path):
+    checker = Checker()
+    run_state_machine_as_test(machine(spark, tmp_path, checker), settings=FAST)
+    assert checker.checks > 0 and not checker.mismatches

@@ -1,0 +1,262 @@
+"""Upsert, delete, insert_overwrite and delete_partition through Spark: ``hudi_layout.write``, the data source,
+the CLI; a clustered layout survives an upsert; concurrency with clustering in both orders (threads)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import hudi_layout as hl
+from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.tools.cli import main as cli_main
+from tests.helpers.integration import hudi_rs_read
+
+pytestmark = pytest.mark.integration
+
+OPTS = {"hoodie.table.name": "live", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.parquet.max.file.size": "6000"}
+SCHEMA = "id long, name string, v int, ts long, p string"
+
+
+def rows(ids, *, ts=1, name="n", p=None):
+    return [(i, f"{name}{i}", i % 97, ts, p or ["a", "b", "c"][i % 3]) for i in ids]
+
+
+def read_rs(path) -> dict[int, tuple]:
+    got = hudi_rs_read(path).to_pylist()
+    out = {r["id"]: (r["name"], r["v"], r["ts"], r["p"]) for r in got}
+    assert len(out) == len(got), "a key is read twice"
+    return out
+
+
+def read_ours(spark, path, where=None) -> dict[int, tuple]:
+    got = hl.read(str(path), where, spark=spark).collect()
+    out = {r["id"]: (r["name"], r["v"], r["ts"], r["p"]) for r in got}
+    assert len(out) == len(got)
+    return out
+
+
+def model(rs) -> dict[int, tuple]:
+    return {r[0]: r[1:] for r in rs}
+
+
+@pytest.fixture()
+def table(spark, tmp_path) -> Path:
+    path = tmp_path / "t"
+    hl.write(spark.createDataFrame(rows(range(300)), SCHEMA), str(path), OPTS)
+    return path
+
+
+def test_every_operation_through_write(spark, table) -> None:
+    expect = model(rows(range(300)))
+    batch = rows([1, 2, 3], ts=5, name="up") + rows([2], ts=9, name="later") + rows([4], ts=0, name="older") \
+        + rows([1000], name="new")
+    r = hl.write(spark.createDataFrame(batch, SCHEMA), str(table), {"hoodie.datasource.write.operation": "upsert"})
+    expect.update(model(rows([1, 3], ts=5, name="up") + rows([2], ts=9, name="later") + rows([1000], name="new")))
+    assert (r.records_updated, r.records_inserted) == (3, 1)
+    assert read_rs(table) == expect
+    assert read_ours(spark, table, "v = 3") == {k: v for k, v in expect.items() if v[1] == 3}
+
+    keys = spark.createDataFrame([(5, "c"), (6, "a"), (7, "a"), (1000, "b")], "id long, p string")  # 7 is in b
+    r = hl.write(keys, str(table), {"hoodie.datasource.write.operation": "delete"})
+    for k in (5, 6, 1000):
+        expect.pop(k)
+    assert r.records_deleted == 3
+    assert read_rs(table) == expect
+
+    r = hl.write(spark.createDataFrame(rows([2000, 2003], p="a"), SCHEMA), str(table),
+                 {"hoodie.datasource.write.operation": "insert_overwrite"})
+    expect = {k: v for k, v in expect.items() if v[3] != "a"} | model(rows([2000, 2003], p="a"))
+    assert read_rs(table) == expect and r.replaced_file_groups > 0
+
+    hl.write(spark.createDataFrame(rows([1], p="b"), SCHEMA), str(table),
+             {"hoodie.datasource.write.operation": "delete_partition"})  # the partitions of the rows
+    expect = {k: v for k, v in expect.items() if v[3] != "b"}
+    assert read_rs(table) == expect
+    assert read_ours(spark, table) == expect
+    assert read_ours(spark, table, "p = 'c' AND id < 50") == {k: v for k, v in expect.items()
+                                                               if v[3] == "c" and k < 50}
+
+
+def test_upsert_keeps_a_clustered_layout(spark, table) -> None:
+    hl.cluster(str(table), ["v"], spark=spark, strategy="linear",
+               options={"hoodie.clustering.plan.strategy.target.file.max.bytes": "4000",
+                        "hoodie.parquet.max.file.size": "8000"})
+    before = {s.file_id: s for s in HudiTable(table).file_slices()}
+    where = "v BETWEEN 10 AND 20"
+    files_before = hl.explain(str(table), where).files_after_column_stats
+    ids = [i for i in range(300) if i % 7 == 0]
+    r = hl.write(spark.createDataFrame(rows(ids, ts=3, name="re"), SCHEMA), str(table),
+                 {"hoodie.datasource.write.operation": "upsert"})
+    assert r.records_updated == len(ids) and r.records_inserted == 0
+    after = {s.file_id: s for s in HudiTable(table).file_slices()}
+    assert set(after) == set(before)
+    rewritten = [f for f in after if after[f].base_file_name != before[f].base_file_name]
+    assert len(rewritten) == r.file_groups_rewritten > 0
+    for f in rewritten:
+        old = pq.read_table(before[f].base_file_path, columns=["_hoodie_record_key", "v"])
+        new = pq.read_table(after[f].base_file_path, columns=["_hoodie_record_key", "v"])
+        assert new.to_pylist() == old.to_pylist()  # same rows in the same order, same layout column
+    assert hl.explain(str(table), where).files_after_column_stats == files_before
+    got = read_rs(table)
+    assert all(got[i][0] == f"re{i}" for i in ids)
+
+
+def test_data_source_operations(spark, table) -> None:
+    with pytest.raises(Exception, match="hudi_layout.write") as err:
+        (spark.createDataFrame(rows([1]), SCHEMA).write.format("hudi_layout")
+         .option("hoodie.datasource.write.operation", "upsert").mode("append").save(str(table)))
+    assert "upsert" in str(err.value)
+    (spark.createDataFrame(rows([5000], p="c"), SCHEMA).write.format("hudi_layout")
+     .option("hoodie.datasource.write.operation", "insert_overwrite").mode("overwrite").save(str(table)))
+    got = read_rs(table)
+    assert [k for k, v in got.items() if v[3] == "c"] == [5000] and len(got) == 201
+    (spark.createDataFrame([], SCHEMA).write.format("hudi_layout")
+     .option("hoodie.datasource.write.operation", "delete_partition")
+     .option("hoodie.datasource.write.partitions.to.delete", "a").mode("append").save(str(table)))
+    assert {v[3] for v in read_rs(table).values()} == {"b", "c"}
+
+
+def test_cli_operations(spark, table, tmp_path, capsys) -> None:
+    src = tmp_path / "batch"
+    spark.createDataFrame(rows([1, 2], ts=4, name="cli"), SCHEMA).write.parquet(str(src))
+    assert cli_main(["ingest", str(src), str(table), "--operation", "upsert"]) == 0
+    assert read_rs(table)[1][0] == "cli1"
+    keys = tmp_path / "keys"
+    spark.createDataFrame([(1, "b")], "id long, p string").write.parquet(str(keys))
+    assert cli_main(["write", str(keys), str(table), "--operation", "delete"]) == 0
+    assert 1 not in read_rs(table)
+    assert cli_main(["write", str(table), "--operation", "delete_partition", "--partitions-to-delete", "c"]) == 0
+    assert {v[3] for v in read_rs(table).values()} == {"a", "b"}
+    assert cli_main(["write", str(table), "--operation", "upsert"]) == 2
+    assert "source" in capsys.readouterr().err
+
+
+# -- concurrency with clustering -----------------------------------------------------------------------------
+
+def _clustering_options() -> dict[str, str]:
+    return {"hoodie.clustering.plan.strategy.target.file.max.bytes": "4000", "hoodie.parquet.max.file.size": "8000"}
+
+
+def test_clustering_first_then_upsert_is_rejected_until_the_plan_ran(spark, table, monkeypatch) -> None:
+    """A clustering is executing (its plan pending) when an upsert of its file groups starts: the upsert fails
+    before writing, naming the plan; after the clustering completed, the same upsert succeeds."""
+    import hudi_layout.services.clustering as clustering
+
+    started, release = threading.Event(), threading.Event()
+    real_run_groups = clustering.run_groups
+
+    def slow_run_groups(*args, **kwargs):
+        started.set()
+        assert release.wait(120)
+        return real_run_groups(*args, **kwargs)
+
+    monkeypatch.setattr(clustering, "run_groups", slow_run_groups)
+    done: dict = {}
+    worker = threading.Thread(target=lambda: done.setdefault("m", hl.cluster(
+        str(table), ["v"], spark=spark, strategy="linear", options=_clustering_options())))
+    worker.start()
+    try:
+        assert started.wait(120)
+        batch = spark.createDataFrame(rows([1, 2], ts=7, name="u"), SCHEMA)
+        with pytest.raises(CommitConflictError, match="pending clustering") as err:
+            hl.write(batch, str(table), {"hoodie.datasource.write.operation": "upsert"})
+        assert "hudi-layout cluster" in (err.value.hint or "")
+    finally:
+        release.set()
+        worker.join(300)
+    assert done["m"] is not None
+    hl.write(batch, str(table), {"hoodie.datasource.write.operation": "upsert"})
+    got = read_rs(table)
+    assert len(got) == 300 and got[1][0] == "u1" and got[2][0] == "u2"
+
+
+@pytest.mark.parametrize("clustering_runs", ["scheduled", "completed"])
+def test_upsert_first_then_clustering_never_loses_the_update(spark, table, monkeypatch, clustering_runs) -> None:
+    """An upsert has tagged its records when a clustering of the same file groups is scheduled (and maybe
+    completed): the upsert fails with a conflict instead of committing over (or under) the clustering; the
+    retry applies the update to the clustered table."""
+    import hudi_layout.spark.upsert_job as upsert_job
+
+    tagged, release = threading.Event(), threading.Event()
+
+    def pause(name: str) -> None:
+        if name == "upsert.after_tagging":
+            tagged.set()
+            assert release.wait(120)
+
+    monkeypatch.setattr(upsert_job, "crash_point", pause)
+    batch = spark.createDataFrame(rows([1, 2], ts=7, name="u"), SCHEMA)
+    out: dict = {}
+
+    def upsert() -> None:
+        try:
+            out["result"] = hl.write(batch, str(table), {"hoodie.datasource.write.operation": "upsert"})
+        except Exception as e:  # noqa: BLE001 - checked below
+            out["error"] = e
+
+    worker = threading.Thread(target=upsert)
+    worker.start()
+    try:
+        assert tagged.wait(120)
+        if clustering_runs == "scheduled":
+            from hudi_layout.clustering.schedule import schedule_clustering
+
+            assert schedule_clustering(str(table), _clustering_options(), columns=["v"], include_all_files=True)
+        else:
+            assert hl.cluster(str(table), ["v"], spark=spark, strategy="linear", options=_clustering_options())
+    finally:
+        release.set()
+        worker.join(300)
+    assert isinstance(out.get("error"), CommitConflictError), out
+    assert read_rs(table)[1][0] == "n1"
+    if clustering_runs == "scheduled":
+        hl.execute_pending(str(table), spark=spark)
+    monkeypatch.undo()
+    hl.write(batch, str(table), {"hoodie.datasource.write.operation": "upsert"})
+    got = read_rs(table)
+    assert len(got) == 300 and got[1][0] == "u1" and got[2][0] == "u2"
+    assert HudiTable(table).pending_clustering_file_groups() == set()
+
+
+def test_upsert_refused_on_a_table_with_a_custom_merge_mode(spark, table) -> None:
+    from hudi_layout.metadata.mdt_writer import update_data_table_properties
+
+    update_data_table_properties(table, {"hoodie.record.merge.mode": "CUSTOM"})
+    with pytest.raises(UnsupportedTableError, match="CUSTOM"):
+        hl.write(spark.createDataFrame(rows([1]), SCHEMA), str(table), {"hoodie.datasource.write.operation": "upsert"})
+
+
+def test_upsert_and_delete_on_a_java_written_table(spark, fixture_table) -> None:
+    """A v9 table Hudi wrote (hive-style partitions, event-time ordering on txn_ts, decimals, timestamps):
+    updates meet the Java-written rows by key, a stale update loses, a delete removes its key, hudi-rs agrees."""
+    from pyspark.sql import functions as F
+
+    path = fixture_table("cow_v9_txns_simple_nometa.zip")
+    before = {r["txn_id"]: r for r in hudi_rs_read(path).to_pylist()}
+    current = hl.read(str(path), spark=spark)
+    newer = current.where("txn_id = 'TXN-015'").withColumn("merchant_name", F.lit("Updated")) \
+        .withColumn("txn_ts", F.col("txn_ts") + 1)
+    stale = current.where("txn_id = 'TXN-016'").withColumn("merchant_name", F.lit("Stale")) \
+        .withColumn("txn_ts", F.col("txn_ts") - 1)
+    fresh = current.where("txn_id = 'TXN-015'").withColumn("txn_id", F.lit("TXN-999"))
+    r = hl.write(newer.unionByName(stale).unionByName(fresh), str(path),
+                 {"hoodie.datasource.write.operation": "upsert"})
+    assert (r.records_updated, r.records_inserted) == (1, 1)
+    after = {r_["txn_id"]: r_ for r_ in hudi_rs_read(path).to_pylist()}
+
+    def kept(row: dict) -> dict:  # a rewritten file renames _hoodie_file_name; commit time and seqno stay
+        return {c: v for c, v in row.items() if c != "_hoodie_file_name"}
+
+    assert after["TXN-015"]["merchant_name"] == "Updated" and kept(after["TXN-016"]) == kept(before["TXN-016"])
+    assert after["TXN-999"]["amount"] == before["TXN-015"]["amount"] and len(after) == len(before) + 1
+    untouched = [k for k in before if k not in ("TXN-015", "TXN-016")]
+    assert all(kept(after[k]) == kept(before[k]) for k in untouched)
+    hl.write(current.where("txn_id = 'TXN-016'").select("txn_id", "region"), str(path),
+             {"hoodie.datasource.write.operation": "delete"})
+    assert "TXN-016" not in {r_["txn_id"] for r_ in hudi_rs_read(path).to_pylist()}

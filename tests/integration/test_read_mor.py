@@ -1,0 +1,131 @@
+"""Snapshot reads of Merge-on-Read tables through every entry point: ``hudi_layout.read``, the data source,
+SQL over it, and the ``hudi-layout query`` command; ``read_optimized`` only when asked.
+
+Expected rows: EXPECTED.json (what hudi-rs reads) for Hudi's MOR fixtures; hudi-rs for hand-made tables with
+updates and deletes in Avro and parquet blocks, a rollback command block, a corrupt block and a log-only file
+group. Filters apply after the merge: an update that moves a row out of (or into) the filter's range must
+not bring back (or lose) it, with data skipping on and off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import hudi_layout
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.tools import cli
+from tests.helpers.integration import hudi_rs_read, rows_digest
+from tests.helpers.mor_builder import Upserts, make_mor_table, row
+from tests.helpers.mor_samples import FIELDS, hudi_rs_listing_storage, sample_mor_table
+
+pytestmark = pytest.mark.integration
+
+MOR_FIXTURES = ["mor_parquet_v6_nonpartitioned.zip", "mor_avro_v9_txns_simple_meta.zip"]
+
+
+def _entry_points(spark: Any, path: Path, where: str | None = None,
+                  options: dict[str, str] | None = None) -> dict[str, pa.Table]:
+    """The same question asked through each entry point (data columns, Arrow as Spark returns them)."""
+    opts = options or {}
+    out = {"read": hudi_layout.read(str(path), where, spark=spark, options=opts).toArrow()}
+    df = spark.read.format("hudi_layout").options(**opts).load(str(path))
+    out["datasource"] = (df.where(where) if where else df).toArrow()
+    df.createOrReplaceTempView("mor_t")
+    out["sql"] = spark.sql("SELECT * FROM mor_t" + (f" WHERE {where}" if where else "")).toArrow()
+    return out
+
+
+def _cli_count(path: Path, where: str | None = None, query_type: str = "snapshot") -> int:
+    sql = "SELECT count(*) AS n FROM t" + (f" WHERE {where}" if where else "")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(["query", str(path), sql, "--query-type", query_type]) == 0
+    return int(next(line for line in buf.getvalue().splitlines() if line.strip("| ").isdigit()).strip("| "))
+
+
+@pytest.mark.parametrize("zip_name", MOR_FIXTURES)
+def test_mor_fixtures_read_what_hudi_rs_reads_through_every_entry_point(spark, fixture_table, expected_tables,
+                                                                        shared_rows_digest, zip_name: str) -> None:
+    path = fixture_table(zip_name)
+    expected = expected_tables[zip_name]
+    theirs = hudi_rs_read(path)
+    assert shared_rows_digest(theirs) == expected["rows_digest_sha256_16"]
+    for entry, ours in _entry_points(spark, path).items():
+        assert (entry, ours.num_rows, shared_rows_digest(ours)) == (
+            entry, expected["snapshot_rows"], expected["rows_digest_sha256_16"])
+    assert _cli_count(path) == expected["snapshot_rows"]
+
+
+def test_v6_fixture_read_optimized_reads_base_files_only(spark, fixture_table, expected_tables) -> None:
+    """The v6 fixture's second deltacommit updated rows in a log file: read_optimized leaves them out."""
+    import hudi
+
+    path = fixture_table("mor_parquet_v6_nonpartitioned.zip")
+    rs = hudi.HudiTableBuilder.from_base_uri(str(path)).with_hudi_option(
+        "hoodie.read.use.read_optimized.mode", "true").build()
+    theirs = pa.Table.from_batches(rs.read())
+    opts = {"hoodie.datasource.query.type": "read_optimized"}
+    snapshot = rows_digest(hudi_layout.read(str(path), spark=spark).toArrow())
+    for entry, ours in _entry_points(spark, path, options=opts).items():
+        assert (entry, ours.num_rows, rows_digest(ours)) == (entry, theirs.num_rows, rows_digest(theirs))
+        assert rows_digest(ours) != snapshot
+    assert _cli_count(path, query_type="read_optimized") == theirs.num_rows
+
+
+@pytest.mark.parametrize("column_stats", [True, False])
+def test_hand_made_table_through_every_entry_point(spark, tmp_path: Path, column_stats: bool) -> None:
+    t = sample_mor_table(tmp_path / "t", groups=3, rows_per_group=120, column_stats=column_stats)
+    theirs = hudi_rs_listing_storage(t.base, tmp_path) if column_stats else hudi_rs_read(t.base)
+    names = [c for c, _ in FIELDS]
+    assert theirs.num_rows == 3 * 120 - 6 + 50
+    for where in (None, "x < 8", "name LIKE 'upd%' OR y >= 30"):
+        want = theirs if where is None else _filter(theirs, where)
+        for entry, ours in _entry_points(spark, t.base, where).items():
+            assert (entry, where, rows_digest(ours.select(names))) == (entry, where, rows_digest(want.select(names)))
+        assert _cli_count(t.base, where) == want.num_rows
+
+
+def _filter(table: pa.Table, where: str) -> pa.Table:
+    if where == "x < 8":
+        return table.filter(pc.less(table.column("x"), 8))
+    mask = pc.or_(pc.starts_with(table.column("name"), "upd"), pc.greater_equal(table.column("y"), 30))
+    return table.filter(mask)
+
+
+@pytest.mark.parametrize("skipping", [True, False])
+def test_filter_applies_after_the_merge(spark, tmp_path: Path, skipping: bool) -> None:
+    """An update moving a row out of the filter's range must not let the old version through; one moving a
+    row into it must be found (its log file's statistics cover the new value)."""
+    t = make_mor_table(tmp_path / "t", fields=FIELDS, column_stats=True)
+    fid = t.deltacommit(inserts={"": [row("a", 1, x=5, y=0), row("b", 1, x=50, y=0)]}).file_ids[0]
+    other = t.deltacommit(inserts={"": [row("c", 1, x=60, y=0)]}).file_ids[0]
+    t.deltacommit(logs={fid: [Upserts([row("a", 2, x=55, y=0), row("b", 2, x=6, y=0)])]})
+    t.deltacommit(logs={other: [Upserts([row("c", 2, x=7, y=0)])]})
+    opts = {"hoodie.enable.data.skipping": str(skipping).lower()}
+    for entry, ours in _entry_points(spark, t.base, "x < 10", options=opts).items():
+        assert (entry, sorted(ours.column("id").to_pylist())) == (entry, ["b", "c"])
+    for entry, ours in _entry_points(spark, t.base, "x > 52", options=opts).items():
+        assert (entry, sorted(ours.column("id").to_pylist())) == (entry, ["a"])
+
+
+def test_projection_meta_columns_and_bad_options(spark, tmp_path: Path) -> None:
+    t = make_mor_table(tmp_path / "t", fields=FIELDS)
+    fid = t.deltacommit(inserts={"": [row("a", 1, x=5, y=0)]}).file_ids[0]
+    c2 = t.deltacommit(logs={fid: [Upserts([row("a", 2, name="new", x=6, y=1)])]})
+    got = hudi_layout.read(str(t.base), spark=spark, columns=["name", "x"]).toArrow()
+    assert got.column_names == ["name", "x"] and got.to_pylist() == [{"name": "new", "x": 6}]
+    meta = hudi_layout.read(str(t.base), spark=spark, include_meta=True).toArrow()
+    assert meta.column("_hoodie_commit_time").to_pylist() == [c2.instant]
+    assert meta.column_names[:5] == ["_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
+                                     "_hoodie_partition_path", "_hoodie_file_name"]
+    with pytest.raises(InvalidArgumentError, match="query.type"):
+        hudi_layout.read(str(t.base), spark=spark, options={"hoodie.datasource.query.type": "nope"})
+    with pytest.raises(InvalidArgumentError, match="hoodie.read.whatever"):
+        hudi_layout.read(str(t.base), spark=spark, options={"hoodie.read.whatever": "1"})

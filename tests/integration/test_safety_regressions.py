@@ -1,0 +1,151 @@
+"""Issue #11 as a new user (and an attacker) meets it, through the public API and the CLI only.
+
+Each test reproduces one finding of the issue; before the fix each failed (files outside the table, a
+stuck instant, options silently ignored, a deleted folder, a raw traceback).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import hudi_layout
+from hudi_layout import errors
+from tests.helpers.integration import data_only, diff_snapshots, hudi_rs_read, rows_digest, tree_snapshot
+
+pytestmark = pytest.mark.integration
+
+OPTS = {"hoodie.table.name": "reg", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p"}
+
+
+def rows(ps: list[str], start: int = 0) -> pa.Table:
+    return pa.table({"id": pa.array(range(start, start + len(ps)), pa.int32()), "p": ps})
+
+
+def cli(*args: str, capsys) -> tuple[int, list[str]]:
+    from hudi_layout.tools.cli import main
+
+    code = main(list(args))
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+@pytest.mark.parametrize("value", ["../ESCAPED", "/abs"])
+def test_cli_ingest_of_hostile_partition_value(spark, tmp_path: Path, capsys, value: str):
+    """Finding 1: exit 2 with one line + hint; nothing beside the table, at the root, or left in .hoodie
+    (the other hostile values, without Spark: tests/unit/writer/test_write_safety.py)."""
+    src = tmp_path / "part.parquet"
+    pq.write_table(rows(["ok", value]), src)
+    table = tmp_path / "T"
+    root_before = set(os.listdir("/"))
+    code, err = cli("ingest", str(src), str(table), "--record-key", "id", "--partition-by", "p", capsys=capsys)
+    assert code == 2, err
+    assert err[0].startswith("error:") and "partition" in err[0] and len(err) == 2 and err[1].startswith("hint:")
+    assert sorted(os.listdir(tmp_path)) == ["part.parquet"], os.listdir(tmp_path)  # no sibling, no table
+    assert set(os.listdir("/")) == root_before
+
+
+def test_url_encoded_hostile_values_are_written_and_read_back(spark, tmp_path: Path):
+    table = tmp_path / "T"
+    values = ["../ESCAPED", "/abs", ".hoodie", ".", "a/b", "é😀"]
+    hudi_layout.write(spark.createDataFrame(rows(values)), str(table),
+                      {**OPTS, "hoodie.datasource.write.partitionpath.urlencode": "true"})
+    assert sorted(os.listdir(tmp_path)) == ["T"]
+    for reader in (hudi_rs_read(table), hudi_layout.read(str(table), spark=spark).toArrow()):
+        assert sorted(zip(reader.column("id").to_pylist(), reader.column("p").to_pylist())) == list(
+            enumerate(values))
+    got = hudi_layout.read(str(table), where="p = '../ESCAPED'", spark=spark).toArrow()  # pruning decodes
+    assert got.column("id").to_pylist() == [0]
+
+
+def test_bad_option_leaves_nothing_pending(spark, tmp_path: Path, capsys):
+    """Finding 3: a bad option fails before begin_write: no instant, no temp folder, no held heartbeat."""
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a"])), str(table), OPTS)
+    before = tree_snapshot(table)
+    with pytest.raises(errors.InvalidArgumentError):
+        hudi_layout.write(spark.createDataFrame(rows(["b"], 5)), str(table),
+                          {**OPTS, "hoodie.parquet.max.file.size": "abc"})
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+    hudi_layout.write(spark.createDataFrame(rows(["c"], 9)), str(table), OPTS)  # no rollback needed
+    tl = os.listdir(table / ".hoodie" / "timeline")
+    assert not [f for f in tl if f.endswith(".rollback")], tl
+
+
+def test_conflicting_table_name_is_refused(spark, tmp_path: Path):
+    """Finding 6: appending with another table name (or key, partition field...) is an error."""
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a"])), str(table), OPTS)
+    before = tree_snapshot(table)
+    with pytest.raises(errors.InvalidArgumentError, match=r"hoodie.table.name='other' but the table has 'reg'"):
+        hudi_layout.write(spark.createDataFrame(rows(["b"], 5)), str(table), {**OPTS, "hoodie.table.name": "other"})
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+
+
+def test_failed_first_write_keeps_existing_empty_folder(spark, tmp_path: Path):
+    """Finding 7: never delete what we did not create."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    with pytest.raises(errors.HudiLayoutError):
+        hudi_layout.write(spark.createDataFrame(rows(["ok", "../x"])), str(folder), OPTS)
+    assert folder.is_dir() and os.listdir(folder) == []
+    assert sorted(os.listdir(tmp_path)) == ["mine"]
+
+
+def test_failed_first_write_rows_never_visible(spark, tmp_path: Path):
+    """Finding 2 (core): files of a first write that never completed are not "archived" commits."""
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b"])), str(table), OPTS)
+    first = hudi_layout.HudiTable(str(table)).file_slices()[0]
+    # a late file of an earlier, failed instant (older than every instant on the timeline)
+    src = Path(first.base_file_path)
+    late = src.with_name(src.name.replace(first.commit_time, "20000101000000000").replace(first.file_id, "late-0"))
+    late.write_bytes(src.read_bytes())
+    assert rows_digest(data_only(hudi_layout.read(str(table), spark=spark).toArrow())) == rows_digest(
+        data_only(hudi_rs_read(table)))
+    assert hudi_layout.read(str(table), spark=spark).count() == 2
+
+
+def test_decompression_bomb_is_one_line_in_explain_and_inspect(spark, tmp_path: Path, capsys, monkeypatch):
+    """Finding 5: an MDT block that would inflate past what it may is never inflated: loading the index fails
+    with one error naming the file; ``inspect`` reports it, ``explain`` plans without the index (no file
+    skipped) and says why."""
+    from hudi_layout.format import bounded
+    from hudi_layout.table import cache
+
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b"])), str(table), OPTS)
+    monkeypatch.setattr(bounded, "MAX_INFLATED_BYTES", 64)  # every real MDT block is now a "bomb"
+    monkeypatch.setattr(cache, "_enabled", False)  # decode the files now, not arrays cached by the write
+    from hudi_layout.tools.cli import main
+
+    assert main(["inspect", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "index        unreadable:" in out and ".hoodie/metadata/column_stats/" in out and "inflated bytes" in out
+    assert main(["explain", str(table), "id = 1"]) == 0
+    out = capsys.readouterr().out
+    assert "column_stats index not used" in out and ".hoodie/metadata/column_stats/" in out
+    assert "inflated bytes" in out
+    with pytest.raises(errors.CorruptFileError, match=r"\.hoodie/metadata/column_stats/.*inflated bytes"):
+        hudi_layout.ColumnStatsIndex(str(table)).load_column("id")
+
+
+def test_missing_table_errors_carry_a_hint_also_through_the_data_source(spark, tmp_path: Path, capsys):
+    """Finding 8: one line + hint from the CLI; through ``spark.read.format("hudi_layout")`` the Spark error's
+    first line is our error (no worker traceback), and the CLI turns such errors back into ours."""
+    code, err = cli("inspect", str(tmp_path / "missing"), capsys=capsys)
+    assert code == 2 and "not a Hudi table" in err[0] and err[1].startswith("hint:")
+    from hudi_layout.spark.datasource import register
+
+    register(spark)
+    with pytest.raises(Exception) as e:  # noqa: B017 - Spark's AnalysisException
+        spark.read.format("hudi_layout").load(str(tmp_path / "missing")).count()
+    first = str(e.value).strip().splitlines()[0]
+    assert "NotAHudiTableError" in first and "not a Hudi table" in first, str(e.value)[:500]
+    assert "Traceback" not in str(e.value)
+    ours = errors.from_spark_error_text(str(e.value))
+    assert isinstance(ours, errors.NotAHudiTableError) and ours.hint

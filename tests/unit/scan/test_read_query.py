@@ -1,0 +1,117 @@
+"""Read options (issue 17, finding 4): parsing, refusals, the one policy for unknown keys; the MOR read rule;
+footer options of the files we write (finding 2). Pure, no Spark."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from hudi_layout import options as cfg
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.capabilities import read_refusal
+from hudi_layout.format.properties import TableProperties
+from hudi_layout.options import QueryType, parse_instant_time
+from hudi_layout.scan.query import ReadQuery
+from hudi_layout.writer.base_file_writer import footer_options
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("20240102030405678", "20240102030405678"),
+    ("20240102030405", "20240102030405000"),
+    ("2024-01-02 03:04:05.678", "20240102030405678"),
+    ("2024-01-02 03:04:05", "20240102030405000"),
+    ("2024-01-02T03:04:05.6", "20240102030405600"),
+    ("2024-01-02", "20240102000000000"),
+    ("earliest", cfg.EARLIEST),
+])
+def test_instant_formats(text, want):
+    assert parse_instant_time(text) == want
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2024-13-01", "20241301000000000", "2024010203",
+                                  "2024-01-02 03:04:05.6789"])
+def test_bad_instants_are_refused(text):
+    with pytest.raises(ValueError):
+        parse_instant_time(text)
+
+
+def test_read_query_from_options():
+    q = ReadQuery.from_options({"hoodie.datasource.query.type": "incremental",
+                                "hoodie.datasource.read.begin.instanttime": "2024-01-02"})
+    assert q.is_incremental and q.begin == "20240102000000000" and q.end is None
+    assert ReadQuery.from_options({"as.of.instant": "20240102030405678"}).as_of == "20240102030405678"
+    assert not ReadQuery.from_options({"hoodie.enable.data.skipping": False}).use_column_stats
+    assert not ReadQuery.from_options({"hoodie.metadata.enable": "false"}).use_column_stats
+    assert ReadQuery.from_options(None) == ReadQuery()
+
+
+@pytest.mark.parametrize("options", [
+    {"hoodie.datasource.query.type": "incremental"},  # no begin
+    {"hoodie.datasource.read.begin.instanttime": "earliest"},  # begin without incremental
+    {"hoodie.datasource.query.type": "incremental", "hoodie.datasource.read.begin.instanttime": "earliest",
+     "as.of.instant": "20240101000000000"},
+    {"hoodie.datasource.query.type": "cdc"},
+    {"hoodie.datasource.query.typo": "snapshot"},
+    {"hoodie.parquet.max.file.size": "1"},  # a write option on a read
+    {"as.of.instant": "yesterday"},
+])
+def test_read_options_refused(options):
+    with pytest.raises(InvalidArgumentError):
+        ReadQuery.from_options(options)
+
+
+@pytest.mark.parametrize("key", ["hoodie.parquet.max.file.szie", "hoodie.clustering.plan.strategy.sort.colums",
+                                 "as.of.instant"])
+def test_write_keys_refused_alike(key):
+    with pytest.raises(InvalidArgumentError, match="not supported"):
+        cfg.resolve_options({key: "1"}, use_defaults_file=False)
+
+
+def test_write_keys_accepted():
+    opts = {"hoodie.table.name": "t", "hoodie.table.precombine.field": "ts", "spark.sql.x": "1",
+            "hoodie.upsert.shuffle.parallelism": "8"}
+    assert cfg.resolve_options(opts, use_defaults_file=False) == opts
+
+
+def _props(table_type: str, **extra: str) -> TableProperties:
+    return TableProperties({"hoodie.table.name": "t", "hoodie.table.version": "6", "hoodie.table.type": table_type,
+                            **extra})
+
+
+def test_mor_reads_snapshot_and_read_optimized_but_not_incremental():
+    mor = _props("MERGE_ON_READ")
+    why = read_refusal(mor, QueryType.INCREMENTAL)
+    assert why is not None and "MERGE_ON_READ" in why.message and "snapshot" in (why.hint or "")
+    assert read_refusal(mor, QueryType.SNAPSHOT) is None  # log files merged (scan.merge)
+    assert read_refusal(mor, QueryType.READ_OPTIMIZED) is None
+    assert read_refusal(_props("COPY_ON_WRITE"), QueryType.SNAPSHOT) is None
+    no_meta = _props("COPY_ON_WRITE", **{"hoodie.populate.meta.fields": "false"})
+    assert read_refusal(no_meta, QueryType.INCREMENTAL) is not None
+
+
+def test_float_columns_get_no_footer_statistics_or_dictionary():
+    schema = pa.schema([("id", pa.int64()), ("d", pa.float64()), ("f", pa.float32()),
+                        ("s", pa.struct([("x", pa.float64()), ("y", pa.string())]))])
+    opts = footer_options(schema, True)
+    assert opts["write_statistics"] == ["id", "s.y"]
+    assert opts["use_dictionary"] == ["id", "s.y"]
+    assert footer_options(schema, ["d", "id"])["use_dictionary"] == ["id"]
+    assert footer_options(schema, False)["use_dictionary"] is False
+
+
+def test_read_settings_are_read_options_and_override_the_defaults_file(tmp_path, monkeypatch):
+    """hudi_layout's read settings (curve-region step, query log) come from the defaults file and, per read,
+    from the read options; a bad value is refused by name; they stay valid in a defaults file a write uses."""
+    from hudi_layout.scan.plan import read_settings
+
+    conf = tmp_path / "defaults.conf"
+    conf.write_text("hudi_layout.skipping.curve.region.enable false\nhudi_layout.workload.log.enable true\n")
+    monkeypatch.setenv("HUDI_LAYOUT_CONF", str(conf))
+    assert not cfg.CURVE_REGION_ENABLE.get(read_settings())
+    got = read_settings({"hudi_layout.skipping.curve.region.enable": True, "hoodie.datasource.query.type": "snapshot"})
+    assert cfg.CURVE_REGION_ENABLE.get(got) and cfg.WORKLOAD_LOG_ENABLE.get(got)
+    assert "hoodie.datasource.query.type" not in got
+    assert ReadQuery.from_options({"hudi_layout.skipping.curve.region.enable": "false"}) == ReadQuery()
+    with pytest.raises(InvalidArgumentError, match="curve.region.enable"):
+        ReadQuery.from_options({"hudi_layout.skipping.curve.region.enable": "perhaps"})
+    cfg.resolve_options({}, conf_file=conf)  # a write with that defaults file is not refused

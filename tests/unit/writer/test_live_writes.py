@@ -1,0 +1,290 @@
+"""Upsert, delete, insert_overwrite and delete_partition through the write transaction, without Spark
+(tests/helpers/live_ops.py runs the executor code in-process): rows read back by hudi-rs, commit metadata,
+exact column_stats for the new slices, conflicts with pending clustering and concurrent writers, and options
+that are refused before anything changes on disk."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hudi_layout.clustering.schedule import schedule_clustering
+from hudi_layout.errors import CommitConflictError, InvalidArgumentError, NotAHudiTableError, UnsupportedTableError
+from hudi_layout.format.commit_metadata import decode_commit_metadata
+from hudi_layout.format.properties import load_properties
+from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.writer.transaction import WriteSession
+from tests.helpers.integration import base_files_on_disk, hudi_rs_read, timeline_files, tree_snapshot
+from tests.helpers.live_ops import _merge, combine, keyed, run_write
+
+OPTS = {"hoodie.table.name": "live", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.parquet.max.file.size": "3000"}
+UPSERT = {"hoodie.datasource.write.operation": "upsert"}
+DELETE = {"hoodie.datasource.write.operation": "delete"}
+
+
+def rows(ids, *, ts=1, name="n", p=None) -> pa.Table:
+    ids = list(ids)
+    return pa.table({"id": pa.array(ids, pa.int64()), "name": pa.array([f"{name}{i}" for i in ids], pa.string()),
+                     "ts": pa.array([ts] * len(ids), pa.int64()),
+                     "p": pa.array([p or ["a", "b"][i % 2] for i in ids], pa.string())})
+
+
+def snapshot(path) -> dict[int, dict]:
+    t = hudi_rs_read(path)
+    got = t.to_pylist()
+    out = {r["id"]: r for r in got}
+    assert len(out) == len(got), "a key is read twice"
+    return out
+
+
+def commit_meta(path, instant) -> dict:
+    tdir = Path(path) / ".hoodie" / "timeline"
+    (f,) = [p for p in tdir.iterdir() if p.name.startswith(instant) and p.name.endswith(("commit", "replacecommit"))
+            and "_" in p.name.split(".")[0]]
+    return decode_commit_metadata(f.read_bytes())
+
+
+@pytest.fixture()
+def table(tmp_path) -> str:
+    path = str(tmp_path / "t")
+    run_write(path, rows(range(40)), OPTS)
+    return path
+
+
+def test_new_table_records_ordering_field_and_event_time(tmp_path) -> None:
+    v9 = str(tmp_path / "v9")
+    run_write(v9, rows(range(3)), {**OPTS, **UPSERT})
+    props = load_properties(Path(v9) / ".hoodie")
+    assert props["hoodie.table.ordering.fields"] == "ts"
+    assert props["hoodie.record.merge.mode"] == "EVENT_TIME_ORDERING"
+    assert "hoodie.table.precombine.field" not in props
+    v8 = str(tmp_path / "v8")
+    run_write(v8, rows(range(3)), {**OPTS, "hoodie.table.version": "8"})
+    props8 = load_properties(Path(v8) / ".hoodie")
+    assert props8["hoodie.table.precombine.field"] == "ts"
+    assert props8["hoodie.record.merge.strategy.id"] == "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+    assert props8["hoodie.compaction.payload.class"].endswith("DefaultHoodieRecordPayload")
+    run_write(v8, pa.concat_tables([rows([1], ts=0, name="stale"), rows([2], ts=3, name="new")]), UPSERT)
+    assert {k: v["name"] for k, v in snapshot(v8).items()} == {0: "n0", 1: "n1", 2: "new2"}
+    plain = str(tmp_path / "plain")
+    run_write(plain, rows(range(3)), {k: v for k, v in OPTS.items() if "precombine" not in k})
+    assert load_properties(Path(plain) / ".hoodie")["hoodie.record.merge.mode"] == "COMMIT_TIME_ORDERING"
+
+
+def test_upsert_updates_in_place_inserts_new_keys_and_records_write_stats(table) -> None:
+    before = {s.file_group: s for s in HudiTable(table).file_slices()}
+    batch = pa.concat_tables([rows([1, 2], ts=5, name="u"), rows([2], ts=7, name="v"), rows([100], name="new")])
+    result = run_write(table, batch, UPSERT)
+    got = snapshot(table)
+    assert len(got) == 41
+    assert got[1]["name"] == "u1" and got[2]["name"] == "v2" and got[100]["name"] == "new100"
+    assert got[3]["name"] == "n3" and got[3]["_hoodie_commit_time"] != result.instant_time
+    assert got[1]["_hoodie_commit_time"] == result.instant_time
+    assert (result.records_updated, result.records_inserted, result.file_groups_rewritten) == (2, 1, 2)
+    meta = commit_meta(table, result.instant_time)
+    assert meta["operationType"] == "UPSERT"
+    stats = [s for ss in meta["partitionToWriteStats"].values() for s in ss]
+    merged = [s for s in stats if s["prevCommit"] != "null"]
+    assert len(merged) == 2 and all(s["numUpdateWrites"] == 1 and s["numInserts"] == 0 for s in merged)
+    for s in merged:
+        old = before[(s["partitionPath"], s["fileId"])]
+        assert s["prevCommit"] == old.commit_time and s["prevBaseFile"] == old.base_file_name
+        assert s["numWrites"] == pq.ParquetFile(Path(table) / s["path"]).metadata.num_rows
+    (new,) = [s for s in stats if s["prevCommit"] == "null"]
+    assert new["numInserts"] == 1
+    # the rewritten slice keeps the file id and the rows' order
+    for s in merged:
+        old = before[(s["partitionPath"], s["fileId"])]
+        old_keys = pq.read_table(old.base_file_path, columns=["_hoodie_record_key"]).column(0).to_pylist()
+        new_keys = pq.read_table(Path(table) / s["path"], columns=["_hoodie_record_key"]).column(0).to_pylist()
+        assert new_keys == old_keys
+
+
+def test_new_slices_get_exact_column_stats_in_the_same_commit(table) -> None:
+    result = run_write(table, rows([4, 6], ts=9, name="zz"), UPSERT)
+    live = {s.base_file_name: s for s in HudiTable(table).file_slices()}
+    stats = ColumnStatsIndex(table).load_column("name")
+    by_file = {f: (lo, hi) for f, lo, hi in zip(stats.column("file_name").to_pylist(),
+                                                stats.column("min").to_pylist(), stats.column("max").to_pylist())}
+    rewritten = [n for n in live if result.instant_time in n]
+    assert rewritten
+    for name in live:
+        values = pq.read_table(live[name].base_file_path, columns=["name"]).column(0).to_pylist()
+        assert by_file[name] == (min(values), max(values))
+
+
+def test_event_time_keeps_newer_stored_rows_and_soft_deletes_follow_the_ordering(tmp_path) -> None:
+    path = str(tmp_path / "t")
+    data = rows(range(6), ts=5).append_column("_hoodie_is_deleted", pa.array([False] * 6))
+    run_write(path, data, OPTS)
+    older = rows([0, 1], ts=4, name="old").append_column("_hoodie_is_deleted", pa.array([False, True]))
+    newer = rows([2, 3], ts=6, name="new").append_column("_hoodie_is_deleted", pa.array([False, True]))
+    result = run_write(path, pa.concat_tables([older, newer]), UPSERT)
+    got = snapshot(path)
+    assert sorted(got) == [0, 1, 2, 4, 5]
+    assert got[0]["name"] == "n0" and got[1]["name"] == "n1" and got[2]["name"] == "new2"
+    assert (result.records_updated, result.records_deleted) == (1, 1)
+
+
+def test_delete_takes_keys_only_keeps_the_schema_and_may_empty_a_file_group(table) -> None:
+    slices = HudiTable(table).file_slices()
+    victim = slices[0]
+    victim_ids = [int(k) for k in pq.read_table(victim.base_file_path, columns=["_hoodie_record_key"])
+                  .column(0).to_pylist()]
+    keys = pa.table({"id": pa.array([*victim_ids, 999], pa.int64()),
+                     "p": [victim.partition_path] * (len(victim_ids) + 1)})
+    result = run_write(table, keys, DELETE)
+    assert result.records_deleted == len(victim_ids)
+    got = snapshot(table)
+    assert len(got) == 40 - len(victim_ids) and not set(victim_ids) & set(got)
+    meta = commit_meta(table, result.instant_time)
+    assert meta["operationType"] == "DELETE"
+    assert [f["name"] for f in json.loads(meta["extraMetadata"]["schema"])["fields"]] == ["id", "name", "ts", "p"]
+    (empty,) = [s for s in HudiTable(table).file_slices() if s.file_id == victim.file_id]
+    assert pq.ParquetFile(empty.base_file_path).metadata.num_rows == 0
+
+
+def test_insert_overwrite_replaces_only_the_partitions_present(table) -> None:
+    before = {s.file_id for s in HudiTable(table).file_slices() if s.partition_path == "a"}
+    result = run_write(table, rows([1000, 1002], p="a", name="o"), {"hoodie.datasource.write.operation":
+                                                                     "insert_overwrite"})
+    got = snapshot(table)
+    assert sorted(i for i in got if got[i]["p"] == "a") == [1000, 1002]
+    assert len([i for i in got if got[i]["p"] == "b"]) == 20
+    meta = commit_meta(table, result.instant_time)
+    assert meta["operationType"] == "INSERT_OVERWRITE"
+    assert set(meta["partitionToReplaceFileIds"]) == {"a"} and set(meta["partitionToReplaceFileIds"]["a"]) == before
+    assert any(n.endswith(".replacecommit") and n.startswith(result.instant_time) for n in timeline_files(table))
+
+
+def test_delete_partition_by_name_wildcard_or_rows_and_unknown_names_refused(table, tmp_path) -> None:
+    empty = rows([])
+    run_write(table, empty, {"hoodie.datasource.write.operation": "delete_partition",
+                             "hoodie.datasource.write.partitions.to.delete": "a"})
+    assert {r["p"] for r in snapshot(table).values()} == {"b"}
+    run_write(table, empty, {"hoodie.datasource.write.operation": "delete_partition",
+                             "hoodie.datasource.write.partitions.to.delete": "*"})
+    assert hudi_rs_read(table).num_rows == 0
+    other = str(tmp_path / "o")
+    run_write(other, rows(range(10)), OPTS)
+    run_write(other, rows([1]), {"hoodie.datasource.write.operation": "delete_partition"}, partitions_in_data=["b"])
+    assert {r["p"] for r in snapshot(other).values()} == {"a"}
+    before = tree_snapshot(other)
+    with pytest.raises(InvalidArgumentError, match="matches no partition"):
+        run_write(other, empty, {"hoodie.datasource.write.operation": "delete_partition",
+                                 "hoodie.datasource.write.partitions.to.delete": "zz"})
+    assert tree_snapshot(other) == before
+
+
+def test_upsert_into_a_file_group_under_pending_clustering_is_rejected_before_writing(table) -> None:
+    scheduled = schedule_clustering(table, {"hoodie.clustering.plan.strategy.partition.selected": "a"},
+                                    columns=["name"], include_all_files=True)
+    assert scheduled is not None
+    plan_time, _plan = scheduled
+    files_before = base_files_on_disk(table)
+    with pytest.raises(CommitConflictError, match=f"pending clustering {plan_time}") as err:
+        run_write(table, rows([2], ts=9), UPSERT)  # id 2 lives in partition a
+    assert "hudi-layout cluster" in (err.value.hint or "") and "--abandon-pending" in (err.value.hint or "")
+    assert base_files_on_disk(table) == files_before
+    run_write(table, rows([3], ts=9, name="ok"), UPSERT)  # partition b is not being clustered
+    assert snapshot(table)[3]["name"] == "ok3"
+
+
+def _started_upsert(path, batch):
+    session = WriteSession.start(path, UPSERT, batch.schema, False)
+    written, tagged = _merge(session, keyed(session, batch))
+    return session, written, tagged
+
+
+def test_a_concurrent_update_of_the_same_file_group_makes_the_later_commit_fail(table) -> None:
+    session, written, tagged = _started_upsert(table, rows([2], ts=9, name="first"))
+    run_write(table, rows([2], ts=8, name="second"), UPSERT)  # commits first
+    with pytest.raises(CommitConflictError, match="got a new slice"):
+        session.commit(written, tagged=tagged)
+    session.abort()
+    assert snapshot(table)[2]["name"] == "second2"
+    assert not any(session.pending.instant_time in f for f in base_files_on_disk(table))
+
+
+def test_concurrent_inserts_of_the_same_new_key_cannot_both_commit(table) -> None:
+    session, written, tagged = _started_upsert(table, rows([500], name="first"))
+    run_write(table, rows([500], name="second"), UPSERT)
+    with pytest.raises(CommitConflictError, match="may hold the same new keys"):
+        session.commit(written, tagged=tagged)
+    session.abort()
+    assert snapshot(table)[500]["name"] == "second500"
+
+
+def test_clustering_scheduled_after_tagging_rejects_the_upsert_at_commit(table) -> None:
+    session, written, tagged = _started_upsert(table, rows([2], ts=9, name="late"))
+    schedule_clustering(table, {}, columns=["name"], include_all_files=True)
+    with pytest.raises(CommitConflictError, match="pending clustering"):
+        session.commit(written, tagged=tagged)
+    session.abort()
+    assert snapshot(table)[2]["name"] == "n2"
+
+
+@pytest.mark.parametrize(("options", "error", "match"), [
+    ({"hoodie.index.type": "GLOBAL_SIMPLE"}, UnsupportedTableError, "GLOBAL_SIMPLE"),
+    ({"hoodie.index.type": "RECORD_INDEX"}, UnsupportedTableError, "RECORD_INDEX"),
+    ({"hoodie.combine.before.upsert": "false"}, InvalidArgumentError, "combine.before.upsert"),
+    ({"hoodie.datasource.write.payload.class": "org.x.MyPayload"}, InvalidArgumentError, "MyPayload"),
+    ({"hoodie.datasource.write.precombine.field": "name"}, InvalidArgumentError, "conflicts? with (the )?table"),
+    ({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"}, InvalidArgumentError, "conflicts with the table"),
+    ({"hoodie.datasource.write.operation": "upsert_prepped"}, UnsupportedTableError, "upsert_prepped"),
+])
+def test_refused_options_change_nothing(table, options, error, match) -> None:
+    before = tree_snapshot(table)
+    with pytest.raises(error, match=match):
+        run_write(table, rows([1], ts=9), {**UPSERT, **options})
+    assert tree_snapshot(table) == before
+
+
+def test_other_refusals(table, tmp_path) -> None:
+    with pytest.raises(InvalidArgumentError, match="drop.duplicates"):
+        run_write(table, rows([1]), {"hoodie.datasource.write.insert.drop.duplicates": "true"})
+    with pytest.raises(InvalidArgumentError, match="mode='overwrite'"):
+        run_write(table, rows([1]), UPSERT, overwrite=True)
+    with pytest.raises(NotAHudiTableError, match="no Hudi table"):
+        run_write(str(tmp_path / "missing"), rows([1]), {**OPTS, **DELETE})
+    assert not (tmp_path / "missing").exists()
+    with pytest.raises(InvalidArgumentError, match="CUSTOM"):
+        run_write(str(tmp_path / "custom"), rows([1]), {**OPTS, "hoodie.record.merge.mode": "CUSTOM"})
+    from hudi_layout.format.capabilities import datasource_operation_refusal
+    from hudi_layout.options import WriteOperation
+
+    why = datasource_operation_refusal(WriteOperation.UPSERT)
+    assert why is not None and "hudi_layout.write" in (why.hint or "")
+    assert datasource_operation_refusal(WriteOperation.INSERT_OVERWRITE) is None
+
+
+def test_combine_keeps_the_largest_ordering_value_then_the_later_row(table) -> None:
+    session = WriteSession.start(table, UPSERT, rows([]).schema, False)
+    try:
+        batch = keyed(session, pa.concat_tables([rows([1], ts=3, name="a"), rows([1], ts=3, name="b"),
+                                                 rows([1], ts=2, name="c")]))
+        assert combine(session, batch).column("name").to_pylist() == ["b1"]
+    finally:
+        session.abort()
+
+
+def test_partition_delete_and_table_overwrite_of_groups_under_pending_clustering_fail_first(table) -> None:
+    schedule_clustering(table, {"hoodie.clustering.plan.strategy.partition.selected": "a"}, columns=["name"],
+                        include_all_files=True)
+    timeline = timeline_files(table)
+    with pytest.raises(CommitConflictError, match="pending clustering"):
+        run_write(table, rows([]), {"hoodie.datasource.write.operation": "delete_partition",
+                                    "hoodie.datasource.write.partitions.to.delete": "a"})
+    with pytest.raises(CommitConflictError, match="pending clustering"):
+        run_write(table, rows([5]), {}, overwrite=True)
+    assert timeline_files(table) == timeline
+    run_write(table, rows([]), {"hoodie.datasource.write.operation": "delete_partition",
+                                "hoodie.datasource.write.partitions.to.delete": "b"})
+    assert {v["p"] for v in snapshot(table).values()} == {"a"}
