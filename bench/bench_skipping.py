@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     for qn, q in qs.items():
         for layout in layouts:
             pl = hl.explain(paths[layout], q["where"])
-            plans[f"{qn}/{layout}"] = {"files_total": pl.files_total, "files_read": pl.files_after_column_stats,
+            plans[f"{qn}/{layout}"] = {"files_total": pl.files_total, "files_read": pl.files_read,
                                        "rows_in_candidate_files": pl.rows_in_candidate_files,
                                        "rows_total": pl.rows_total, "plan_seconds": pl.seconds}
     # warm-up (untimed): one read per layout per mode
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
          + f"). Time = wall clock of `hudi_layout.read(path, where, spark=spark, skipping=...).count()` (scan "
            f"planning with the column_stats index included), median of {repeat}, layouts and skipping on/off "
            f"interleaved in one run, after an untimed warm-up read per layout. Files read = "
-           f"`explain(path, where).files_after_column_stats`; ideal = ceil(matching rows / rows per file). "
+           f"`explain(path, where).files_read`; ideal = ceil(matching rows / rows per file). "
            f"Counts with and without skipping were checked equal on every layout. 'x vs random' = random "
            f"layout's time (with its index) / this layout's time. Scan planning uses hudi_layout's in-process "
            f"metadata cache (decoded commit metadata, latest file slices, schema, loaded column_stats arrays; "

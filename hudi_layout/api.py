@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -77,7 +78,7 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
     session = session_or_default(spark)
     table = HudiTable(path)
     plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
-                     options=options)
+                     options=options, source="read")
     return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
 
 
@@ -85,17 +86,19 @@ def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, 
             options: Mapping[str, Any] | None = None) -> ScanPlan:
     """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
     ``options``: Hudi read options, as for :func:`read`. ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options)
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options, source="explain")
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
             strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
-            include_all_files: bool = True, resume: bool = True,
-            abandon_pending: bool = False) -> ClusteringMetrics | None:
+            include_all_files: bool = True, resume: bool = True, abandon_pending: bool = False,
+            workload: Any = None, column_weights: Mapping[str, float] | str | None = None
+            ) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
     clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
-    ``strategy`` is ``linear``, ``z-order`` or ``hilbert``; ``method`` is ``direct`` or ``sample``.
+    ``strategy`` is ``linear``, ``z-order``, ``hilbert`` or ``qdtree`` (a layout cut along the ``workload``'s
+    predicates, see docs/layouts.md); ``method`` is ``direct`` or ``sample``.
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
@@ -104,6 +107,11 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
     skipped silently: ``resume`` (default True, like the retry of Hudi's clustering job) executes them instead
     of a new plan (no ``columns`` needed); ``abandon_pending=True`` rolls them back first (a Hudi ``rollback``
     instant each); ``resume=False`` leaves them and logs a warning naming them.
+
+    ``workload``: SQL ``WHERE`` predicates (``["dst_port = 443", ("src_ip LIKE '10.%'", 2.0)]``), a
+    :class:`~hudi_layout.clustering.workload.Workload`, a file of predicates, or ``"log"`` (the table's query
+    log). ``column_weights``: ``{"src_port": 2}`` (a column twice as heavy gets one more of the curve's top
+    bits) or ``"workload"`` (derived from the workload).
     """
     if is_spark_session(path):  # cluster(spark, path, columns, strategy, method, options)
         _legacy("cluster", "cluster(path, columns, spark=spark, ...)")
@@ -123,9 +131,14 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
     if columns is None and not resume:
         raise TypeError("cluster() missing the columns to cluster by")
+    if column_weights is not None:
+        options = dict(options or {})
+        options[cfg.CURVE_COLUMN_WEIGHTS.key] = (
+            column_weights if isinstance(column_weights, str)
+            else ",".join(f"{c}:{w}" for c, w in column_weights.items()))
     run = _clustering.run_clustering(lambda: session_or_default(spark), path, columns, strategy, method, options,
                                      include_all_files=include_all_files, resume=resume,
-                                     abandon_pending=abandon_pending)
+                                     abandon_pending=abandon_pending, workload=workload)
     for waiting in run.waiting:
         _log.warning("%s", waiting.describe())
     return run.new or (run.resumed[-1] if run.resumed else None)

@@ -97,6 +97,13 @@ def _non_negative_int(v: str) -> int:
     return n
 
 
+def _positive_float(v: str) -> float:
+    x = float(v.strip())
+    if not x > 0 or x == float("inf"):
+        raise ValueError("expected a positive number")
+    return x
+
+
 def _codec(v: str) -> str:
     norm = v.strip().lower()
     norm = "none" if norm == "uncompressed" else norm
@@ -134,19 +141,29 @@ class _NamedChoice(str, enum.Enum):
 
 
 class LayoutStrategy(_NamedChoice):
-    """``hoodie.layout.optimize.strategy``: how clustering orders rows (``zorder`` / ``z_order`` accepted)."""
+    """``hoodie.layout.optimize.strategy``: how clustering orders rows (``zorder`` / ``z_order`` accepted).
+
+    ``qdtree`` (alias ``workload``) is hudi_layout's own: a query-data routing tree cut along a workload's
+    predicates, with a Hilbert curve inside each leaf (docs/layouts.md). Hudi's executor does not know it.
+    """
 
     LINEAR = "linear"
     Z_ORDER = "z-order"
     HILBERT = "hilbert"
+    QDTREE = "qdtree"
 
     @classmethod
     def _aliases(cls) -> dict[str, str]:
-        return {"zorder": "z-order"}
+        return {"zorder": "z-order", "workload": "qdtree", "qd-tree": "qdtree"}
 
     @property
     def is_curve(self) -> bool:
-        return self is not LayoutStrategy.LINEAR
+        """A space-filling curve over the sort columns (z-order or Hilbert)."""
+        return self in (LayoutStrategy.Z_ORDER, LayoutStrategy.HILBERT)
+
+    @property
+    def needs_workload(self) -> bool:
+        return self is LayoutStrategy.QDTREE
 
 
 def parse_layout_strategy(value: str | LayoutStrategy, *, what: str = "layout strategy") -> LayoutStrategy:
@@ -154,7 +171,36 @@ def parse_layout_strategy(value: str | LayoutStrategy, *, what: str = "layout st
     try:
         return LayoutStrategy.parse(value)
     except InvalidArgumentError:
-        raise InvalidArgumentError(f"unknown {what} {value!r}: expected linear, z-order or hilbert") from None
+        raise InvalidArgumentError(
+            f"unknown {what} {value!r}: expected linear, z-order, hilbert or qdtree") from None
+
+
+def parse_column_weights(value: str) -> dict[str, float] | str:
+    """``hudi_layout.layout.curve.column.weights``: ``"col:weight,col:weight"`` (weights > 0; columns not named
+    weigh 1), or ``"workload"`` (derive them from the workload's predicates). ``""``: equal weights."""
+    text = value.strip()
+    if not text:
+        return {}
+    if text.lower() == WEIGHTS_FROM_WORKLOAD:
+        return WEIGHTS_FROM_WORKLOAD
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        name, sep, weight = item.rpartition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"expected column:weight, got {item.strip()!r}")
+        w = float(weight)
+        if not w > 0 or w == float("inf"):
+            raise ValueError(f"weight of {name.strip()!r} must be a positive number, got {weight.strip()!r}")
+        out[name.strip()] = w
+    return out
+
+
+#: the column-weights value asking for weights derived from the workload
+WEIGHTS_FROM_WORKLOAD = "workload"
+#: the workload value naming the table's own query log
+WORKLOAD_FROM_LOG = "log"
 
 
 class CurveBuildMethod(_NamedChoice):
@@ -423,7 +469,9 @@ PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.patter
 CLUSTERING_MAX_PARALLELISM = Option("hoodie.clustering.max.parallelism", 15, int,
                                     "Clustering groups executed at the same time.", used_by=(CLUSTER, SERVICE))
 LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse,
-                         "Row order of a clustering: `linear`, `z-order` or `hilbert` (`--strategy`).",
+                         "Row order of a clustering: `linear`, `z-order`, `hilbert` or hudi_layout's own "
+                         "`qdtree` (alias `workload`: cuts along a workload's predicates, docs/layouts.md) "
+                         "(`--strategy`).",
                          used_by=(CLUSTER, SERVICE))
 CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBuildMethod.DIRECT,
                             CurveBuildMethod.parse,
@@ -467,12 +515,45 @@ CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.bas
 CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, _non_negative_int,
                              "hudi_layout's own: a file replaced less than this long ago is kept, so readers that "
                              "planned before the change can finish.", used_by=(CLEAN,))
+# hudi_layout's own (Hudi has no such keys): column weights for the curves, the workload of the qdtree
+# strategy, the tree a plan records, the opt-in query log, and curve-region pruning (docs/layouts.md)
+CURVE_COLUMN_WEIGHTS: Option[dict[str, float] | str] = Option(
+    "hudi_layout.layout.curve.column.weights", {}, parse_column_weights,
+    "hudi_layout's own: bits per curve column, `col:weight,...` (a column twice as heavy gets one more of the "
+    "top bits; columns not named weigh 1), or `workload` (derived from the workload's predicates) (`--weights`).",
+    used_by=(CLUSTER, SERVICE))
+WORKLOAD = Option("hudi_layout.layout.workload", "", _str,
+                  "hudi_layout's own: the workload of the `qdtree` strategy (or of workload weights): a file of "
+                  "WHERE predicates (one per line, optional `weight<TAB>predicate`), or `log` (the table's query "
+                  "log) (`--workload`).", used_by=(CLUSTER, SERVICE))
+QDTREE_CUTS = Option("hudi_layout.layout.qdtree", "", _str,
+                     "hudi_layout's own: the cuts of a `qdtree` layout (JSON), recorded in the clustering plan's "
+                     "strategyParams so a resumed plan uses the same tree; set by the planner.",
+                     used_by=(CLUSTER, SERVICE))
+QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, _positive_int,
+                            "hudi_layout's own: rows sampled to choose the `qdtree` cuts.", used_by=(CLUSTER, SERVICE))
+QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.5, _positive_float,
+                               "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
+                               "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
+# read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options
+WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
+                             "hudi_layout's own: record the predicates reads, `explain` and the data source see, "
+                             "per table, in `.hoodie/.aux/hudi_layout/workload.log` (a failed write never fails "
+                             "the read).", used_by=(READ,))
+WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, _positive_int,
+                                "hudi_layout's own: the query log stops growing at this size (one warning).",
+                                used_by=(READ,))
+CURVE_REGION_ENABLE = Option("hudi_layout.skipping.curve.region.enable", True, _parse_bool,
+                             "hudi_layout's own: after column_stats, drop files whose recorded curve-key range "
+                             "misses the query box (only adds proofs of \"cannot match\").", used_by=(READ,))
+#: hudi_layout's read-side settings: honoured from the defaults file by every read and as read options
+READ_SETTINGS: tuple[Option[Any], ...] = (WORKLOAD_LOG_ENABLE, WORKLOAD_LOG_MAX_BYTES, CURVE_REGION_ENABLE)
 
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))
 #: keys a read honours (plus ``hoodie.metadata.enable``: false reads without the column_stats index)
 READ_KEYS: frozenset[str] = frozenset(
-    k for o in (*READ_OPTIONS, METADATA_ENABLE) for k in (o.key, *o.aliases))
+    k for o in (*READ_OPTIONS, *READ_SETTINGS, METADATA_ENABLE) for k in (o.key, *o.aliases))
 #: keys a write, clustering or indexing run honours
 WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in READ_OPTIONS for k in (o.key, *o.aliases))
 #: Hudi keys accepted although they change nothing here, each for a reason that cannot change the result.
@@ -596,7 +677,7 @@ def resolve_read_options(options: Mapping[str, Any] | None) -> dict[str, str]:
     out = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
            if v is not None}
     check_read_keys(out)
-    for option in READ_OPTIONS:
+    for option in (*READ_OPTIONS, *READ_SETTINGS):
         option.get(out)
     return out
 

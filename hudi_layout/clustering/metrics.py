@@ -2,8 +2,26 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+
+class PhaseTimer:
+    """Wall-clock seconds per named phase (a phase entered twice adds up): where a clustering spends time."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
 
 
 @dataclass(frozen=True)
@@ -15,6 +33,8 @@ class GroupMetrics:
     bytes_out: int
     records: int
     seconds: float
+    #: seconds per phase of the group (footers, sketch, layout + write job, ...)
+    phases: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -33,6 +53,9 @@ class ClusteringMetrics:
     records: int
     seconds: float
     group_metrics: tuple[GroupMetrics, ...] = field(default_factory=tuple)
+    #: seconds per phase: the clustering's own (``start``, ``groups``, ``commit``, ...) and, summed over groups,
+    #: the groups' (``group.sketch``, ``group.write``, ...)
+    phases: Mapping[str, float] = field(default_factory=dict)
     #: things the user should know about the result (e.g. too few files per partition to skip anything)
     notes: tuple[str, ...] = ()
 
@@ -40,6 +63,7 @@ class ClusteringMetrics:
         out = {k: v for k, v in self.__dict__.items() if k not in ("group_metrics", "notes")}
         out["partitions"] = len({g.partition_path for g in self.group_metrics})
         out["notes"] = list(self.notes)
+        out["phases"] = {k: round(v, 3) for k, v in self.phases.items()}
         return out
 
 

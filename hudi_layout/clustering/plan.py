@@ -112,6 +112,12 @@ class ClusteringOptions:
     single_group_clustering: bool = cfg.SINGLE_GROUP_CLUSTERING.default
     #: size assumed for a slice without base file (Hudi uses ``hoodie.parquet.max.file.size``)
     parquet_max_file_size: int = cfg.MAX_FILE_SIZE.default
+    #: curve column weights (``hudi_layout.layout.curve.column.weights``), sort columns not named weigh 1
+    column_weights: tuple[tuple[str, float], ...] = ()
+    #: the weights are still to be derived from the workload (resolved before a plan is written)
+    weights_from_workload: bool = False
+    #: the qdtree strategy's cuts (JSON of :class:`hudi_layout.clustering.qdtree.QdTree`), recorded in the plan
+    qdtree_cuts: str = ""
 
     def __post_init__(self) -> None:
         # the enums, also when built from plain strings; names that do not parse are reported by validate()
@@ -128,8 +134,8 @@ class ClusteringOptions:
                      include_all_files: bool | None = None) -> ClusteringOptions:
         """Parse a ``hoodie.*`` mapping; explicit arguments win over the mapping. Validates (no I/O).
 
-        ``columns`` may be ``"a,b"`` or ``["a", "b"]``; ``strategy`` is ``linear``, ``z-order``/``zorder``
-        or ``hilbert``; ``method`` is ``direct`` or ``sample``.
+        ``columns`` may be ``"a,b"`` or ``["a", "b"]``; ``strategy`` is ``linear``, ``z-order``/``zorder``,
+        ``hilbert`` or ``qdtree``; ``method`` is ``direct`` or ``sample``.
         """
         opts: Mapping[str, Any] = options or {}
         if columns is not None:
@@ -141,6 +147,7 @@ class ClusteringOptions:
         else:
             sort_columns = tuple(cfg.split_fields(cfg.SORT_COLUMNS.get(opts)))
         selected = tuple(cfg.split_fields(cfg.PARTITION_SELECTED.get(opts)))
+        weights = cfg.CURVE_COLUMN_WEIGHTS.get(opts)
         regex = cfg.PARTITION_REGEX.get(opts).strip()
         out = cls(
             small_file_limit=_positive(cfg.SMALL_FILE_LIMIT, cfg.SMALL_FILE_LIMIT.get(opts), allow_zero=True),
@@ -156,6 +163,9 @@ class ClusteringOptions:
             include_all_files=bool(include_all_files),
             single_group_clustering=cfg.SINGLE_GROUP_CLUSTERING.get(opts),
             parquet_max_file_size=_positive(cfg.MAX_FILE_SIZE, cfg.MAX_FILE_SIZE.get(opts)),
+            column_weights=tuple(weights.items()) if isinstance(weights, dict) else (),
+            weights_from_workload=weights == cfg.WEIGHTS_FROM_WORKLOAD,
+            qdtree_cuts=cfg.QDTREE_CUTS.get(opts).strip(),
         )
         out.validate()
         return out
@@ -173,11 +183,18 @@ class ClusteringOptions:
             if c in seen:
                 raise InvalidArgumentError(f"sort column {c!r} is given twice ({cfg.SORT_COLUMNS.key})")
             seen.add(c)
-        if self.is_curve and not self.sort_columns:
+        ordered = self.is_curve or self.is_qdtree
+        if ordered and not self.sort_columns:
             raise InvalidArgumentError(
                 f"{cfg.LAYOUT_STRATEGY.key}={self.layout_strategy} needs sort columns "
                 f"({cfg.SORT_COLUMNS.key} or columns=...)")
-        if self.is_curve and len(self.sort_columns) > MAX_CURVE_COLUMNS:
+        unknown = [c for c, _ in self.column_weights if c not in self.sort_columns]
+        if unknown:
+            raise InvalidArgumentError(
+                f"option {cfg.CURVE_COLUMN_WEIGHTS.key} weighs {', '.join(map(repr, unknown))}, which "
+                f"{'is' if len(unknown) == 1 else 'are'} not among the sort columns ({', '.join(self.sort_columns)})",
+                hint="weights apply to the curve's columns; name each as column:weight")
+        if ordered and len(self.sort_columns) > MAX_CURVE_COLUMNS:
             raise InvalidArgumentError(
                 f"{self.layout_strategy} clustering takes at most {MAX_CURVE_COLUMNS} columns, got "
                 f"{len(self.sort_columns)} ({', '.join(self.sort_columns)})",
@@ -194,6 +211,17 @@ class ClusteringOptions:
     @property
     def is_curve(self) -> bool:
         return self.layout_strategy in (LayoutStrategy.Z_ORDER, LayoutStrategy.HILBERT)
+
+    @property
+    def is_qdtree(self) -> bool:
+        return self.layout_strategy is LayoutStrategy.QDTREE
+
+    def weights_for(self, columns: Sequence[str]) -> tuple[float, ...] | None:
+        """The weight of each of ``columns`` (1 when not named), or ``None`` without column weights."""
+        if not self.column_weights:
+            return None
+        given = dict(self.column_weights)
+        return tuple(float(given.get(c, 1.0)) for c in columns)
 
     @property
     def keep_single_slice_group(self) -> bool:
@@ -213,6 +241,12 @@ class ClusteringOptions:
                   cfg.CURVE_BUILD_METHOD.key: str(self.curve_build_method)}
         if self.is_curve and self.curve_build_method is CurveBuildMethod.SAMPLE:
             params[cfg.CURVE_SAMPLE_SIZE.key] = str(self.curve_sample_size)
+        if self.column_weights:
+            params[cfg.CURVE_COLUMN_WEIGHTS.key] = ",".join(f"{c}:{w:g}" for c, w in self.column_weights)
+        elif self.weights_from_workload:
+            params[cfg.CURVE_COLUMN_WEIGHTS.key] = cfg.WEIGHTS_FROM_WORKLOAD
+        if self.qdtree_cuts:
+            params[cfg.QDTREE_CUTS.key] = self.qdtree_cuts
         return params
 
     def selects_partition(self, partition_path: str) -> bool:
@@ -460,7 +494,7 @@ def from_avro_plan(plan: Mapping[str, Any], base_path: str | os.PathLike[str],
     strategy = plan.get("strategy") or {}
     params: dict[str, str] = dict(strategy.get("strategyParams") or {})
     merged: dict[str, Any] = dict(options or {})
-    merged.update({k: v for k, v in params.items() if k.startswith("hoodie.")})
+    merged.update({k: v for k, v in params.items() if k.startswith(("hoodie.", "hudi_layout."))})
     if not params.get(cfg.SORT_COLUMNS.key):
         # a plan without sort columns is executed unsorted whatever layout the caller's options name
         merged[cfg.SORT_COLUMNS.key] = ""

@@ -19,11 +19,13 @@ from hudi_layout.curves.encoding import MAX_CODE, NAN_CODE, encode_column, encod
 from hudi_layout.curves.hilbert import hilbert
 from hudi_layout.curves.key import curve_key, curve_key_from_codes, default_bits_per_column, parse_curve
 from hudi_layout.curves.reduce import bucketize, hudi_direct_bits, sample_bounds, scale_to_bits
+from hudi_layout.curves.weighted import bits_for_weights, normalise_bits, weighted_index
 from hudi_layout.curves.zorder import from_sortable_int64, keys_to_arrow, to_sortable_int64, zorder
 
 __all__ = [
     "MAX_CODE",
     "NAN_CODE",
+    "bits_for_weights",
     "bucketize",
     "curve_key",
     "curve_key_from_codes",
@@ -33,10 +35,12 @@ __all__ = [
     "hilbert",
     "hudi_direct_bits",
     "keys_to_arrow",
+    "normalise_bits",
     "parse_curve",
     "sample_bounds",
     "scale_to_bits",
     "to_sortable_int64",
     "from_sortable_int64",
+    "weighted_index",
     "zorder",
 ]

@@ -17,6 +17,7 @@ import pyarrow as pa
 from hudi_layout.curves.encoding import encode_column
 from hudi_layout.curves.hilbert import hilbert
 from hudi_layout.curves.reduce import bucketize, hudi_direct_bits, scale_to_bits
+from hudi_layout.curves.weighted import normalise_bits, weighted_index
 from hudi_layout.curves.zorder import zorder
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.options import LayoutStrategy
@@ -47,7 +48,7 @@ def curve_key(
     batch_columns: Sequence[pa.Array | pa.ChunkedArray],
     *,
     curve: str,
-    bits_per_column: int | None = None,
+    bits_per_column: int | Sequence[int] | None = None,
     ranges: Sequence[tuple[int, int] | None] | None = None,
     bounds: Sequence[np.ndarray] | None = None,
     nulls_first: bool = False,
@@ -59,7 +60,8 @@ def curve_key(
     :func:`scale_to_bits` (``ranges``: one ``(lo, hi)`` code pair per column; ``None`` for an all-null
     column) or :func:`bucketize` (``bounds``: one sorted bounds array per column), or with Hudi's
     direct top bits when neither is given, then interleaved by ``curve`` (``"zorder"``/``"z-order"``/
-    ``"hilbert"``, case-insensitive).
+    ``"hilbert"``, case-insensitive). ``bits_per_column`` may give one width per column (column weights, see
+    :mod:`hudi_layout.curves.weighted`); the key then has ``sum(bits)`` <= 64 bits.
 
     Returns ``uint64`` when ``ncols * bits_per_column <= 64`` (convert with
     :func:`~hudi_layout.curves.zorder.to_sortable_int64` for a Spark ``long``), else big-endian ``S{n}``
@@ -80,7 +82,7 @@ def curve_key_from_codes(
     codes: Sequence[np.ndarray],
     *,
     curve: str,
-    bits_per_column: int | None = None,
+    bits_per_column: int | Sequence[int] | None = None,
     ranges: Sequence[tuple[int, int] | None] | None = None,
     bounds: Sequence[np.ndarray] | None = None,
 ) -> np.ndarray:
@@ -92,9 +94,16 @@ def curve_key_from_codes(
     ncols = len(codes)
     if ncols == 0:
         raise InvalidArgumentError("curve_key needs at least one column")
-    bits = default_bits_per_column(ncols) if bits_per_column is None else bits_per_column
-    if isinstance(bits, bool) or not isinstance(bits, (int, np.integer)) or not 1 <= bits <= 64:
+    width_arg = default_bits_per_column(ncols) if bits_per_column is None else bits_per_column
+    if isinstance(width_arg, bool) or not isinstance(width_arg, (int, np.integer, tuple, list)):
         raise InvalidArgumentError(f"bits_per_column must be an integer in [1, 64], got {bits_per_column!r}")
+    try:
+        widths = normalise_bits(width_arg, ncols)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"bits_per_column is invalid: {e}") from None
+    if len(set(widths)) > 1 and sum(widths) > 64:
+        raise InvalidArgumentError(f"bits_per_column {list(widths)} make a {sum(widths)}-bit key; columns with "
+                                   "different widths must fit 64 bits together")
     if ranges is not None and bounds is not None:
         raise InvalidArgumentError("give either ranges (min/max scaling) or bounds (sampling), not both")
     for what, given in (("ranges", ranges), ("bounds", bounds)):
@@ -102,6 +111,7 @@ def curve_key_from_codes(
             raise InvalidArgumentError(f"{len(given)} {what} given for {ncols} columns")
     reduced = []
     for j, column_codes in enumerate(codes):
+        bits = widths[j]
         c = np.asarray(column_codes, dtype=np.uint64)
         if ranges is not None:
             rng = ranges[j]
@@ -113,6 +123,8 @@ def curve_key_from_codes(
             reduced.append(bucketize(c, bounds[j], bits))
         else:
             reduced.append(hudi_direct_bits(c, bits))
+    if len(set(widths)) > 1:
+        return weighted_index(reduced, widths, kind)
     if kind == "zorder":
-        return zorder(reduced, bits)
-    return hilbert(reduced, bits)
+        return zorder(reduced, widths[0])
+    return hilbert(reduced, widths[0])

@@ -1,7 +1,8 @@
 """Scan planning without Spark: which base files a query must open, and why the others are skipped.
 
 ``plan_scan(path, where)`` lists the latest file slices, prunes partitions with predicates on partition
-columns, then prunes files with the ``column_stats`` index of the metadata table. Every step fails
+columns, then prunes files with the ``column_stats`` index of the metadata table, then (for files a curve
+clustering wrote) with their recorded curve-key ranges (:mod:`hudi_layout.scan.curve_region`). Every step fails
 open: a column without stats, a file missing from the index, a predicate we cannot translate, or an
 index we cannot read keeps the file (and the reason is recorded in the report).
 
@@ -23,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_layout import options as cfg
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
@@ -30,6 +32,7 @@ from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import bind
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate
@@ -37,9 +40,11 @@ from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import prune
 from hudi_layout.skipping.spark_column import from_spark_column
 from hudi_layout.skipping.sql import from_sql
+from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.skipping.tuples import from_tuples
 from hudi_layout.skipping.visitors import referenced_columns
 from hudi_layout.table import cache as table_cache
+from hudi_layout.table import workload_log
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 
@@ -65,14 +70,31 @@ class ScanPlan:
     seconds: float = 0.0
     #: Arrow schema of the table's data columns (None without a schema); reused to build the DataFrame
     schema: pa.Schema | None = field(default=None, repr=False, compare=False)
+    #: files left after the curve-region step (``None``: the step did not run)
+    files_after_curve_region: int | None = None
+    dropped_by_curve_region: dict[str, str] = field(default_factory=dict)
     #: what the read returns (query type, instants); see :mod:`hudi_layout.scan.query`
     query: ReadQuery = field(default_factory=ReadQuery, compare=False)
     #: for an incremental read: the commits whose rows it returns (rows are filtered by commit time)
     incremental: IncrementalSelection | None = field(default=None, repr=False, compare=False)
 
     @property
+    def files_read(self) -> int:
+        """File slices the read opens (after every pruning step; counted as ``files_total`` is)."""
+        return len(self.candidate_slices)
+
+    @property
     def files_skipped(self) -> int:
-        return self.files_total - self.files_after_column_stats
+        return self.files_total - self.files_read
+
+    def dropped_by_step(self) -> dict[str, tuple[str, str]]:
+        """Every dropped file (relative path, or partition for partition pruning) -> (step, reason)."""
+        out: dict[str, tuple[str, str]] = {}
+        for step, dropped in (("partition", self.dropped_by_partition), ("column_stats", self.dropped_by_column_stats),
+                              ("curve_region", self.dropped_by_curve_region)):
+            for name, why in dropped.items():
+                out[name] = (step, why)
+        return out
 
     @property
     def merged_slices(self) -> list[FileSlice]:
@@ -91,11 +113,14 @@ class ScanPlan:
             "files_total": self.files_total,
             "files_after_partition_pruning": self.files_after_partition_pruning,
             "files_after_column_stats": self.files_after_column_stats,
+            "files_after_curve_region": self.files_after_curve_region,
+            "files_read": self.files_read,
             "candidate_files": self.candidate_files,
             "rows_in_candidate_files": self.rows_in_candidate_files,
             "rows_total": self.rows_total,
             "dropped_by_partition": self.dropped_by_partition,
             "dropped_by_column_stats": self.dropped_by_column_stats,
+            "dropped_by_curve_region": self.dropped_by_curve_region,
             "notes": self.notes,
             "query": self.query.describe(),
             "seconds": round(self.seconds, 4),
@@ -111,15 +136,18 @@ class ScanPlan:
             f"files_after_partition_pruning  {self.files_after_partition_pruning}",
             f"files_after_column_stats       {self.files_after_column_stats}",
         ]
+        if self.files_after_curve_region is not None:
+            lines.append(f"files_after_curve_region       {self.files_after_curve_region}")
         if self.files_total:
-            pct = 100.0 * (self.files_total - self.files_after_column_stats) / self.files_total
+            pct = 100.0 * (self.files_total - self.files_read) / self.files_total
             lines.append(f"skipped                        {pct:.1f}% of files")
         if self.rows_in_candidate_files is not None:
             lines.append(f"rows in candidate files        {self.rows_in_candidate_files}"
                          + (f" of {self.rows_total}" if self.rows_total is not None else ""))
         lines.append(f"planning time                  {self.seconds * 1000:.1f} ms")
         for title, dropped in (("dropped by partition pruning", self.dropped_by_partition),
-                               ("dropped by column stats", self.dropped_by_column_stats)):
+                               ("dropped by column stats", self.dropped_by_column_stats),
+                               ("dropped by curve region", self.dropped_by_curve_region)):
             if dropped:
                 lines.append(f"{title} ({len(dropped)}):")
                 for name, why in list(dropped.items())[:max_dropped]:
@@ -213,19 +241,26 @@ def _derived_partition_fields(props: Any) -> list[str]:
 
 def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
               table: HudiTable | None = None, with_row_counts: bool = True, query: ReadQuery | None = None,
-              options: Mapping[str, Any] | None = None) -> ScanPlan:
+              options: Mapping[str, Any] | None = None, use_curve_region: bool | None = None,
+              source: str = "scan") -> ScanPlan:
     """Plan a filtered read of the table at ``path``; see the module docstring.
 
-    ``query`` (or Hudi's read ``options``, parsed into one: ``hoodie.datasource.query.type``, ``as.of.instant``,
+    ``query`` (or Hudi's read ``options``, parsed into one (with a ``query``, ``options`` may hold only
+    :data:`~hudi_layout.options.READ_SETTINGS`): ``hoodie.datasource.query.type``, ``as.of.instant``,
     ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``, ``hoodie.enable.data.skipping``) says
     which instants the read sees; the default is the latest snapshot. ``with_row_counts`` fills
     ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats (informational; reads turn it off).
+    ``use_curve_region`` (default: ``hudi_layout.skipping.curve.region.enable``, from the read options or the
+    defaults file; on) adds the curve-region step after column_stats; it runs only when column_stats are used.
+    ``source`` names the caller in the opt-in query log.
     """
     started = time.perf_counter()
     if query is None:
         query = ReadQuery.from_options(options)
-    elif options:
-        raise InvalidArgumentError("give either a read query or read options, not both")
+    elif options and set(options) - _READ_SETTING_KEYS:
+        raise InvalidArgumentError("give either a read query or read options, not both",
+                                   hint="with a read query, only hudi_layout's read settings may be given as "
+                                        "options (options.READ_SETTINGS)")
     table = table or HudiTable(str(path))
     props = table.properties
     require(props, Action.READ, query_type=query.query_type)
@@ -233,6 +268,9 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     pred = to_predicate(where, schema, spark)
     if schema is not None:
         pred = bind(pred, schema)
+    settings = read_settings(options)
+    if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
+        _record_query(table, pred, source, settings)
     slices, incremental = _slices_for(table, query)
     notes: list[str] = []
     fields = props.partition_fields
@@ -260,13 +298,23 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
                 notes.extend(stat_notes)
             except HudiLayoutError as e:
                 notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
+    after_stats = len(kept_slices)
+    after_region: int | None = None
+    dropped_region: dict[str, str] = {}
+    if use_curve_region is None:
+        use_curve_region = cfg.CURVE_REGION_ENABLE.get(settings)
+    if use_column_stats and query.use_column_stats and use_curve_region and wanted and kept_slices \
+            and schema is not None:
+        region = prune_by_curve_region(table, pred, kept_slices, schema)
+        if region.judged:
+            kept_slices, dropped_region, after_region = region.kept, region.dropped, len(region.kept)
     counts = _row_counts(table, slices) if with_row_counts else {}
     return ScanPlan(
         table_path=str(table.base_path),
         predicate=str(pred),
         files_total=len(slices),
         files_after_partition_pruning=after_partitions,
-        files_after_column_stats=len(kept_slices),
+        files_after_column_stats=after_stats,
         candidate_files=[s.base_file_path for s in kept_slices if s.base_file_path],
         candidate_slices=kept_slices,
         rows_in_candidate_files=_rows_of(kept_slices, counts) if with_row_counts else None,
@@ -276,6 +324,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         notes=notes,
         seconds=time.perf_counter() - started,
         schema=schema,
+        files_after_curve_region=after_region,
+        dropped_by_curve_region=dropped_region,
         query=query,
         incremental=incremental,
     )
@@ -291,6 +341,56 @@ def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], In
     if query.as_of is not None or query.completed_by is not None:
         return table.file_slices(as_of=query.as_of, completed_by=query.completed_by), None
     return table.latest_file_slices(), None
+
+
+_settings_cache: dict[str, tuple[tuple[str, int, int], dict[str, str]]] = {}
+
+
+def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """hudi_layout's read-side settings (:data:`~hudi_layout.options.READ_SETTINGS`): the defaults file
+    (``conf/hudi-layout-defaults.conf`` or ``$HUDI_LAYOUT_CONF``, re-read only when its size or modification
+    time changes), overridden by the same keys given as read ``options``."""
+    given = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
+             if v is not None and k in _READ_SETTING_KEYS}
+    return {**_defaults_file_settings(), **given} if given else _defaults_file_settings()
+
+
+_READ_SETTING_KEYS = frozenset(k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases))
+
+
+def _defaults_file_settings() -> dict[str, str]:
+    try:
+        path = cfg.default_conf_path()
+    except HudiLayoutError as e:  # a bad $HUDI_LAYOUT_CONF: reads keep their defaults (writes refuse it)
+        log.debug("defaults file not read: %s", e)
+        return {}
+    if path is None:
+        return {}
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    got = _settings_cache.get("conf")
+    if got is not None and got[0] == key:
+        return got[1]
+    try:
+        values = cfg.read_defaults_file(path)
+    except (OSError, HudiLayoutError) as e:
+        log.debug("defaults file %s not read: %s", path, e)
+        values = {}
+    _settings_cache["conf"] = (key, values)
+    return values
+
+
+def _record_query(table: HudiTable, pred: Predicate, source: str, settings: dict[str, str]) -> None:
+    """Append the query to the table's opt-in log; never raises (a read must not fail for its log)."""
+    try:
+        text = predicate_to_sql(pred)
+    except Exception as e:  # noqa: BLE001 - an unrenderable predicate is simply not recorded
+        log.debug("predicate not recorded: %s", e)
+        return
+    workload_log.record(table.base_path, text, source, max_bytes=cfg.WORKLOAD_LOG_MAX_BYTES.get(settings))
 
 
 def _prune_partitions(pred: Predicate, slices: list[FileSlice], props: Any, schema: pa.Schema | None

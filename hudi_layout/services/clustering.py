@@ -13,7 +13,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +22,16 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
-from hudi_layout.clustering.metrics import ClusteringMetrics, few_files_note
+from hudi_layout.clustering.metrics import ClusteringMetrics, GroupMetrics, PhaseTimer, few_files_note
 from hudi_layout.clustering.plan import ClusteringPlanSpec, plan_clustering
-from hudi_layout.clustering.schedule import load_pending_plans, prepare_clustering_options, schedule_clustering
+from hudi_layout.clustering.schedule import (
+    load_pending_plans,
+    prepare_clustering_options,
+    schedule_clustering,
+    table_arrow_schema,
+)
+from hudi_layout.clustering.workload import Workload, as_workload
+from hudi_layout.curves.region import CURVE_REGIONS_KEY, encode_regions
 from hudi_layout.errors import (
     CommitConflictError,
     CorruptFileError,
@@ -40,7 +47,7 @@ from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.scan.merge import merge_config
-from hudi_layout.spark.clustering_job import MergeInputs, data_schema, run_groups
+from hudi_layout.spark.clustering_job import MergeInputs, build_workload_tree, data_schema, run_groups
 from hudi_layout.spark.progress import watch
 from hudi_layout.table.commit_protocol import (
     PendingWrite,
@@ -77,17 +84,78 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
     return done
 
 
+def resolve_workload(path: str, workload: Any, opts: Mapping[str, str]) -> Workload | None:
+    """The workload of a clustering: the argument (predicates, a :class:`Workload`, a file path, or ``"log"``
+    for the table's query log), else the ``hudi_layout.layout.workload`` option; ``None`` when neither."""
+    value = workload if workload is not None else (cfg.WORKLOAD.get(opts).strip() or None)
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == cfg.WORKLOAD_FROM_LOG:
+        return Workload.from_log(path)
+    return as_workload(value)
+
+
+def prepare_layout_options(spark: SparkSession | Callable[[], SparkSession], path: str, opts: Mapping[str, str], *,
+                           columns: Sequence[str] | str, strategy: LayoutStrategy,
+                           method: str | CurveBuildMethod, workload: Any, include_all_files: bool) -> dict[str, str]:
+    """Options with what a plan must record resolved from the workload: the qdtree's cuts (a Spark job over
+    a sample of the table: a ``spark`` factory is called only then) and column weights asked to come from the
+    workload. Validates first."""
+    out = dict(opts)
+    table = HudiTable(path)
+    checked = prepare_clustering_options(table, out, columns=columns, strategy=strategy, method=method,
+                                         include_all_files=include_all_files, resolve=False)
+    wants_weights = checked.weights_from_workload or (checked.is_qdtree and not checked.column_weights)
+    if not (checked.is_qdtree or checked.weights_from_workload):
+        return out
+    found = resolve_workload(path, workload, out)
+    if found is None:
+        if checked.is_qdtree:
+            raise InvalidArgumentError(
+                "strategy qdtree lays the table out for a workload, and none was given",
+                hint=f"pass workload=[...] / --workload FILE, or set {cfg.WORKLOAD.key} (a file, or 'log')")
+        raise InvalidArgumentError(
+            f"{cfg.CURVE_COLUMN_WEIGHTS.key}={cfg.WEIGHTS_FROM_WORKLOAD} needs a workload",
+            hint=f"pass workload=[...] / --workload FILE, or set {cfg.WORKLOAD.key}")
+    schema = table_arrow_schema(table)
+    if schema is None:
+        raise InvalidArgumentError(f"{path} has no schema yet; write data before clustering it")
+    cols = list(checked.sort_columns)
+    predicates = found.predicates(schema)
+    if wants_weights:
+        weights = found.column_weights(cols, schema)
+        out[cfg.CURVE_COLUMN_WEIGHTS.key] = ",".join(f"{c}:{w:.6g}" for c, w in weights.items())
+    if checked.is_qdtree:
+        partitions = [p for p in table.partitions() if checked.selects_partition(p)]
+        slices = [s for s in table.file_slices(partitions=partitions) if s.base_file_name]
+        if not slices:
+            return out
+        total = sum(s.size_bytes for s in slices)
+        output_files = max(1, -(-total // checked.target_file_max_bytes))
+        session = spark() if callable(spark) else spark
+        tree, stats = build_workload_tree(session, [s.base_file_path for s in slices], cols, predicates, schema,
+                                          output_files=output_files,
+                                          sample_rows=cfg.QDTREE_SAMPLE_SIZE.get(out),
+                                          min_leaf_files=cfg.QDTREE_MIN_LEAF_FILES.get(out))
+        log.info("qdtree for %s: %d leaves, estimated workload cost %.0f -> %.0f files", path, stats.leaves,
+                 stats.cost_before, stats.cost_after)
+        out[cfg.QDTREE_CUTS.key] = tree.to_json()
+    return out
+
+
 def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
             strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
             method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
-            include_all_files: bool = True, resume: bool = True,
-            abandon_pending: bool = False) -> ClusteringMetrics | None:
+            include_all_files: bool = True, resume: bool = True, abandon_pending: bool = False,
+            workload: Any = None) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
     clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
-    the whole table. Set it to False for Hudi's small-files-only behaviour.
+    the whole table. Set it to False for Hudi's small-files-only behaviour. ``workload`` (predicates, a
+    :class:`~hudi_layout.clustering.workload.Workload`, a file path or ``"log"``) drives ``strategy="qdtree"``
+    and column weights ``"workload"``.
 
     Plans an interrupted run left pending (their executor is gone) are never skipped silently:
     ``resume`` (default, like the retry of Hudi's clustering job) executes them instead of a new plan (then
@@ -97,7 +165,8 @@ def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
     plans the other file groups.
     """
     run = run_clustering(lambda: spark, path, columns, strategy, method, options,
-                         include_all_files=include_all_files, resume=resume, abandon_pending=abandon_pending)
+                         include_all_files=include_all_files, resume=resume, abandon_pending=abandon_pending,
+                         workload=workload)
     for waiting in run.waiting:
         log.warning("%s", waiting.describe())
     return run.new or (run.resumed[-1] if run.resumed else None)
@@ -137,6 +206,9 @@ def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]
     if not columns:
         raise InvalidArgumentError(
             f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by for inline/async clustering")
+    opts = prepare_layout_options(lambda: spark, path, opts, columns=columns,
+                                  strategy=cfg.LAYOUT_STRATEGY.get(opts), method=cfg.CURVE_BUILD_METHOD.get(opts),
+                                  workload=None, include_all_files=False)
     scheduled = schedule_clustering(path, opts, resolve=False)
     if scheduled is None:
         return None
@@ -280,34 +352,41 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     data_columns = table.data_columns()
     table_schema = _arrow_schema_or_none(table.schema())
     merge = MergeInputs.for_table(table, data_columns) if table.is_mor else None
-    pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
+    timer = PhaseTimer()
+    with timer.phase("start"):
+        pending = resume_clustering(base, instant_time, lock=lock, hooks=COMMIT_HOOKS)
     try:
         log_sizes = input_log_sizes(base, plan)
-        with watch(spark, f"clustering {instant_time} ({plan.num_slices} files, {plan.total_bytes / 1e6:.1f} MB)"):
-            metrics, written = run_groups(spark, base, props, opts, pending, plan, data_columns, merge,
-                                          table_schema)
-        replaced: dict[str, list[str]] = {}
-        for g in plan.groups:
-            for s in g.slices:
-                replaced.setdefault(s.partition_path, []).append(s.file_id)
-        fallback = table_schema or data_schema(spark, plan, data_columns, merge)
+        what = f"clustering {instant_time} ({plan.num_slices} files, {plan.total_bytes / 1e6:.1f} MB)"
+        with timer.phase("groups"), watch(spark, what):
+            metrics, written, regions = run_groups(spark, base, props, opts, pending, plan, data_columns, merge,
+                                                   table_schema)
+        with timer.phase("commit"):
+            replaced: dict[str, list[str]] = {}
+            for g in plan.groups:
+                for s in g.slices:
+                    replaced.setdefault(s.partition_path, []).append(s.file_id)
+            fallback = table_schema or data_schema(spark, plan, data_columns, merge)
 
-        def payload() -> bytes:
-            """Under the table lock: the table's schema as it is now (a write may have evolved it while this
-            clustering ran; the rewritten rows read back with it like any older file)."""
-            schema_json = HudiTable(str(base)).schema() or arrow_to_avro_schema_json(fallback, props.table_name)
-            meta = commit_metadata_for(written, schema_json, "CLUSTER", replaced)
-            return replace_commit_metadata_bytes(meta, props.version)
+            def payload() -> bytes:
+                """Under the table lock: the table's schema as it is now (a write may have evolved it while this
+                clustering ran; the rewritten rows read back with it like any older file)."""
+                schema_json = HudiTable(str(base)).schema() or arrow_to_avro_schema_json(fallback, props.table_name)
+                meta = commit_metadata_for(written, schema_json, "CLUSTER", replaced)
+                if regions:  # each file's curve-key range, for curve-region pruning (docs/layouts.md)
+                    meta["extraMetadata"][CURVE_REGIONS_KEY] = encode_regions(regions)
+                return replace_commit_metadata_bytes(meta, props.version)
 
-        mdt_hook = metadata_update_hook(props, opts, written, replaced)
+            mdt_hook = metadata_update_hook(props, opts, written, replaced)
 
-        def before_complete(p: PendingWrite) -> None:
-            _check_inputs_current(base, plan, log_sizes)
-            mdt_hook(p)
+            def before_complete(p: PendingWrite) -> None:
+                _check_inputs_current(base, plan, log_sizes)
+                mdt_hook(p)
 
-        complete_write(pending, payload, committed_files=[w.relative_path for w in written],
-                       before_complete=before_complete)
-        compact_metadata_if_due(base, opts)
+            complete_write(pending, payload, committed_files=[w.relative_path for w in written],
+                           before_complete=before_complete)
+        with timer.phase("metadata_compaction"):
+            compact_metadata_if_due(base, opts)
     except BaseException as exc:
         pending.heartbeat.stop(delete=True)
         # Back to "requested": delete this attempt's files, keep the plan for the next run.
@@ -328,7 +407,16 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
         files_in=sum(m.files_in for m in metrics), files_out=sum(m.files_out for m in metrics),
         bytes_in=sum(m.bytes_in for m in metrics), bytes_out=sum(m.bytes_out for m in metrics),
         records=sum(m.records for m in metrics), seconds=time.time() - started, group_metrics=tuple(metrics),
-        notes=(note,) if note else ())
+        phases={**timer.seconds, **group_phases(metrics)}, notes=(note,) if note else ())
+
+
+def group_phases(metrics: Sequence[GroupMetrics]) -> dict[str, float]:
+    """The groups' phases summed (``group.<phase>``); groups run concurrently, so sums may exceed wall time."""
+    out: dict[str, float] = {}
+    for m in metrics:
+        for k, v in m.phases.items():
+            out[f"group.{k}"] = out.get(f"group.{k}", 0.0) + v
+    return out
 
 
 @dataclass(frozen=True)
@@ -387,7 +475,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
                    method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
                    options: Mapping[str, Any] | None = None, *, include_all_files: bool = True,
                    resume: bool = True, abandon_pending: bool = False,
-                   schedule_only: bool = False) -> ClusteringRun:
+                   schedule_only: bool = False, workload: Any = None) -> ClusteringRun:
     """Cluster the table: pending plans whose executor is gone run first (``resume``, like the retry of
     Hudi's clustering job), and when none did, a new plan is scheduled and executed.
 
@@ -395,7 +483,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     Spark. ``abandon_pending`` rolls the pending plans of dead executors back (a ``rollback`` instant each)
     instead of running them. With ``resume=False`` pending plans are left alone (and reported in
     ``waiting``); with ``schedule_only`` the new plan is written to the timeline and not executed. Every
-    option (cleaning included) is checked before anything is written.
+    option (cleaning included) is checked before anything is written. ``workload`` drives ``strategy="qdtree"``
+    and column weights ``"workload"`` (:func:`prepare_layout_options`; building a qdtree starts Spark).
     """
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
@@ -424,11 +513,17 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
         if resume and not abandon_pending:  # "resume only": nothing was pending
             return ClusteringRun((), None, None, tuple(pending_clusterings(str(base))))
         raise InvalidArgumentError("name the columns to cluster by", hint="--columns a,b")
-    scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
-                                    include_all_files=include_all_files, resolve=False)
+    timer = PhaseTimer()
+    with timer.phase("prepare"):
+        opts = prepare_layout_options(spark, path, opts, columns=columns, strategy=layout, method=method,
+                                      workload=workload, include_all_files=include_all_files)
+    with timer.phase("schedule"):
+        scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
+                                        include_all_files=include_all_files, resolve=False)
     new = None
     if scheduled is not None and not schedule_only:
         instant_time, plan = scheduled
-        new = execute_plan(spark(), str(base), instant_time, plan, opts)
+        done = execute_plan(spark(), str(base), instant_time, plan, opts)
+        new = replace(done, phases={**timer.seconds, **done.phases})
     return ClusteringRun(tuple(resumed), new, scheduled[0] if scheduled and schedule_only else None,
                          tuple(pending_clusterings(str(base))))

@@ -76,12 +76,15 @@ class CurveParams:
 
     curve: str
     columns: tuple[str, ...]
-    bits: int
+    #: bits per column: one width for all, or one per column (column weights)
+    bits: int | tuple[int, ...]
     ranges: tuple[tuple[int, int] | None, ...] | None = None
     bounds: tuple[np.ndarray, ...] | None = None
 
     @property
     def key_is_long(self) -> bool:
+        if isinstance(self.bits, tuple):
+            return sum(self.bits) <= 64
         return len(self.columns) * self.bits <= 64
 
     def keys(self, table: pa.Table | pa.RecordBatch) -> np.ndarray:

@@ -30,13 +30,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_layout.clustering.qdtree import QdTreeLayout
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.schema_evolution import conform_batch
@@ -44,8 +45,8 @@ from hudi_layout.scan.merge import MergeSpec
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
 from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
 from hudi_layout.spark.read import SliceInput
-from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, write_task
-from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile
+from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, task_identity, write_task
+from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -322,11 +323,14 @@ def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str],
     return Sketch(rows=counted, ranges=tuple(ranges), sample=sample)
 
 
-def params_from_sketch(sk: Sketch, columns: Sequence[str], curve: str, method: str, bits: int) -> CurveParams:
+def params_from_sketch(sk: Sketch, columns: Sequence[str], curve: str, method: str,
+                       bits: int | tuple[int, ...]) -> CurveParams:
     """The global reduction of the ``direct`` (min/max ranges) or ``sample`` (quantile bounds) method."""
     if method == "direct":
         return CurveParams(curve, tuple(columns), bits, ranges=sk.ranges)
-    return CurveParams(curve, tuple(columns), bits, bounds=tuple(sample_bounds(s, bits) for s in sk.sample))
+    widths = bits if isinstance(bits, tuple) else (bits,) * len(columns)
+    return CurveParams(curve, tuple(columns), bits,
+                       bounds=tuple(sample_bounds(s, b) for s, b in zip(sk.sample, widths)))
 
 
 def partition_bounds(params: CurveParams, sk: Sketch, n: int) -> np.ndarray:
@@ -340,7 +344,16 @@ def partition_bounds(params: CurveParams, sk: Sketch, n: int) -> np.ndarray:
 
 # ------------------------------------------------------------------------------------------ map / reduce
 
-def _split_sorted(buffered: list[pa.RecordBatch], params: CurveParams, bounds: np.ndarray,
+class SortKey(Protocol):
+    """A layout's sort key: :class:`~hudi_layout.spark.curve_key.CurveParams` (a curve) or
+    :class:`~hudi_layout.clustering.qdtree.QdTreeLayout` (leaf id, then a curve inside the leaf)."""
+
+    def keys(self, table: pa.Table | pa.RecordBatch) -> np.ndarray: ...
+
+    def keys_from_codes(self, codes: Sequence[np.ndarray]) -> np.ndarray: ...
+
+
+def _split_sorted(buffered: list[pa.RecordBatch], params: SortKey, bounds: np.ndarray,
                   preimages: np.ndarray) -> pa.RecordBatch:
     """One ``(partition preimage, blob)`` row per range partition present, each blob sorted by key."""
     # one chunk per column: ``take`` over many small chunks is several times slower than one copy + take
@@ -365,7 +378,7 @@ def _split_sorted(buffered: list[pa.RecordBatch], params: CurveParams, bounds: n
                                       names=[PARTITION_COLUMN, _BLOB])
 
 
-def _map_mapper(bins: list[list[Input]], names: tuple[str, ...], arrow_schema: pa.Schema, params: CurveParams,
+def _map_mapper(bins: list[list[Input]], names: tuple[str, ...], arrow_schema: pa.Schema, params: SortKey,
                 bounds: np.ndarray, preimages: np.ndarray):
     targets = [arrow_schema.field(n).type for n in names]
     flush_bytes = max(_MAP_FLUSH_BYTES, min(len(preimages) * _MIN_BLOB_BYTES, 256 * 1024 * 1024))
@@ -388,8 +401,9 @@ def _map_mapper(bins: list[list[Input]], names: tuple[str, ...], arrow_schema: p
     return mapper
 
 
-def _merged_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Decode a reduce task's blobs and yield its rows in key order (key column dropped)."""
+def _decoded_blobs(batches: Iterator[pa.RecordBatch]) -> tuple[pa.Table, np.ndarray] | None:
+    """A reduce task's blobs as one table (key column included) and the stable order that sorts it by key
+    (the blobs are pre-sorted runs, so this is a merge)."""
     tables = []
     for b in batches:
         blobs = b.column(1)
@@ -397,13 +411,26 @@ def _merged_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             with pa.ipc.open_stream(blobs[i].as_buffer()) as reader:  # zero-copy views of the blob
                 tables.append(reader.read_all())
     if not tables:
-        return
+        return None
     table = pa.concat_tables(tables).combine_chunks()
-    order = np.argsort(table.column(KEY_COLUMN).to_numpy(), kind="stable")  # merges the pre-sorted runs
-    table = table.drop_columns([KEY_COLUMN])
-    del tables
+    return table, np.argsort(table.column(KEY_COLUMN).to_numpy(), kind="stable")
+
+
+def _gathered(table: pa.Table, order: np.ndarray) -> Iterator[pa.RecordBatch]:
     for start in range(0, len(order), _BATCH_ROWS):  # gathered slice by slice: no full sorted copy
         yield from table.take(order[start:start + _BATCH_ROWS]).to_batches()
+
+
+def _merged_rows(batches: Iterator[pa.RecordBatch], keep_key: bool = False) -> Iterator[pa.RecordBatch]:
+    """Decode a reduce task's blobs and yield its rows in key order (the key column only with ``keep_key``:
+    the writer then records each file's key range)."""
+    got = _decoded_blobs(batches)
+    if got is None:
+        return
+    table, order = got
+    if not keep_key:
+        table = table.drop_columns([KEY_COLUMN])
+    yield from _gathered(table, order)
 
 
 def write_curve_sorted(spark: SparkSession, bins: list[list[Input]], schema: StructType, params: CurveParams,
@@ -418,8 +445,76 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[Input]], schema: Str
         _map_mapper(bins, names, spark_to_arrow_schema_of(schema), params, bounds, preimages),
         f"{PARTITION_COLUMN} int, {_BLOB} binary")
 
+    keep_key = spec.layout_key_column == KEY_COLUMN
+
     def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return write_task(spec, _merged_rows(batches))
+        return write_task(spec, _merged_rows(batches, keep_key))
+
+    return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
+
+
+def leaf_partition_bounds(layout: QdTreeLayout, sk: Sketch, n: int) -> np.ndarray:
+    """Range-partition bounds for a qdtree layout: equal-count key quantiles of the sample, each moved to the
+    nearest leaf boundary unless its leaf alone holds more than half a partition (a big leaf may be split
+    across tasks; a small one never is, so it is not cut into extra small files)."""
+    if n <= 1 or not sk.sample or sk.sample[0].size == 0:
+        return np.empty(0, dtype=np.uint64)
+    keys = np.sort(layout.keys_from_codes(list(sk.sample)))
+    leaves = layout.leaf_of_keys(keys)
+    counts = np.bincount(leaves, minlength=layout.tree.num_leaves)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    per_part = keys.size / n
+    out = []
+    for p in range(1, n):
+        i = min(keys.size - 1, (p * keys.size) // n)
+        leaf = int(leaves[i])
+        if counts[leaf] <= per_part / 2:
+            first, last = int(starts[leaf]), int(starts[leaf + 1])
+            boundary = leaf if i - first <= last - i else leaf + 1
+            out.append(np.uint64(layout.leaf_start_key(boundary)) if boundary < layout.tree.num_leaves
+                       else np.uint64(np.iinfo(np.uint64).max))
+        else:
+            out.append(keys[i])
+    return np.unique(np.array(out, dtype=np.uint64))
+
+
+def _write_leaves(spec: WriteSpec, layout: QdTreeLayout, rows_per_file: int,
+                  batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Reduce side of a qdtree clustering: the task's rows in key order, written leaf by leaf so that no file
+    spans two leaves; a leaf of ``r`` rows becomes ``max(1, round(r / rows_per_file))`` files of equal size."""
+    got = _decoded_blobs(batches)
+    if got is None:
+        return
+    table, order = got
+    keys = from_sortable_int64(table.column(KEY_COLUMN).to_numpy()[order])
+    leaves = layout.leaf_of_keys(keys)
+    del keys
+    edges = np.flatnonzero(np.diff(leaves)) + 1
+    task = task_identity()
+    seqno = 0  # one run of commit sequence numbers over the task's leaves
+    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
+        rows = int(last - first)
+        files = max(1, round(rows / max(1, rows_per_file)))
+        leaf_spec = replace(spec, max_rows_per_file=-(-rows // files))
+        yield from write_partition(leaf_spec, _gathered(table, order[first:last]), task, first_seqno=seqno)
+        seqno += rows
+
+
+def write_qdtree_sorted(spark: SparkSession, bins: list[list[Input]], schema: StructType, layout: QdTreeLayout,
+                        sk: Sketch, n_partitions: int, spec: WriteSpec, rows_per_file: int) -> list[WrittenFile]:
+    """Lay the rows of ``bins`` out along ``layout`` (leaf, then the leaf's curve) and write them, each leaf's
+    rows as files of about ``rows_per_file`` rows that never span two leaves."""
+    n = max(1, int(n_partitions))
+    bounds = leaf_partition_bounds(layout, sk, n)
+    preimages = hash_preimages(spark, n)
+    names = tuple(f.name for f in schema.fields)
+    blobs = spark.range(0, len(bins), 1, len(bins)).mapInArrow(
+        _map_mapper(bins, names, spark_to_arrow_schema_of(schema), layout, bounds, preimages),
+        f"{PARTITION_COLUMN} int, {_BLOB} binary")
+    spec = replace(spec, layout_key_column=KEY_COLUMN)
+
+    def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return _write_leaves(spec, layout, rows_per_file, batches)
 
     return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
 

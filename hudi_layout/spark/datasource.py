@@ -142,11 +142,14 @@ class _SlicePartition(InputPartition):
 class HudiLayoutReader(DataSourceReader):
     """Plans one scan of the data source's snapshot (see the module docstring)."""
 
-    def __init__(self, path: str, schema: Any, query: ReadQuery, prune_with_filters: bool) -> None:
+    def __init__(self, path: str, schema: Any, query: ReadQuery, prune_with_filters: bool,
+                 settings: Mapping[str, str] | None = None) -> None:
         self.path = path
         self.schema = schema
         self.query = query
         self.prune_with_filters = prune_with_filters
+        #: hudi_layout's read settings given as options (curve-region step, query log): see options.READ_SETTINGS
+        self.settings = dict(settings or {})
         self.filters: list[Any] = []
 
     def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
@@ -159,7 +162,8 @@ class HudiLayoutReader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
         table = HudiTable(self.path)
-        plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table)
+        plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table,
+                         options=self.settings or None, source="datasource")
         merge = table.is_mor and self.query.query_type is QueryType.SNAPSHOT
         if merge:
             plain = [s for s in plan.candidate_slices if s.has_base_file and not s.has_log_files]
@@ -282,7 +286,9 @@ class HudiLayoutDataSource(DataSource):
             pinned = self.pinned
         read_options.pop(INCLUDE_META_OPTION, None)
         query = ReadQuery.from_options(read_options, completed_by=pinned)
-        return HudiLayoutReader(path, schema, query, read_plan_is_per_scan())
+        setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
+        settings = {k: v for k, v in read_options.items() if k in setting_keys}
+        return HudiLayoutReader(path, schema, query, read_plan_is_per_scan(), settings)
 
     @_one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:

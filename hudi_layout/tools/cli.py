@@ -25,6 +25,7 @@ from typing import Any
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 
 EXIT_USAGE = 2
+STRATEGY_CHOICES = ["linear", "z-order", "zorder", "hilbert", "qdtree", "workload"]
 
 
 def _options(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -155,6 +156,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _layout_options(args: argparse.Namespace) -> dict[str, str]:
+    """``--option`` pairs plus the layout flags (``--weights``, ``--workload``) under their option keys."""
+    from hudi_layout import options as cfg
+
+    opts = _options(args.option)
+    if getattr(args, "weights", None):
+        opts[cfg.CURVE_COLUMN_WEIGHTS.key] = args.weights
+    if getattr(args, "workload", None):
+        opts[cfg.WORKLOAD.key] = args.workload
+    return opts
+
+
 def _print_metrics(m: Any, what: str) -> None:
     d = m.to_dict()
     print(f"{what} {m.instant_time} ({m.strategy}, {m.method}, by {', '.join(m.columns)}): {m.files_in} files -> "
@@ -167,7 +180,7 @@ def _print_metrics(m: Any, what: str) -> None:
 def cmd_cluster(args: argparse.Namespace) -> int:
     from hudi_layout.services import clustering as svc
 
-    opts = _options(args.option)
+    opts = _layout_options(args)
     columns = _columns(args.columns)
     if args.dry_run:
         plan = svc.preview_clustering(args.path, columns, args.strategy, args.method, opts,
@@ -232,7 +245,7 @@ def cmd_clustering_service(args: argparse.Namespace) -> int:
     from hudi_layout import options as cfg
     from hudi_layout.services.clustering_service import ClusteringService, ServiceEvent
 
-    opts = _options(args.option)
+    opts = _layout_options(args)
     if args.columns:
         opts[cfg.SORT_COLUMNS.key] = ",".join(_columns(args.columns))
     if args.strategy:
@@ -348,8 +361,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from hudi_layout.tools.layout_report import write_report
 
+    workload = None
+    if args.workload:
+        from hudi_layout import options as cfg
+        from hudi_layout.clustering.workload import Workload
+
+        workload = (Workload.from_log(args.path) if args.workload.strip().lower() == cfg.WORKLOAD_FROM_LOG
+                    else Workload.from_file(args.workload))
     data = write_report(args.path, _columns(args.columns), args.out, compare=args.compare,
-                        labels=(args.label, args.compare_label), partition=args.partition, where=args.where)
+                        labels=(args.label, args.compare_label), partition=args.partition, where=args.where,
+                        workload=workload)
     if args.json:
         _print_json(data)
         return 0
@@ -359,6 +380,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         for c in t["columns"]:
             print(f"  {label:>12} {c['column']:<14} files={c['files']:<6} avg_depth={c['avg_depth']:<8} "
                   f"point_read={c['point_read_fraction']:.2%}")
+    for row in data.get("workload", {}).get("queries", []):
+        reads = "  ".join(f"{label}={n}" for label, n in row["files_read"].items())
+        print(f"  workload {row['where'][:50]:<50} {reads}")
     return 0
 
 
@@ -374,6 +398,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Python log level (default WARNING); INFO or DEBUG also show Spark's own log")
     p.add_argument("--timing", action="store_true", help="print where the wall time went (stderr)")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def layout_flags(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--workload", metavar="FILE|log",
+                        help="predicates the layout is for: a file (one WHERE predicate per line, optionally "
+                             "weight<TAB>predicate) or 'log' (the table's query log)")
+        sp.add_argument("--weights", metavar="COL:W,...|workload",
+                        help="curve column weights (a column twice as heavy gets one more top bit), or "
+                             "'workload' to derive them from --workload")
 
     def common(sp: argparse.ArgumentParser, spark: bool = True, options: bool = True, as_json: bool = True) -> None:
         if options:
@@ -408,16 +440,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--abandon-pending", action="store_true",
                     help="roll back plans an interrupted run left pending (a rollback instant each), then "
                          "cluster --columns, if given")
-    sp.add_argument("--strategy", default="z-order", choices=["linear", "z-order", "zorder", "hilbert"])
+    sp.add_argument("--strategy", default="z-order", choices=STRATEGY_CHOICES,
+                    help="qdtree (alias workload): cut along the workload's predicates, Hilbert inside each leaf")
     sp.add_argument("--method", default="direct", choices=["direct", "sample"])
     sp.add_argument("--small-files-only", action="store_true",
                     help="plan only files below hoodie.clustering.plan.strategy.small.file.limit (Hudi's default)")
+    layout_flags(sp)
     sp.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
                     help="execute pending clustering plans (left by an interrupted run, or Hudi's) instead of "
                          "a new one (default); --no-resume leaves them and says so")
     sp.add_argument("--dry-run", action="store_true", help="show the plan; write nothing, start no Spark")
     sp.add_argument("--schedule-only", action="store_true",
-                    help="write the plan to the timeline without executing it (no Spark)")
+                    help="write the plan to the timeline without executing it (no Spark unless a qdtree "
+                         "must be built)")
     common(sp)
     sp.set_defaults(func=cmd_cluster)
 
@@ -431,8 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "one line per action")
     sp.add_argument("path")
     sp.add_argument("--columns", help="sort columns (hoodie.clustering.plan.strategy.sort.columns)")
-    sp.add_argument("--strategy", choices=["linear", "z-order", "zorder", "hilbert"])
+    sp.add_argument("--strategy", choices=STRATEGY_CHOICES)
     sp.add_argument("--method", choices=["direct", "sample"])
+    layout_flags(sp)
     sp.add_argument("--poll-seconds", type=float, default=10.0)
     sp.add_argument("--max-iterations", type=int, default=None)
     common(sp)
@@ -491,6 +527,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--compare-label", default="compare", help="title of the --compare panels (e.g. before)")
     sp.add_argument("--partition", help="draw this partition (default: the one with the most files)")
     sp.add_argument("--where", help="also draw the files this filter reads (query_files.png)")
+    sp.add_argument("--workload", metavar="FILE|log",
+                    help="also report the files each workload predicate reads, per table (a file or 'log')")
     common(sp, spark=False, options=False)
     sp.set_defaults(func=cmd_report)
     return p

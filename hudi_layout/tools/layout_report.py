@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_layout.clustering.workload import Workload
 from hudi_layout.curves import encode_column
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -238,11 +239,42 @@ def draw_pictures(tables: Sequence[tuple[str, HudiTable]], columns: Sequence[str
     return pics
 
 
+def workload_files_read(tables: Sequence[tuple[str, HudiTable]], workload: Workload) -> dict[str, Any]:
+    """Per workload predicate, the files each table's read would open (scan planning only, no data read):
+    ``{"queries": [{"where", "weight", "files_read": {label: n}, "files_total": {label: n}}], "total": {...}}``."""
+    queries = []
+    totals: dict[str, float] = {label: 0.0 for label, _ in tables}
+    for q in workload.queries:
+        read: dict[str, int] = {}
+        total: dict[str, int] = {}
+        for label, table in tables:
+            plan = plan_scan(str(table.base_path), q.where, with_row_counts=False, source="report")
+            read[label] = plan.files_read
+            total[label] = plan.files_total
+            totals[label] += q.weight * plan.files_read
+        queries.append({"where": q.where, "weight": q.weight, "files_read": read, "files_total": total})
+    return {"queries": queries, "weighted_total": totals}
+
+
+def workload_markdown(result: dict[str, Any], labels: Sequence[str]) -> list[str]:
+    """The Markdown table of :func:`workload_files_read` (one column of files read per table)."""
+    lines = ["## Workload: files read per query", "",
+             "| query | weight | " + " | ".join(f"files read ({label})" for label in labels) + " |",
+             "|---|---:|" + "---:|" * len(labels)]
+    for row in result["queries"]:
+        cells = [f"{row['files_read'][label]} of {row['files_total'][label]}" for label in labels]
+        lines.append(f"| `{row['where']}` | {row['weight']:g} | " + " | ".join(cells) + " |")
+    lines.append("| **weighted total** | | " + " | ".join(
+        f"**{result['weighted_total'][label]:g}**" for label in labels) + " |")
+    lines.append("")
+    return lines
+
+
 def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: str | None = None,
                  labels: tuple[str, str] = ("table", "compare"), partition: str | None = None,
-                 where: str | None = None) -> dict[str, Any]:
+                 where: str | None = None, workload: Workload | None = None) -> dict[str, Any]:
     """Write ``layout_report.md`` / ``.json`` and, for two columns or more, the pictures (see
-    :func:`draw_pictures`) into ``out_dir``."""
+    :func:`draw_pictures`) into ``out_dir``; with a ``workload``, the files each of its queries reads."""
     if not columns:
         raise InvalidArgumentError("--columns needs at least one column", hint="e.g. --columns carrier,dest")
     tables = [(labels[0], HudiTable(path))]
@@ -284,6 +316,9 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
                       f"![files read by the query]({pics.query})", ""]
     else:
         lines += ["(Pictures need two columns or more.)", ""]
+    if workload is not None:
+        data["workload"] = workload_files_read(tables, workload)
+        lines += workload_markdown(data["workload"], [label for label, _ in tables])
     (out / "layout_report.md").write_text("\n".join(lines))
     (out / "layout_report.json").write_text(json.dumps(data, indent=2, default=str))
     return data

@@ -70,6 +70,8 @@ RESULT_SCHEMA = pa.schema(
         ("num_records", pa.int64()),
         ("file_size", pa.int64()),
         ("stats", pa.binary()),
+        ("key_min", pa.int64()),
+        ("key_max", pa.int64()),
         # a merged file group (upsert / delete): what changed, and the slice it replaces (null for new files)
         ("num_updates", pa.int64()),
         ("num_deletes", pa.int64()),
@@ -98,6 +100,9 @@ class WriteSpec:
     #: roll over to a new file after this many rows (0: only ``max_file_size`` decides). A task's last file
     #: takes up to half as many more rows instead of leaving a small tail file.
     max_rows_per_file: int = 0
+    #: an input column (``int64``, not written) whose per-file min / max the writer reports: the layout's sort
+    #: key, so a clustering can record each file's curve-key range (``key_min`` / ``key_max`` result fields)
+    layout_key_column: str | None = None
     #: checked before every file is created (None only in unit tests of the writer itself)
     gate: FileGate | None = None
     #: encodes the ``_hoodie_partition_value_<i>`` input columns into ``_hoodie_partition_path``
@@ -272,6 +277,15 @@ class OpenFile:
         self.max_key: str | None = None
         self.stats = {c: _StatsAcc() for c in spec.stats_columns
                       if c in schema.names and _stats_supported(schema.field(c).type)}
+        self.key_min: int | None = None
+        self.key_max: int | None = None
+
+    def track_layout_keys(self, keys: pa.ChunkedArray | pa.Array) -> None:
+        mm = pc.min_max(keys)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        if lo is not None:
+            self.key_min = lo if self.key_min is None else min(self.key_min, lo)
+            self.key_max = hi if self.key_max is None else max(self.key_max, hi)
 
     def write(self, table: pa.Table) -> None:
         self.writer.write_table(table)
@@ -307,6 +321,8 @@ class OpenFile:
             "num_records": self.num_records,
             "file_size": size,
             "stats": pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL),
+            "key_min": self.key_min,
+            "key_max": self.key_max,
         }
 
 
@@ -472,6 +488,8 @@ class _PartitionOutput:
                 handle = self.open = task.open_file(self.partition_path, data)
                 task.open_order[self.partition_path] = self
             take = self._rows_for(handle, data, final)
+            if task.spec.layout_key_column is not None:
+                handle.track_layout_keys(data.column(task.spec.layout_key_column).slice(0, take))
             table = task.meta_table(data.slice(0, take), handle.file_name, task.rows_seen)
             data = data.slice(take)
             task.rows_seen += take
@@ -583,6 +601,8 @@ class WrittenFile:
     num_records: int
     file_size: int
     stats: dict[str, dict[str, Any]]
+    #: min / max of the layout key column over the file's rows (the sortable ``int64`` form), when tracked
+    key_range: tuple[int, int] | None = None
     num_updates: int = 0
     num_deletes: int = 0
     #: base instant of the slice a merge replaced (``None``: a new file group)
@@ -615,6 +635,7 @@ def decode_results(rows: Sequence[Any]) -> list[WrittenFile]:
                 num_records=int(d["num_records"]),
                 file_size=int(d["file_size"]),
                 stats=pickle.loads(d["stats"]),
+                key_range=(int(d["key_min"]), int(d["key_max"])) if d.get("key_min") is not None else None,
                 num_updates=int(d.get("num_updates") or 0),
                 num_deletes=int(d.get("num_deletes") or 0),
                 prev_commit=d.get("prev_commit"),

@@ -30,7 +30,7 @@ def main() -> None:
     print("RESULT " + json.dumps({
         "master": spark.sparkContext.master, "files_written": res.files_written, "files_out": m.files_out,
         "records": m.records, "count": count, "full_count": full, "files_total": plan.files_total,
-        "files_after": plan.files_after_column_stats}), flush=True)
+        "files_after": plan.files_read}), flush=True)
     spark.stop()
 
 

@@ -103,7 +103,7 @@ def test_explain_shows_skipping_on_sorted_column(spark, table):
     from hudi_layout.spark.datasource import HudiLayoutReader, read_plan_is_per_scan
 
     pushed = [GreaterThanOrEqual(("k",), 2000), LessThanOrEqual(("k",), 2999)]
-    for per_scan, want in ((True, plan.files_after_column_stats), (False, plan.files_total)):
+    for per_scan, want in ((True, plan.files_read), (False, plan.files_total)):
         reader = HudiLayoutReader(table, None, ReadQuery(), per_scan)
         assert list(reader.pushFilters(pushed)) == pushed  # every filter back: Spark still filters rows
         assert sum(len(p.paths) for p in reader.partitions()) == want

@@ -74,7 +74,8 @@ def test_cluster_old_and_new_spelling(calls: list[Any]) -> None:
     assert new[0] == old[0] == "run_clustering" and new[1][1:] == old[1][1:] and new[2] == old[2]
     assert new[1][0]() is s and old[1][0]() is s  # Spark is started (here: returned) only when a plan runs
     assert new[1][1:] == ("/t", ["x", "y"], "hilbert", "sample", {"k": "v"})
-    assert new[2] == {"include_all_files": False, "resume": True, "abandon_pending": False}
+    assert new[2] == {"include_all_files": False, "resume": True, "abandon_pending": False,
+                      "workload": None}
     with pytest.raises(TypeError):
         api.cluster("/t", ["x"], "hilbert")
 

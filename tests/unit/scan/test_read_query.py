@@ -97,3 +97,21 @@ def test_float_columns_get_no_footer_statistics_or_dictionary():
     assert opts["use_dictionary"] == ["id", "s.y"]
     assert footer_options(schema, ["d", "id"])["use_dictionary"] == ["id"]
     assert footer_options(schema, False)["use_dictionary"] is False
+
+
+def test_read_settings_are_read_options_and_override_the_defaults_file(tmp_path, monkeypatch):
+    """hudi_layout's read settings (curve-region step, query log) come from the defaults file and, per read,
+    from the read options; a bad value is refused by name; they stay valid in a defaults file a write uses."""
+    from hudi_layout.scan.plan import read_settings
+
+    conf = tmp_path / "defaults.conf"
+    conf.write_text("hudi_layout.skipping.curve.region.enable false\nhudi_layout.workload.log.enable true\n")
+    monkeypatch.setenv("HUDI_LAYOUT_CONF", str(conf))
+    assert not cfg.CURVE_REGION_ENABLE.get(read_settings())
+    got = read_settings({"hudi_layout.skipping.curve.region.enable": True, "hoodie.datasource.query.type": "snapshot"})
+    assert cfg.CURVE_REGION_ENABLE.get(got) and cfg.WORKLOAD_LOG_ENABLE.get(got)
+    assert "hoodie.datasource.query.type" not in got
+    assert ReadQuery.from_options({"hudi_layout.skipping.curve.region.enable": "false"}) == ReadQuery()
+    with pytest.raises(InvalidArgumentError, match="curve.region.enable"):
+        ReadQuery.from_options({"hudi_layout.skipping.curve.region.enable": "perhaps"})
+    cfg.resolve_options({}, conf_file=conf)  # a write with that defaults file is not refused

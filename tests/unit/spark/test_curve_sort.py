@@ -181,3 +181,44 @@ def test_sample_files_is_seeded_and_holds_enough_rows() -> None:
     assert sum(chosen_rows) >= 95 and len(chosen) == 10 and chosen == sorted(chosen)
     assert cs.sample_files(paths, rows, 95) == (chosen, chosen_rows)
     assert cs.sample_files(paths, rows, 10_000)[0] == paths
+
+
+def test_qdtree_map_reduce_writes_each_leaf_as_its_own_files(tmp_path: Path) -> None:
+    """The qdtree sort key through the same map side; partition bounds sit on leaf boundaries (small leaves are
+    never split between tasks) and the reduce side writes every leaf as files that never span two leaves."""
+    from hudi_layout.clustering.qdtree import build_qdtree, code_spaces_of, layout_for, workload_boxes
+    from hudi_layout.clustering.workload import Workload
+
+    paths = _files(tmp_path, n_files=4, rows=800)
+    sk = _sketch_locally(paths, rate=1.0)
+    schema = pq.read_schema(paths[0])
+    boxes = workload_boxes(Workload.of(["a < -500", "s LIKE 'host-9%'", "a BETWEEN 100 AND 150"]).predicates(schema),
+                           COLS, schema)
+    tree, _ = build_qdtree(list(sk.sample), COLS, code_spaces_of(schema, COLS), boxes, rows_per_file=200)
+    assert tree.num_leaves >= 3
+    layout = layout_for(tree, list(sk.sample))
+    n = 3
+    bounds = cs.leaf_partition_bounds(layout, sk, n)
+    leaf_counts = np.bincount(tree.route(list(sk.sample)), minlength=tree.num_leaves)
+    for b in bounds:  # a bound inside a leaf only where that leaf alone is over half a partition
+        leaf = int(layout.leaf_of_keys(np.array([b], np.uint64))[0])
+        inside = int(b) != layout.leaf_start_key(leaf)
+        assert not inside or leaf_counts[leaf] > leaf_counts.sum() / n / 2
+    names = ("a", "s", "payload", "_hoodie_record_key", "_hoodie_partition_path")
+    preimages = np.array([100, 200, 300], np.int32)
+    mapper = cs._map_mapper([paths[:2], paths[2:]], names, schema, layout, bounds, preimages)
+    rows = pa.Table.from_batches(list(mapper(iter([pa.record_batch([pa.array([0, 1])], names=["id"])]))))
+    spec = WriteSpec(base_path=str(tmp_path / "out"), instant_time=T, data_columns=("a", "s", "payload"),
+                     stats_columns=("a",), layout_key_column=KEY_COLUMN)
+    written = []
+    for pre in (100, 200, 300):
+        part = rows.filter(pa.compute.equal(rows.column(PARTITION_COLUMN), pre))
+        for batch in cs._write_leaves(spec, layout, 400, iter(part.to_batches())):
+            written += decode_results(batch.to_pylist())
+    assert sum(w.num_records for w in written) == 3200
+    for w in written:
+        t = pq.read_table(tmp_path / "out" / w.file_name, columns=list(COLS))
+        leaves = tree.route([encode_column(t.column(c)) for c in COLS])
+        assert np.unique(leaves).size == 1
+        lo, hi = from_sortable_int64(np.array(w.key_range, np.int64))
+        assert int(lo) >> layout.inner_bits == int(hi) >> layout.inner_bits == int(leaves[0])

@@ -107,3 +107,18 @@ def test_results_pickle_round_trip(tmp_path: Path) -> None:
     out = next(write_partition(_spec(tmp_path), iter([_batch(5)])))
     row = out.to_pylist()[0]
     assert isinstance(pickle.loads(row["stats"]), dict)
+
+
+def test_layout_key_range_is_reported_per_file_and_not_written(tmp_path: Path) -> None:
+    batch = _batch(25)
+    keyed = pa.RecordBatch.from_arrays([*batch.columns, pa.array([7 * i - 50 for i in range(25)], pa.int64())],
+                                       names=[*batch.schema.names, "_layout_key"])
+    spec = _spec(tmp_path, max_rows_per_file=10, layout_key_column="_layout_key")
+    files = decode_results(next(write_partition(spec, iter([keyed]))).to_pylist())
+    got = sorted((f.num_records, f.key_range) for f in files)
+    assert [n for n, _ in got] == [10, 15]  # the short tail joins the last file
+    assert sorted(r for _, r in got) == [(-50, 13), (20, 118)]
+    for f in files:
+        assert "_layout_key" not in pq.read_schema(tmp_path / f.partition_path / f.file_name).names
+    plain = decode_results(next(write_partition(_spec(tmp_path / "p"), iter([batch]))).to_pylist())
+    assert plain[0].key_range is None

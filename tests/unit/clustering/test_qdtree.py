@@ -1,0 +1,115 @@
+"""The qdtree: serialisation, routing, greedy cuts on a sample, the sort key, leaf-aligned partitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hudi_layout.clustering.qdtree import (
+    QdTree,
+    build_qdtree,
+    candidate_cuts,
+    code_spaces_of,
+    layout_for,
+    workload_boxes,
+)
+from hudi_layout.clustering.workload import Workload
+from hudi_layout.curves import encode_column
+from hudi_layout.errors import InvalidArgumentError
+
+N = 40_000
+
+
+@pytest.fixture(scope="module")
+def table() -> pa.Table:
+    rng = np.random.default_rng(3)
+    octets = rng.integers(0, 256, (N, 2))
+    ip = pa.array([f"{a}.{b}" for a, b in octets])
+    return pa.table({"ip": ip, "port": pa.array(rng.integers(0, 65536, N), pa.int32()),
+                     "size": pa.array(rng.normal(size=N))})
+
+
+COLS = ["ip", "port", "size"]
+QUERIES = ["ip LIKE '157.%'", "port < 1024", "port BETWEEN 20000 AND 29999 AND size > 1.5"]
+
+
+def _built(table: pa.Table, queries: list[str] = QUERIES, files: int = 40) -> tuple[QdTree, list[np.ndarray]]:
+    boxes = workload_boxes(Workload.of(queries).predicates(table.schema), COLS, table.schema)
+    codes = [encode_column(table.column(c)) for c in COLS]
+    tree, stats = build_qdtree(codes, COLS, code_spaces_of(table.schema, COLS), boxes, rows_per_file=N / files,
+                               max_leaves=files)
+    assert stats.cost_after < stats.cost_before
+    return tree, codes
+
+
+def test_cuts_come_from_the_workload_and_leaves_hold_a_file_at_least(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    boxes = workload_boxes(Workload.of(QUERIES).predicates(table.schema), COLS, table.schema)
+    allowed = candidate_cuts(boxes)
+    for c, t in zip(tree.column, tree.threshold):
+        if c >= 0:
+            assert np.uint64(t) in allowed[c]
+    leaves = tree.route(codes)
+    counts = np.bincount(leaves, minlength=tree.num_leaves)
+    assert tree.num_leaves > 2 and counts.min() >= N / 40 * 0.999
+
+
+def test_route_agrees_with_leaf_boxes_and_json_round_trips(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    back = QdTree.from_json(tree.to_json())
+    assert back == tree
+    leaves = back.route(codes)
+    for leaf, box in enumerate(back.leaf_boxes()):
+        rows = leaves == leaf
+        for j, (lo, hi) in enumerate(box):
+            assert np.all((codes[j][rows] >= np.uint64(lo)) & (codes[j][rows] <= np.uint64(hi)))
+    for bad in ("[]", '{"version": 1, "columns": ["a"], "code_spaces": ["x"], "nodes": [[0, "5"], []]}',
+                '{"version": 1, "columns": ["a"], "code_spaces": ["x"], "nodes": [[], []]}',
+                '{"version": 1, "columns": ["a"], "code_spaces": ["x"], "nodes": [[3, "1"], [], []]}',
+                '{"version": 9, "columns": [], "code_spaces": [], "nodes": [[]]}'):
+        with pytest.raises(InvalidArgumentError):
+            QdTree.from_json(bad)
+
+
+def test_layout_keys_group_leaves_and_zoom_inside_them(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    layout = layout_for(tree, codes, weights=[1.0, 2.0, 1.0])
+    keys = layout.keys(table)
+    assert np.array_equal(layout.leaf_of_keys(keys), tree.route(codes))
+    assert layout.bits[1] == layout.bits[0] + 1 and layout.inner_bits + (tree.num_leaves - 1).bit_length() <= 64
+    # inside a leaf the curve spans the leaf's own range: coordinates reach both ends of the bit range
+    order = np.argsort(keys, kind="stable")
+    first_leaf = layout.leaf_of_keys(keys[order[0]:order[0] + 1])[0]
+    inner = keys[layout.leaf_of_keys(keys) == first_leaf] & np.uint64((1 << layout.inner_bits) - 1)
+    assert int(inner.max()) > (1 << layout.inner_bits) // 2
+
+
+def test_leaf_widths_follow_the_leaf_extent(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    layout = layout_for(tree, codes, by_extent=True)
+    assert layout.widths is not None and layout.widths.shape == (tree.num_leaves, len(COLS))
+    assert np.all(layout.widths >= 1) and np.all(layout.widths.sum(axis=1) <= layout.inner_bits)
+    # a leaf that spans a thinner share of a column than of another gives that column no more bits
+    total = np.array([b.size + 1 for b in layout.bounds], np.float64)
+    extent = (layout.zoom_hi - layout.zoom_lo + 1) / total
+    for leaf in range(tree.num_leaves):
+        for a in range(len(COLS)):
+            for b in range(len(COLS)):
+                if extent[leaf, a] < extent[leaf, b] / 2:
+                    assert layout.widths[leaf, a] <= layout.widths[leaf, b]
+    keys = layout.keys(table)
+    assert np.array_equal(layout.leaf_of_keys(keys), tree.route(codes))
+    flat = layout_for(tree, codes)
+    assert flat.widths is None and np.array_equal(flat.leaf_of_keys(flat.keys(table)), tree.route(codes))
+
+
+def test_no_usable_query_gives_one_leaf(table: pa.Table) -> None:
+    boxes = workload_boxes(Workload.of(["payload IS NULL OR port != 3"]).predicates(
+        table.schema.append(pa.field("payload", pa.string()))), COLS, table.schema.append(
+        pa.field("payload", pa.string())))
+    assert boxes.num_queries == 0
+    tree, stats = build_qdtree([encode_column(table.column(c)) for c in COLS], COLS, ("bytes", "signed", "float"),
+                               boxes, rows_per_file=100)
+    assert tree.num_leaves == 1 and stats.cuts == 0
+    assert tree.route([np.zeros(3, np.uint64)] * 3).tolist() == [0, 0, 0]
