@@ -355,8 +355,13 @@ def _draw_query(ax: Any, x: Axis, y: Axis, query: tuple[_Bounds | None, _Bounds 
     c, d = side(y, query[1], limits[1])
     ax.add_patch(Rectangle((a, c), b - a, d - c, facecolor=(0.17, 0.63, 0.17, 0.30), edgecolor="#116611",
                            linewidth=2.0, linestyle="--", zorder=5))
-    ax.annotate("query", (b, d), xytext=(4, 4), textcoords="offset points", color="#116611", fontsize=8,
-                fontweight="bold", zorder=6, annotation_clip=True)
+    # the label sits outside the box's top-right corner, or inside it when that corner is at the panel's edge
+    (x0, x1), (y0, y1) = limits
+    inside_x = x1 > x0 and (b - x0) / (x1 - x0) > 0.85
+    inside_y = y1 > y0 and (d - y0) / (y1 - y0) > 0.9
+    ax.annotate("query", (b, d), xytext=(-4 if inside_x else 4, -4 if inside_y else 4), textcoords="offset points",
+                ha="right" if inside_x else "left", va="top" if inside_y else "bottom", color="#116611",
+                fontsize=8, fontweight="bold", zorder=6, annotation_clip=True)
 
 
 def _title(panel: Panel, drawn: int) -> str:
@@ -440,7 +445,8 @@ def draw_partition_grid(panels_by_partition: Sequence[Sequence[Panel]], x: str, 
     limits = (_axis_limits(axes_of[x], _all_spans(flat, axes_of[x])),
               _axis_limits(axes_of[y], _all_spans(flat, axes_of[y])))
     per = max(1, len(panels_by_partition[0]))
-    groups_per_row = max(1, 6 // per)
+    # at most 6 panels a row, and no more columns than there are partitions (no empty width to the right)
+    groups_per_row = max(1, min(6 // per, len(panels_by_partition)))
     rows = math.ceil(len(panels_by_partition) / groups_per_row)
     cols = groups_per_row * per
     fig, grid = _grid(plt, rows, cols, 3.4, 3.0, title)
