@@ -301,12 +301,13 @@ def parse_instant_time(value: str) -> str:
 
     Accepted (as Hudi's ``as.of.instant``): ``yyyyMMddHHmmssSSS``, ``yyyyMMddHHmmss`` (milliseconds 000),
     ``yyyy-MM-dd HH:mm:ss[.SSS]`` (``T`` between date and time also accepted) and ``yyyy-MM-dd`` (midnight).
-    The text is taken in the timeline's own time zone, as instant times are; ``earliest`` is before every
-    instant. Raises ``ValueError`` (reported by :class:`Option` with the key) for anything else.
+    The text is taken in the timeline's own time zone, as instant times are; ``earliest`` (or ``000``, all
+    zeros, as Hudi's docs write it) is before every instant.
+    Raises ``ValueError`` (reported by :class:`Option` with the key) for anything else.
     """
     text = value.strip()
-    if text.lower() == "earliest":
-        return EARLIEST
+    if text.lower() == "earliest" or (text.isdigit() and set(text) == {"0"}):
+        return EARLIEST  # Hudi's docs start incremental reads at "000": before every instant
     if text.isdigit():
         if len(text) == 17:
             digits = text

@@ -115,3 +115,12 @@ def test_read_settings_are_read_options_and_override_the_defaults_file(tmp_path,
     with pytest.raises(InvalidArgumentError, match="curve.region.enable"):
         ReadQuery.from_options({"hudi_layout.skipping.curve.region.enable": "perhaps"})
     cfg.resolve_options({}, conf_file=conf)  # a write with that defaults file is not refused
+
+
+def test_zeros_begin_an_incremental_read_at_the_start_as_in_hudi_docs():
+    """Hudi's docs start incremental reads with begin instant "000"; the read-path soak asked that and every
+    entry point refused it (regression)."""
+    from hudi_layout import options as cfg
+
+    assert cfg.parse_instant_time("000") == cfg.parse_instant_time("0") == cfg.EARLIEST
+    assert cfg.parse_instant_time("earliest") == cfg.EARLIEST
