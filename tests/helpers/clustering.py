@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -203,6 +204,15 @@ def start_python(code: str, *args: str, log: Path, **env: str) -> subprocess.Pop
     with open(log, "wb") as fh:  # the child keeps its own copy of the descriptor
         return subprocess.Popen([sys.executable, "-c", code, *args], stdout=fh, stderr=subprocess.STDOUT,
                                 cwd=str(PROJECT_ROOT), env=subprocess_env(**env), start_new_session=True)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group of ``proc`` (driver, JVM, and the Python workers left in it) and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=60)
 
 
 def wait_for(cond: Any, timeout: float, interval: float = 0.05, proc: subprocess.Popen[bytes] | None = None) -> bool:

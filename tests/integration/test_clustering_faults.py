@@ -21,6 +21,7 @@ from tests.helpers.clustering import (
     completed_replacecommits,
     grid_table,
     hudi_rs_arrow,
+    kill_group,
     pending_clusterings,
     rows_digest,
     start_python,
@@ -78,14 +79,6 @@ def _markers(path: Path) -> list[Path]:
     return [p for p in tmp.rglob("*.marker.*")] if tmp.is_dir() else []
 
 
-def _kill_group(proc) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=60)
-
-
 _ALL_FAULTS = os.environ.get("HUDI_LAYOUT_FAULTS") == "all"
 _long = pytest.mark.skipif(not _ALL_FAULTS, reason="long fault case: HUDI_LAYOUT_FAULTS=all runs it "
                                                   "(CI kills a clustering during its writes and before completing)")
@@ -105,14 +98,14 @@ def test_killed_clustering_is_recovered(spark, tmp_path: Path, source_table, fau
         if fault == "during_writes":
             hit = wait_for(lambda: bool(_markers(path)), timeout=300, interval=0.02, proc=proc)
             assert hit, f"no marker appeared:\n{tail(log)}"
-            _kill_group(proc)
+            kill_group(proc)
         else:
             proc.wait(timeout=300)  # the fault hook SIGKILLs the driver itself
             assert proc.returncode == -signal.SIGKILL, tail(log)
-            _kill_group(proc)  # and its JVM
+            kill_group(proc)  # and its JVM
     finally:
         if proc.poll() is None:
-            _kill_group(proc)
+            kill_group(proc)
     assert "CLUSTERED" not in tail(log), "the clustering finished before it could be killed"
 
     pending = pending_clusterings(path)

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 
 import hudi_layout
+from tests.helpers.clustering import kill_group
 from tests.helpers.integration import (
     base_files_on_disk,
     data_only,
@@ -90,14 +91,6 @@ def pending_instants(path: Path) -> set[str]:
     done = {f.split(".")[0].split("_")[0] for f in files if f.endswith((".commit", ".replacecommit"))}
     return {f.split(".")[0] for f in files if f.endswith((".requested", ".inflight"))
             and f.split(".")[1] in ("commit", "replacecommit")} - done
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=60)
 
 
 @pytest.fixture(scope="module")

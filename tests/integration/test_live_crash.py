@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import hudi_layout as hl
+from tests.helpers.clustering import kill_group
 from tests.helpers.integration import hudi_rs_read, timeline_files
 
 pytestmark = pytest.mark.integration
@@ -75,14 +76,6 @@ def merge_markers(path: Path) -> list[Path]:
 
 def instant_files(path: Path, instant: str) -> list[Path]:
     return [p for p in path.rglob("*.parquet") if ".hoodie" not in p.parts and instant in p.name]
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=60)
 
 
 @pytest.fixture(scope="module")
