@@ -228,6 +228,55 @@ class FileSystemView:
         slices.sort(key=lambda s: (s.partition_path, s.file_id))
         return slices
 
+    def files_cleaned_from(self, as_of: str | None = None, *,
+                           completed_by: str | None = None) -> list[tuple[str, str]]:
+        """``(clean time, file name)`` of the files that :meth:`file_slices` with these bounds would show but a
+        completed clean deleted; empty when that view is whole.
+
+        A clean only deletes slices that are no longer the latest (superseded by a newer base file, or their file
+        group replaced), so a time-travel view misses one when the deleted file was committed by the bound and
+        neither its supersession nor its group's replacement was. Without this check such a view would just
+        leave the file out: fewer rows, in silence. The latest view never misses any."""
+        if as_of is None and completed_by is None:
+            return []
+        cleaned = self.timeline.cleaned_files()
+        if not cleaned:
+            return []
+        rules = self._slice_rules(as_of, completed_by)
+        replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
+        # (partition, fileId) -> [(instant the file counts from, clean time, name)] and every base instant known
+        deleted: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        bases: dict[tuple[str, str], set[str]] = {}
+        for clean_time, part, name in cleaned:
+            bf = try_parse_base_file_name(name)
+            lf = None if bf is not None else try_parse_log_file_name(name)
+            if bf is not None:
+                group, instant = (part, bf.file_id), bf.instant_time
+                bases.setdefault(group, set()).add(instant)
+            elif lf is not None and lf.extension == "log" and not lf.is_cdc:
+                group, instant = (part, lf.file_id), lf.instant_time
+            else:
+                continue
+            if group not in replaced and rules.committed(instant):
+                deleted.setdefault(group, []).append((instant, clean_time, name))
+        for part in sorted({g[0] for g in deleted}):
+            pdir = self.base_path / part if part else self.base_path
+            try:
+                names = os.listdir(pdir)
+            except FileNotFoundError:
+                continue
+            for name in names:
+                bf = try_parse_base_file_name(name)
+                if bf is not None and (part, bf.file_id) in deleted:
+                    bases.setdefault((part, bf.file_id), set()).add(bf.instant_time)
+        missing: list[tuple[str, str]] = []
+        for group, files in deleted.items():
+            known = sorted(b for b in bases.get(group, ()) if rules.committed(b))
+            for instant, clean_time, name in files:
+                if not any(b > instant for b in known):  # still the group's latest slice at the bound
+                    missing.append((clean_time, name))
+        return sorted(missing)
+
     def pending_clustering_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
         for _inst, plan in self.timeline.pending_clustering():

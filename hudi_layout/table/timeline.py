@@ -20,7 +20,9 @@ from typing import Any
 
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
 from hudi_layout.format import commit_metadata as cm
+from hudi_layout.format.clean_metadata import decode_clean_metadata
 from hudi_layout.format.instant import (
+    CLEAN,
     CLUSTERING,
     COMMIT,
     COMPACTION,
@@ -182,6 +184,18 @@ class Timeline:
         if not instant.is_completed:
             return self.read_commit_metadata(instant)
         return table_cache.commit_metadata(self.path_of(instant), lambda: self.read_commit_metadata(instant))
+
+    def cleaned_files(self) -> list[tuple[str, str, str]]:
+        """``(clean time, partition, file name)`` of every data file a completed clean on this timeline deleted
+        (``successDeleteFiles`` of its ``HoodieCleanMetadata``; cached per completed clean file)."""
+        out: list[tuple[str, str, str]] = []
+        for inst in self.completed().actions(CLEAN):
+            def decode(inst: Instant = inst) -> dict[str, Any]:
+                md = decode_clean_metadata(self.read_bytes(inst), str(self.path_of(inst)))
+                return {"deleted": [(p, n) for p, r in md.partitions.items() for n in r.deleted]}
+            deleted = table_cache.commit_metadata(self.path_of(inst), decode)["deleted"]
+            out += [(inst.requested_time, part, name) for part, name in deleted]
+        return out
 
     def _requested_file(self, requested_time: str) -> Instant | None:
         for f in self.files:

@@ -1,15 +1,20 @@
 """Differential test of live tables: random sequences of insert / upsert / delete / insert_overwrite /
-delete_partition / cluster against a plain-Python model of the table. After every step hudi-rs reads exactly the
-model's rows, and so does ``hudi_layout.read`` with random predicates (data skipping on); at the end, time travel
-to every completed instant (hudi-rs ``as.of`` and our file-system view) gives the model's rows at that instant.
+delete_partition / cluster / clean against a plain-Python model of the table. After every step hudi-rs reads
+exactly the model's rows, and so does ``hudi_layout.read`` with random predicates (data skipping on); at the end,
+time travel to every completed instant the cleans retained (hudi-rs ``as.of``, our file-system view and
+``hudi_layout.read(as_of=...)``) gives the model's rows at that instant.
+
+A clean step runs Hudi's clean action with a random policy and a small retention (no grace period), so the cleans
+really delete file slices between the other steps. Which instants stay readable: under ``KEEP_LATEST_COMMITS``
+every instant at or after the clean's earliest commit to retain; under ``KEEP_LATEST_FILE_VERSIONS`` only the
+latest snapshot at the time of the clean (and everything after it).
 
 CI profile: one seeded sequence per merge mode, a dozen steps. ``HUDI_LAYOUT_LONG_TESTS=1`` runs more seeds and
-longer sequences. Cleaning joins the sequence once the clean action is merged (see ``OPERATIONS`` / the TODO).
+longer sequences.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import random
 from dataclasses import dataclass, field
@@ -20,6 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudi_layout as hl
+from hudi_layout.errors import HudiLayoutError
 from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.integration import hudi_rs_table
 
@@ -31,9 +37,8 @@ STEPS = 30 if LONG else 12
 PARTITIONS = ("a", "b", "c")
 SCHEMA = "id long, p string, ts long, v int, name string, _hoodie_is_deleted boolean"
 COLUMNS = ("id", "p", "ts", "v", "name")
-# TODO(clean): add "clean" (hudi_layout's clean action, branch liveclean) with a rule that time travel is only
-# checked for instants the clean retained.
-OPERATIONS = ("insert", "upsert", "upsert", "upsert", "delete", "insert_overwrite", "delete_partition", "cluster")
+OPERATIONS = ("insert", "upsert", "upsert", "upsert", "delete", "insert_overwrite", "delete_partition", "cluster",
+              "clean")
 
 Row = tuple  # (id, p, ts, v, name)
 
@@ -150,6 +155,9 @@ class Sequence:
         self.model = Model(event_time)
         self.next_id = 0
         self.history: list[tuple[str, list[Row]]] = []  # (instant, model rows after it)
+        #: time travel is checked for instants at or after this one (what the cleans so far retained)
+        self.readable_from = ""
+        self.files_deleted = 0
         self.options = {"hoodie.table.name": "diff", "hoodie.datasource.write.recordkey.field": "id",
                         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.parquet.max.file.size": "5000"}
         if event_time:
@@ -213,6 +221,8 @@ class Sequence:
             t = self.write([], "delete_partition", **{"hoodie.datasource.write.partitions.to.delete": p})
             self.model.drop_partition(p)
             return t
+        if op == "clean":
+            return self.clean()
         assert op == "cluster"
         strategy = rng.choice(["linear", "z-order", "hilbert"])
         columns = ["v"] if strategy == "linear" else ["v", "ts"]
@@ -220,6 +230,20 @@ class Sequence:
                        options={"hoodie.clustering.plan.strategy.target.file.max.bytes": "6000",
                                 "hoodie.parquet.max.file.size": "12000"})
         return m.instant_time if m is not None else ""
+
+    def clean(self) -> str:
+        """Run a clean that may delete file slices now; move ``readable_from`` to what it retained."""
+        rng = self.rng
+        policy = rng.choice(["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"])
+        results = hl.clean(self.path, options={"hoodie.cleaner.policy": policy,
+                                               "hoodie.cleaner.commits.retained": str(rng.randint(1, 3)),
+                                               "hoodie.cleaner.fileversions.retained": str(rng.randint(1, 2)),
+                                               "hudi_layout.clean.grace.period.seconds": "0"})
+        for r in results:
+            self.files_deleted += r.files_deleted
+            floor = r.earliest_commit_to_retain if policy == "KEEP_LATEST_COMMITS" else self.history[-1][0]
+            self.readable_from = max(self.readable_from, floor)
+        return ""  # a clean changes no rows: the model's history gains no instant
 
     def check(self, label: str) -> None:
         want = self.model.all()
@@ -258,11 +282,22 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, seed, event
         if t:
             seq.history.append((t, seq.model.all()))
         seq.check(f"step {n} ({op})")
-    read_as_of = hl.read
-    time_travel_in_read = "as_of" in inspect.signature(read_as_of).parameters
-    for instant, rows in seq.history:
+    seq.clean()  # a last clean, so that every sequence ends with history really deleted
+    seq.check("final clean")
+    assert seq.files_deleted > 0, "the cleans of this sequence deleted nothing: the sequence tests too little"
+    retained = [(instant, rows) for instant, rows in seq.history if instant >= seq.readable_from]
+    assert retained and len(retained) < len(seq.history)
+    for instant, rows in retained:
         assert read_as_of_with_hudi_rs(seq.path, instant) == rows, f"hudi-rs as of {instant}"
         assert read_as_of_with_our_view(seq.path, instant) == rows, f"our file-system view as of {instant}"
-        if time_travel_in_read:  # hudi_layout.read(..., as_of=...) once the read paths have it
-            got = read_as_of(seq.path, spark=spark, as_of=instant).collect()
-            assert sorted(tuple(r[c] for c in COLUMNS) for r in got) == rows, f"hudi_layout.read as of {instant}"
+        got = hl.read(seq.path, spark=spark, options={"as.of.instant": instant}).collect()
+        assert sorted(tuple(r[c] for c in COLUMNS) for r in got) == rows, f"hudi_layout.read as of {instant}"
+    for instant, rows in seq.history:  # cleaned instants: the right rows while their files exist, or a refusal
+        if instant >= seq.readable_from:
+            continue
+        try:
+            got = hl.read(seq.path, spark=spark, options={"as.of.instant": instant}).collect()
+        except HudiLayoutError as e:
+            assert "clean" in str(e).lower(), f"as of cleaned {instant}: unclear refusal {e}"
+            continue
+        assert sorted(tuple(r[c] for c in COLUMNS) for r in got) == rows, f"hudi_layout.read as of cleaned {instant}"

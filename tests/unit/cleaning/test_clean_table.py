@@ -336,3 +336,38 @@ def test_automatic_clean_failure_does_not_fail_the_commit(tmp_path: Path, caplog
         clean(t.base, RETAIN_2)
     assert clean_if_due(t.base, RETAIN_2) == []
     assert "automatic clean" in caplog.text and "abandons that clean" in caplog.text
+
+
+def test_time_travel_to_a_cleaned_instant_is_refused_never_short(tmp_path: Path) -> None:
+    """A past view whose files a clean deleted is refused by the scan plan (it would read fewer rows in silence);
+    every instant the clean retained still plans, and so does the latest snapshot."""
+    from hudi_layout.errors import InvalidArgumentError
+    from hudi_layout.scan.plan import plan_scan
+
+    t = LiveTable.create(tmp_path / "t", partitioned=False)
+    t.insert({"": 3})
+    t.update(t.live_groups()[:1])
+    for _ in range(3):
+        t.replace(t.live_groups())
+    table = HudiTable(t.base)
+    instants = [i.requested_time for i in table.timeline.completed().commits_and_replaces()]
+    expected = {i: t.rows(as_of=i) for i in instants}
+    assert table.fs_view.files_cleaned_from(as_of=instants[0]) == []  # nothing cleaned yet
+    (res,) = clean(t.base, RETAIN_2)
+    table = HudiTable(t.base)
+    refused = 0
+    for i in instants:
+        cleaned = table.fs_view.files_cleaned_from(as_of=i)
+        assert not (cleaned and i >= res.earliest_commit_to_retain), f"{i}: a retained instant lost files"
+        if not cleaned:  # the view is whole: it reads every row it held (Hudi keeps the slice before the ECTR)
+            assert t.rows(as_of=i) == expected[i], i
+            plan_scan(t.base, None, options={"as.of.instant": i}, with_row_counts=False)
+            continue
+        refused += 1
+        assert all(c == res.instant_time for c, _ in cleaned), i
+        assert len(t.rows(as_of=i)) < len(expected[i])  # what the raw view would read: rows lost in silence
+        with pytest.raises(InvalidArgumentError, match=f"as.of.instant={i} needs .* the clean at"):
+            plan_scan(t.base, None, options={"as.of.instant": i}, with_row_counts=False)
+    assert refused >= 1
+    assert table.fs_view.files_cleaned_from() == []
+    plan_scan(t.base, None, with_row_counts=False)
