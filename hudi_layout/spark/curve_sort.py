@@ -49,7 +49,7 @@ from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_o
 from hudi_layout.writer.base_file_writer import WriterInputError, WriteSpec, WrittenFile, write_partition
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 _BATCH_ROWS = 65_536
@@ -438,19 +438,24 @@ def write_curve_sorted(spark: SparkSession, bins: list[list[Input]], schema: Str
     """Lay the rows of ``bins`` (the columns of ``schema``) out along the curve in ``n_partitions`` range
     partitions and write them as base files of ``spec`` (``spec.max_rows_per_file`` rows each)."""
     n = max(1, int(n_partitions))
-    bounds = partition_bounds(params, sk, n)
-    preimages = hash_preimages(spark, n)
-    names = tuple(f.name for f in schema.fields)
-    blobs = spark.range(0, len(bins), 1, len(bins)).mapInArrow(
-        _map_mapper(bins, names, spark_to_arrow_schema_of(schema), params, bounds, preimages),
-        f"{PARTITION_COLUMN} int, {_BLOB} binary")
-
+    blobs = _range_partitioned(spark, bins, schema, params, partition_bounds(params, sk, n), n)
     keep_key = spec.layout_key_column == KEY_COLUMN
 
     def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return write_task(spec, _merged_rows(batches, keep_key))
 
-    return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
+    return collect_written(blobs, reducer)
+
+
+def _range_partitioned(spark: SparkSession, bins: list[list[Input]], schema: StructType,
+                       keys: SortKey, bounds: np.ndarray, n: int) -> DataFrame:
+    """The rows of ``bins`` as Arrow blobs, range-partitioned by their layout key into ``n`` partitions (the map
+    side of both curve and qdtree clusterings)."""
+    names = tuple(f.name for f in schema.fields)
+    blobs = spark.range(0, len(bins), 1, len(bins)).mapInArrow(
+        _map_mapper(bins, names, spark_to_arrow_schema_of(schema), keys, bounds, hash_preimages(spark, n)),
+        f"{PARTITION_COLUMN} int, {_BLOB} binary")
+    return blobs.repartition(n, PARTITION_COLUMN)
 
 
 def leaf_partition_bounds(layout: QdTreeLayout, sk: Sketch, n: int) -> np.ndarray:
@@ -505,18 +510,13 @@ def write_qdtree_sorted(spark: SparkSession, bins: list[list[Input]], schema: St
     """Lay the rows of ``bins`` out along ``layout`` (leaf, then the leaf's curve) and write them, each leaf's
     rows as files of about ``rows_per_file`` rows that never span two leaves."""
     n = max(1, int(n_partitions))
-    bounds = leaf_partition_bounds(layout, sk, n)
-    preimages = hash_preimages(spark, n)
-    names = tuple(f.name for f in schema.fields)
-    blobs = spark.range(0, len(bins), 1, len(bins)).mapInArrow(
-        _map_mapper(bins, names, spark_to_arrow_schema_of(schema), layout, bounds, preimages),
-        f"{PARTITION_COLUMN} int, {_BLOB} binary")
+    blobs = _range_partitioned(spark, bins, schema, layout, leaf_partition_bounds(layout, sk, n), n)
     spec = replace(spec, layout_key_column=KEY_COLUMN)
 
     def reducer(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         return _write_leaves(spec, layout, rows_per_file, batches)
 
-    return collect_written(blobs.repartition(n, PARTITION_COLUMN), reducer)
+    return collect_written(blobs, reducer)
 
 
 def count_rows(spark: SparkSession, bins: list[list[Input]], key_column: str) -> int:
