@@ -177,6 +177,19 @@ class HudiLayoutReader(DataSourceReader):
         return parts or [_FilePartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        # Spark may replay a plan made for an earlier scan of this DataFrame (module docstring): a file of its
+        # pinned snapshot that a clean deleted since is then found missing here, in the worker. One clear line.
+        try:
+            yield from self._read(partition)
+        except FileNotFoundError as e:
+            err = InvalidArgumentError(
+                f"a file of this DataFrame's snapshot is gone ({str(e)[:300]}): a clean (or another process) "
+                "removed it, so that version of the table is no longer readable",
+                hint="load the DataFrame again (spark.read.format('hudi_layout').load(PATH)) to read the table "
+                     "as it is now")
+            raise InvalidArgumentError(spark_error_text(err), hint=err.hint) from None
+
+    def _read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
 
         names = [f.name for f in self.schema.fields]

@@ -115,6 +115,30 @@ def test_a_loaded_data_source_dataframe_is_a_snapshot(spark, tmp_path):
     assert spark.read.format("hudi_layout").load(path).count() == 150
 
 
+def test_a_snapshot_a_clean_has_reached_is_refused_on_every_entry_point(spark, tmp_path):
+    """A data-source DataFrame pinned before a clean that deleted its files, and time travel to that instant,
+    refuse with one error naming the clean - never fewer rows (found by the live-table differential test)."""
+    path = str(tmp_path / "cleaned")
+    opts = {"hoodie.table.name": "cleaned", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "k"}
+    first = hl.write(spark.range(0, 100).selectExpr("id", "CAST(id AS INT) AS k"), path, opts).instant_time
+    ds = spark.read.format("hudi_layout").load(path)
+    assert ds.count() == 100
+    for step in (1, 2):  # two upserts of every row: the first slice leaves the snapshot
+        hl.write(spark.range(0, 100).selectExpr("id", f"CAST(id + {step} AS INT) AS k"), path,
+                 {**opts, "hoodie.datasource.write.operation": "upsert"})
+    (res,) = hl.clean(path, options={"hoodie.cleaner.commits.retained": "1",
+                                     "hudi_layout.clean.grace.period.seconds": "0"})
+    assert res.files_deleted >= 1
+    with pytest.raises(Exception, match="no longer readable"):
+        ds.count()
+    with pytest.raises(InvalidArgumentError, match="clean at"):
+        hl.read(path, spark=spark, options={"as.of.instant": first}).count()
+    code, _out, err = _cli(["query", path, "SELECT count(*) FROM t", "--as-of", first])
+    assert code == 2 and "clean at" in err and "Traceback" not in err
+    assert spark.read.format("hudi_layout").load(path).count() == 100  # a fresh load reads the table
+
+
 # ------------------------------------------------------------------------------------------------ finding 2
 
 PREDICATES_2 = ["d > 3", "f <=> 0", "d = 0", "f >= CAST(0.1 AS FLOAT)", "d >= 86.43", "d > 95", "d = 'NaN'",
