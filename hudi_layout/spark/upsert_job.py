@@ -8,8 +8,9 @@ Three Spark jobs with few tasks each; only metadata rows reach the driver (docs/
    keys).
 2. **tag** (Hudi's SIMPLE index): the candidate base files are the latest slices of the partitions the batch
    touches whose ``_hoodie_record_key`` range in the column_stats index meets the batch's key range there (a
-   file without statistics stays a candidate). Spark reads only their key column and joins it with the
-   batch's distinct keys (broadcast when the batch is small): which base file holds each key.
+   file without statistics stays a candidate). A few Spark tasks read only their key column (pyarrow, bins of
+   files) and join it with the batch's distinct keys (broadcast when the batch is small): which base file
+   holds each key.
 3. **write**: each row, tagged with the base file of its key (null: a new key), is hash-partitioned by that
    file (new keys by a hash of the key into a few buckets), so all records of a key meet in one task, which
    runs :func:`hudi_layout.writer.merge.merge_partition`: combine the records of each key (largest ordering
@@ -23,7 +24,7 @@ empty tasks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -166,18 +167,45 @@ def tag(batch: DataFrame, candidates: list[FileSlice], incoming_rows: int, tasks
     file groups, as plain inserts allow, is found in both)."""
     from pyspark.sql import functions as F
 
-    spark = batch.sparkSession
-    # the schema is given: no footer-reading job to infer it
-    stored = spark.read.schema(f"`{RECORD_KEY_COLUMN}` string").parquet(*[s.base_file_path for s in candidates]).select(
-        F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col("_metadata.file_name").alias(MERGE_TARGET_COLUMN))
-    where = spark.createDataFrame([(s.base_file_name, s.partition_path) for s in candidates],
-                                  f"{MERGE_TARGET_COLUMN} string, {_PART} string")
-    stored = stored.join(F.broadcast(where), MERGE_TARGET_COLUMN)
     keys = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
                         ).distinct().coalesce(tasks)
     if incoming_rows <= BROADCAST_ROWS:
         keys = F.broadcast(keys)
-    return stored.join(keys, [_KEY, _PART])
+    return stored_keys(batch.sparkSession, candidates, tasks).join(keys, [_KEY, _PART])
+
+
+def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int) -> DataFrame:
+    """``(key, file name, partition)`` of every row of the candidate base files, read with pyarrow in a few
+    Spark tasks (bins of files by size). Spark's own parquet scan of the key column paid tens of milliseconds
+    per small file (listing, split planning, a reader per file): 1,000 files of 10,000 rows took ~30 s of a
+    10M-row upsert here. Only file names and paths travel in the task closure."""
+    files = sorted(((s.base_file_path, s.base_file_name, s.partition_path, max(1, s.size_bytes))
+                    for s in candidates), key=lambda f: -f[3])
+    n_bins = max(1, min(len(files), 4 * max(1, tasks)))
+    bins: list[list[tuple[str, str, str]]] = [[] for _ in range(n_bins)]
+    loads = [0] * n_bins
+    for path, name, part, size in files:  # largest first into the lightest bin
+        i = loads.index(min(loads))
+        bins[i].append((path, name, part))
+        loads[i] += size
+    schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import pyarrow.parquet as pq
+
+        for ids in batches:
+            for task in ids.column(0).to_pylist():
+                for path, name, part in bins[task]:
+                    column = pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
+                    if not pa.types.is_string(column.type):
+                        column = column.cast(pa.string())
+                    n = len(column)
+                    yield pa.RecordBatch.from_arrays(
+                        [column, pa.array([name] * n, pa.string()), pa.array([part] * n, pa.string())],
+                        schema=schema)
+
+    return spark.range(0, n_bins, 1, n_bins).mapInArrow(
+        mapper, f"{_KEY} string, {MERGE_TARGET_COLUMN} string, {_PART} string")
 
 
 def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRules
