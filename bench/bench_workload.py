@@ -96,7 +96,7 @@ FLIGHTS_HELD_OUT = {
 WORKLOAD_TARGET = 2.0   # total files read over the workload / sum of ideals
 HELD_OUT_TARGET = 4.0
 COST_TARGET = 1.2       # qdtree clustering time / Hilbert sample clustering time (median of pairs)
-LABELS = {**LABELS, "qdtree": "qdtree (workload Q1-Q7)", "delta_zorder": "delta-rs optimize.z_order"}
+LABELS = {**LABELS, "qdtree": "qdtree (built from Q1-Q7 / F1-F7)", "delta_zorder": "delta-rs optimize.z_order"}
 
 
 # -- clustering ---------------------------------------------------------------------------------------------
