@@ -335,22 +335,21 @@ def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], In
     """The file slices a read of ``query`` sees (and, for an incremental read, what it selects)."""
     if query.is_incremental:
         first = select_incremental(table.timeline, query)
-        _refuse_cleaned_view(table, query, None, first.end)
-        view = table.file_slices(completed_by=first.end)
+        view = _past_view(table, query, None, first.end)
         selection = select_incremental(table.timeline, query, [s.commit_time for s in view])
         return selection.slices(view), selection
     if query.as_of is not None or query.completed_by is not None:
-        _refuse_cleaned_view(table, query, query.as_of, query.completed_by)
-        return table.file_slices(as_of=query.as_of, completed_by=query.completed_by), None
+        return _past_view(table, query, query.as_of, query.completed_by), None
     return table.latest_file_slices(), None
 
 
-def _refuse_cleaned_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_by: str | None) -> None:
-    """Refuse a past view some of whose files a clean deleted: reading what is left would lose rows silently."""
-    missing = table.fs_view.files_cleaned_from(as_of, completed_by=completed_by)
-    if not missing:
-        return
-    clean_time, name = missing[-1]
+def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_by: str | None) -> list[FileSlice]:
+    """The slices of a past view; refused when a clean deleted some of its files (reading what is left would
+    lose rows silently)."""
+    view = table.fs_view.view(as_of, completed_by=completed_by)
+    if not view.cleaned_away:
+        return view.slices
+    clean_time, name = view.cleaned_away[-1]
     if query.is_incremental:
         what = f"the incremental read up to {completed_by}"
     elif as_of is not None:
@@ -358,7 +357,7 @@ def _refuse_cleaned_view(table: HudiTable, query: ReadQuery, as_of: str | None, 
     else:
         what = f"the snapshot taken when this DataFrame was loaded (instants completed by {completed_by})"
     raise InvalidArgumentError(
-        f"{what} needs {len(missing)} file(s) that the clean at {clean_time} deleted (e.g. {name}): "
+        f"{what} needs {len(view.cleaned_away)} file(s) that the clean at {clean_time} deleted (e.g. {name}): "
         "that version of the table is no longer readable",
         hint="time travel to a later instant (see 'hudi-layout inspect PATH'), reload the DataFrame, or keep "
              "more history with hoodie.cleaner.commits.retained")

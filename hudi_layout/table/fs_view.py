@@ -141,6 +141,15 @@ class _SliceRules:
     by_completion_time: bool
 
 
+@dataclass(frozen=True)
+class View:
+    """What :meth:`FileSystemView.view` returns."""
+
+    slices: list[FileSlice]
+    #: ``(clean time, file name)`` of the files this (past) view needs that a completed clean deleted
+    cleaned_away: list[tuple[str, str]]
+
+
 class FileSystemView:
     """Computes latest file slices from a storage listing and a :class:`Timeline`."""
 
@@ -192,8 +201,23 @@ class FileSystemView:
 
     def file_slices(self, as_of: str | None = None, partitions: Iterable[str] | None = None, *,
                     completed_by: str | None = None) -> list[FileSlice]:
+        return self.view(as_of, partitions, completed_by=completed_by, check_cleans=False).slices
+
+    def view(self, as_of: str | None = None, partitions: Iterable[str] | None = None, *,
+             completed_by: str | None = None, check_cleans: bool = True) -> View:
+        """The slices of :meth:`file_slices` and, for a past view (``as_of`` / ``completed_by``) with
+        ``check_cleans``, the files of that view that a completed clean deleted (:attr:`View.cleaned_away`).
+
+        A clean only deletes slices that are no longer the latest (superseded by a newer base file, or their file
+        group replaced), so a past view misses one when the deleted file was committed by the bound and neither
+        its supersession nor its group's replacement was. Without this check such a view would just leave the
+        file out: fewer rows, in silence. The latest view never misses any. The check uses this view's own
+        listing: the newer base files of a file group are the listed ones plus the deleted ones."""
         rules = self._slice_rules(as_of, completed_by)
         replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
+        past = as_of is not None or completed_by is not None
+        deleted, known = (_cleaned_candidates(self.timeline, rules, replaced) if check_cleans and past
+                          else ({}, {}))
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
         slices: list[FileSlice] = []
         for part in parts:
@@ -219,6 +243,8 @@ class FileSystemView:
                 if bf is None or not rules.committed(bf.instant_time):
                     continue
                 bases.setdefault(bf.file_id, []).append(_Listed(name, bf.instant_time, e.stat().st_size))
+                if (part, bf.file_id) in deleted:
+                    known[(part, bf.file_id)].add(bf.instant_time)
             for file_id in sorted(set(bases) | set(logs)):
                 if (part, file_id) in replaced:
                     continue
@@ -226,56 +252,12 @@ class FileSystemView:
                 if sl is not None:
                     slices.append(sl)
         slices.sort(key=lambda s: (s.partition_path, s.file_id))
-        return slices
-
-    def files_cleaned_from(self, as_of: str | None = None, *,
-                           completed_by: str | None = None) -> list[tuple[str, str]]:
-        """``(clean time, file name)`` of the files that :meth:`file_slices` with these bounds would show but a
-        completed clean deleted; empty when that view is whole.
-
-        A clean only deletes slices that are no longer the latest (superseded by a newer base file, or their file
-        group replaced), so a time-travel view misses one when the deleted file was committed by the bound and
-        neither its supersession nor its group's replacement was. Without this check such a view would just
-        leave the file out: fewer rows, in silence. The latest view never misses any."""
-        if as_of is None and completed_by is None:
-            return []
-        cleaned = self.timeline.cleaned_files()
-        if not cleaned:
-            return []
-        rules = self._slice_rules(as_of, completed_by)
-        replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
-        # (partition, fileId) -> [(instant the file counts from, clean time, name)] and every base instant known
-        deleted: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
-        bases: dict[tuple[str, str], set[str]] = {}
-        for clean_time, part, name in cleaned:
-            bf = try_parse_base_file_name(name)
-            lf = None if bf is not None else try_parse_log_file_name(name)
-            if bf is not None:
-                group, instant = (part, bf.file_id), bf.instant_time
-                bases.setdefault(group, set()).add(instant)
-            elif lf is not None and lf.extension == "log" and not lf.is_cdc:
-                group, instant = (part, lf.file_id), lf.instant_time
-            else:
-                continue
-            if group not in replaced and rules.committed(instant):
-                deleted.setdefault(group, []).append((instant, clean_time, name))
-        for part in sorted({g[0] for g in deleted}):
-            pdir = self.base_path / part if part else self.base_path
-            try:
-                names = os.listdir(pdir)
-            except FileNotFoundError:
-                continue
-            for name in names:
-                bf = try_parse_base_file_name(name)
-                if bf is not None and (part, bf.file_id) in deleted:
-                    bases.setdefault((part, bf.file_id), set()).add(bf.instant_time)
-        missing: list[tuple[str, str]] = []
-        for group, files in deleted.items():
-            known = sorted(b for b in bases.get(group, ()) if rules.committed(b))
-            for instant, clean_time, name in files:
-                if not any(b > instant for b in known):  # still the group's latest slice at the bound
-                    missing.append((clean_time, name))
-        return sorted(missing)
+        listed = None if partitions is None else set(parts)
+        cleaned_away = sorted((clean_time, name) for group, files in deleted.items()
+                              if listed is None or group[0] in listed
+                              for instant, clean_time, name in files
+                              if not any(b > instant for b in known[group]))  # the group's latest at the bound
+        return View(slices, cleaned_away)
 
     def pending_clustering_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()
@@ -294,6 +276,29 @@ class FileSystemView:
                 return None
             out |= fgs
         return out
+
+
+def _cleaned_candidates(timeline: Timeline, rules: _SliceRules, replaced: set[tuple[str, str]]
+                        ) -> tuple[dict[tuple[str, str], list[tuple[str, str, str]]], dict[tuple[str, str], set[str]]]:
+    """Files completed cleans deleted that a view with ``rules`` could show: ``(partition, fileId)`` ->
+    ``[(instant the file counts from, clean time, name)]`` for file groups the view does not see replaced, and
+    per such group the committed base instants among the deleted files (the listing adds the rest)."""
+    deleted: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    bases: dict[tuple[str, str], set[str]] = {}
+    for clean_time, part, name in timeline.cleaned_files():
+        bf = try_parse_base_file_name(name)
+        lf = None if bf is not None else try_parse_log_file_name(name)
+        if bf is not None:
+            group, instant = (part, bf.file_id), bf.instant_time
+            bases.setdefault(group, set()).add(instant)
+        elif lf is not None and lf.extension == "log" and not lf.is_cdc:
+            group, instant = (part, lf.file_id), lf.instant_time
+        else:
+            continue
+        if group not in replaced and rules.committed(instant):
+            deleted.setdefault(group, []).append((instant, clean_time, name))
+    known = {g: {b for b in bases.get(g, ()) if rules.committed(b)} for g in deleted}
+    return deleted, known
 
 
 def _under_pending_compaction(rules: _SliceRules, instant: str, file_group: tuple[str, str]) -> bool:

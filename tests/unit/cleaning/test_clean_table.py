@@ -352,12 +352,12 @@ def test_time_travel_to_a_cleaned_instant_is_refused_never_short(tmp_path: Path)
     table = HudiTable(t.base)
     instants = [i.requested_time for i in table.timeline.completed().commits_and_replaces()]
     expected = {i: t.rows(as_of=i) for i in instants}
-    assert table.fs_view.files_cleaned_from(as_of=instants[0]) == []  # nothing cleaned yet
+    assert table.fs_view.view(as_of=instants[0]).cleaned_away == []  # nothing cleaned yet
     (res,) = clean(t.base, RETAIN_2)
     table = HudiTable(t.base)
     refused = 0
     for i in instants:
-        cleaned = table.fs_view.files_cleaned_from(as_of=i)
+        cleaned = table.fs_view.view(as_of=i).cleaned_away
         assert not (cleaned and i >= res.earliest_commit_to_retain), f"{i}: a retained instant lost files"
         if not cleaned:  # the view is whole: it reads every row it held (Hudi keeps the slice before the ECTR)
             assert t.rows(as_of=i) == expected[i], i
@@ -369,5 +369,5 @@ def test_time_travel_to_a_cleaned_instant_is_refused_never_short(tmp_path: Path)
         with pytest.raises(InvalidArgumentError, match=f"as.of.instant={i} needs .* the clean at"):
             plan_scan(t.base, None, options={"as.of.instant": i}, with_row_counts=False)
     assert refused >= 1
-    assert table.fs_view.files_cleaned_from() == []
+    assert table.fs_view.view().cleaned_away == []
     plan_scan(t.base, None, with_row_counts=False)
