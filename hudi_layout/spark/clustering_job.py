@@ -359,7 +359,7 @@ def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns:
     files = [f for f in base_files if f]  # a Merge-on-Read slice may have no base file yet
     types = [schema.field(c).type for c in cols]
     footers = footer_summary(files)
-    bins = balanced_bins(list(zip(files, footers.rows)), task_count(spark))
+    bins: list[list[Input]] = balanced_bins(list(zip(files, footers.rows)), task_count(spark))
     sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows, types=types)
     _tree_samples.clear()
     _tree_samples[(frozenset(files), tuple(cols))] = sk

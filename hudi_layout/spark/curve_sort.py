@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -89,6 +89,7 @@ class MergedInput:
 
 #: what a clustering task reads: a base file path, or a slice merged on the spot
 Input = str | MergedInput
+InputT = TypeVar("InputT", bound=Input)
 
 
 def _input_name(item: Input) -> str:
@@ -182,12 +183,12 @@ def sample_files(paths: Sequence[Input], rows: Sequence[int], want_rows: int, se
     return [paths[i] for i in chosen], [rows[i] for i in chosen]
 
 
-def balanced_bins(files: Sequence[tuple[Input, int]], n_bins: int) -> list[list[Input]]:
+def balanced_bins(files: Sequence[tuple[InputT, int]], n_bins: int) -> list[list[InputT]]:
     """Split ``(path, weight)`` pairs into at most ``n_bins`` bins of similar total weight (largest first,
     each to the lightest bin); paths keep their sorted order inside a bin."""
     n_bins = max(1, min(int(n_bins), len(files)))
     loads = [0] * n_bins
-    bins: list[list[Input]] = [[] for _ in range(n_bins)]
+    bins: list[list[InputT]] = [[] for _ in range(n_bins)]
     for path, weight in sorted(files, key=lambda f: (-f[1], _input_name(f[0]))):
         i = loads.index(min(loads))
         bins[i].append(path)

@@ -34,6 +34,7 @@ from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.options import WriteOperation
+from hudi_layout.spark.curve_sort import balanced_bins
 from hudi_layout.spark.write_job import (
     collect_written,
     partition_value_exprs,
@@ -179,15 +180,8 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int) -> Data
     Spark tasks (bins of files by size). Spark's own parquet scan of the key column paid tens of milliseconds
     per small file (listing, split planning, a reader per file): 1,000 files of 10,000 rows took ~30 s of a
     10M-row upsert here. Only file names and paths travel in the task closure."""
-    files = sorted(((s.base_file_path, s.base_file_name, s.partition_path, max(1, s.size_bytes))
-                    for s in candidates), key=lambda f: -f[3])
-    n_bins = max(1, min(len(files), 4 * max(1, tasks)))
-    bins: list[list[tuple[str, str, str]]] = [[] for _ in range(n_bins)]
-    loads = [0] * n_bins
-    for path, name, part, size in files:  # largest first into the lightest bin
-        i = loads.index(min(loads))
-        bins[i].append((path, name, part))
-        loads[i] += size
+    where = {s.base_file_path: (s.base_file_name, s.partition_path) for s in candidates}
+    bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * max(1, tasks))
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -195,7 +189,8 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int) -> Data
 
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                for path, name, part in bins[task]:
+                for path in bins[task]:
+                    name, part = where[path]
                     column = pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
                     if not pa.types.is_string(column.type):
                         column = column.cast(pa.string())
@@ -204,7 +199,7 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int) -> Data
                         [column, pa.array([name] * n, pa.string()), pa.array([part] * n, pa.string())],
                         schema=schema)
 
-    return spark.range(0, n_bins, 1, n_bins).mapInArrow(
+    return spark.range(0, len(bins), 1, max(1, len(bins))).mapInArrow(
         mapper, f"{_KEY} string, {MERGE_TARGET_COLUMN} string, {_PART} string")
 
 
