@@ -41,6 +41,7 @@ reader; Spark-native key expressions); this data source exists for users who wan
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import os
 import sys
@@ -108,14 +109,25 @@ def _one_line_errors(fn: F) -> F:
     Our errors are re-raised with their message and hint as one tagged line (no chained traceback), which
     the CLI, :func:`install_error_hook` and ``str(exception)`` searches can find."""
 
+    def one_line(e: HudiLayoutError) -> HudiLayoutError:
+        return e if str(e).startswith(SPARK_ERROR_MARKER) else type(e)(spark_error_text(e), hint=e.hint)
+
+    if inspect.isgeneratorfunction(fn):  # ``read``: the errors come while Spark iterates
+        @functools.wraps(fn)
+        def generator(*args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(*args, **kwargs)
+            except HudiLayoutError as e:
+                raise one_line(e) from None
+
+        return generator  # type: ignore[return-value]
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except HudiLayoutError as e:
-            if str(e).startswith(SPARK_ERROR_MARKER):
-                raise
-            raise type(e)(spark_error_text(e), hint=e.hint) from None
+            raise one_line(e) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -176,18 +188,18 @@ class HudiLayoutReader(DataSourceReader):
             parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in merged]
         return parts or [_FilePartition([])]
 
+    @_one_line_errors
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         # Spark may replay a plan made for an earlier scan of this DataFrame (module docstring): a file of its
         # pinned snapshot that a clean deleted since is then found missing here, in the worker. One clear line.
         try:
             yield from self._read(partition)
         except FileNotFoundError as e:
-            err = InvalidArgumentError(
+            raise InvalidArgumentError(
                 f"a file of this DataFrame's snapshot is gone ({str(e)[:300]}): a clean (or another process) "
                 "removed it, so that version of the table is no longer readable",
                 hint="load the DataFrame again (spark.read.format('hudi_layout').load(PATH)) to read the table "
-                     "as it is now")
-            raise InvalidArgumentError(spark_error_text(err), hint=err.hint) from None
+                     "as it is now") from None
 
     def _read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from pyspark.sql.pandas.types import to_arrow_schema
