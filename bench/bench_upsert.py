@@ -162,13 +162,13 @@ def run_full_rewrite(spark: Any, src: Path, dest: Path, batch_path: Path) -> dic
 
 def tagging_vs_table_size(spark: Any, table_path: str, batch_path: Path, repeat: int = 3) -> list[dict[str, Any]]:
     """The key-location step alone (Hudi's SIMPLE index as ``hudi_layout.spark.upsert_job.tag`` runs it: read the
-    key column of the candidate files, join with the batch's distinct keys), against the first quarter, half and
+    key column of the candidate files, keep the batch's broadcast keys), against the first quarter, half and
     all of the table's latest base files as candidates: its cost per stored row scanned. Median of ``repeat``."""
     import pyarrow.parquet as pq
     from pyspark.sql import functions as F
 
     from hudi_layout import HudiTable
-    from hudi_layout.spark.upsert_job import tag
+    from hudi_layout.spark.upsert_job import summarise, tag
     from hudi_layout.spark.write_job import record_key_expr
     from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
     from hudi_layout.writer.merge import MERGE_TARGET_COLUMN
@@ -177,16 +177,17 @@ def tagging_vs_table_size(spark: Any, table_path: str, batch_path: Path, repeat:
     batch = spark.read.parquet(str(batch_path)).select(
         record_key_expr(["id"]).alias(RECORD_KEY_COLUMN), F.lit("").alias(PARTITION_PATH_COLUMN)).cache()
     incoming = batch.count()
+    _summary, keys = summarise(batch)
     parallelism = max(1, spark.sparkContext.defaultParallelism)
     out = []
     try:
-        tag(batch, slices[:1], incoming, parallelism).count()  # untimed: the first join plans and warms up
+        tag(batch, slices[:1], parallelism, keys).count()  # untimed: the first join plans and warms up
         for share in (0.25, 0.5, 1.0):
             chosen = slices[:max(1, round(len(slices) * share))]
             stored = sum(pq.ParquetFile(s.base_file_path).metadata.num_rows for s in chosen)
             times, found = [], 0
             for _ in range(repeat):
-                s, counts = timed(lambda c: tag(batch, c, incoming, parallelism)
+                s, counts = timed(lambda c: tag(batch, c, parallelism, keys)
                                   .groupBy(MERGE_TARGET_COLUMN).count().collect(), chosen)
                 times.append(s)
                 found = sum(int(r["count"]) for r in counts)

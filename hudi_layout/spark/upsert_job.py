@@ -9,8 +9,8 @@ Three Spark jobs with few tasks each; only metadata rows reach the driver (docs/
 2. **tag** (Hudi's SIMPLE index): the candidate base files are the latest slices of the partitions the batch
    touches whose ``_hoodie_record_key`` range in the column_stats index meets the batch's key range there (a
    file without statistics stays a candidate). A few Spark tasks read only their key column (pyarrow, bins of
-   files) and join it with the batch's distinct keys (broadcast when the batch is small): which base file
-   holds each key.
+   files) and keep the keys of the batch (its distinct keys broadcast when the batch is small, a Spark join
+   otherwise): which base file holds each key.
 3. **write**: each row, tagged with the base file of its key (null: a new key), is hash-partitioned by that
    file (new keys by a hash of the key into a few buckets), so all records of a key meet in one task, which
    runs :func:`hudi_layout.writer.merge.merge_partition`: combine the records of each key (largest ordering
@@ -120,16 +120,42 @@ def incoming_rows(df: DataFrame, session: WriteSession) -> DataFrame:
                             PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN, SEQUENCE_COLUMN)
 
 
-def summarise(batch: DataFrame) -> list[PartitionSummary]:
+def summarise(batch: DataFrame) -> tuple[list[PartitionSummary], pa.Table | None]:
+    """The batch per partition path, and its distinct ``(key, partition)`` pairs when there are at most
+    :data:`BROADCAST_ROWS` of them (what the tagging broadcasts; ``None`` above that).
+
+    One Spark job in the common case: the distinct pairs with their row counts come back as Arrow and the
+    summary is computed from them here; only a larger batch pays a second, aggregating job."""
     from pyspark.sql import functions as F
 
+    tasks = max(1, batch.sparkSession.sparkContext.defaultParallelism)
+    pairs = batch.groupBy(PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN).count().coalesce(tasks).limit(
+        BROADCAST_ROWS + 1).toArrow()
+    if pairs.num_rows <= BROADCAST_ROWS:
+        return _summary_of_pairs(pairs), pairs.select([RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN]).rename_columns(
+            [_KEY, _PART])
     rows = batch.groupBy(PARTITION_PATH_COLUMN).agg(
         F.count(F.lit(1)).alias("n"), F.min(RECORD_KEY_COLUMN).alias("lo"), F.max(RECORD_KEY_COLUMN).alias("hi"),
         F.sum(F.when(F.col(RECORD_KEY_COLUMN).isNull(), 1).otherwise(0)).alias("nulls")).coalesce(1).collect()
     if any(r["nulls"] for r in rows):
-        raise InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
-                                   "field(s)")
-    return [PartitionSummary(r[PARTITION_PATH_COLUMN], int(r["n"]), r["lo"], r["hi"]) for r in rows]
+        raise _null_key_error()
+    return [PartitionSummary(r[PARTITION_PATH_COLUMN], int(r["n"]), r["lo"], r["hi"]) for r in rows], None
+
+
+def _null_key_error() -> InvalidArgumentError:
+    return InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
+                                "field(s)")
+
+
+def _summary_of_pairs(pairs: pa.Table) -> list[PartitionSummary]:
+    """:class:`PartitionSummary` rows from ``(partition, key, count)`` rows."""
+    if pairs.column(RECORD_KEY_COLUMN).null_count:
+        raise _null_key_error()
+    grouped = pairs.group_by(PARTITION_PATH_COLUMN).aggregate(
+        [("count", "sum"), (RECORD_KEY_COLUMN, "min"), (RECORD_KEY_COLUMN, "max")])
+    return [PartitionSummary(part, int(n), lo, hi) for part, n, lo, hi in zip(
+        grouped.column(PARTITION_PATH_COLUMN).to_pylist(), grouped.column("count_sum").to_pylist(),
+        grouped.column(f"{RECORD_KEY_COLUMN}_min").to_pylist(), grouped.column(f"{RECORD_KEY_COLUMN}_max").to_pylist())]
 
 
 def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[FileSlice]:
@@ -163,41 +189,101 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     return out
 
 
-def tag(batch: DataFrame, candidates: list[FileSlice], incoming_rows: int, tasks: int) -> DataFrame:
-    """``(key, partition, base file name)`` of every batch key found in a candidate file (a key stored in two
-    file groups, as plain inserts allow, is found in both)."""
+def tag(batch: DataFrame, candidates: list[FileSlice], tasks: int, keys: pa.Table | None = None) -> DataFrame:
+    """``(key, base file name, partition)`` of every batch key found in a candidate file (a key stored in two
+    file groups, as plain inserts allow, is found in both).
+
+    With ``keys`` (the batch's distinct ``(key, partition)`` pairs, see :func:`summarise`) they are broadcast
+    (what Spark's broadcast join would ship anyway) and each task keeps only the stored keys in that set (one
+    Arrow hash lookup per chunk of files), so only the hits leave the Python workers: the 10M stored keys of a
+    1% upsert no longer cross into the JVM for a join. Without, the stored keys are joined with the batch's
+    distinct keys in Spark."""
     from pyspark.sql import functions as F
 
-    keys = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
-                        ).distinct().coalesce(tasks)
-    if incoming_rows <= BROADCAST_ROWS:
-        keys = F.broadcast(keys)
-    return stored_keys(batch.sparkSession, candidates, tasks).join(keys, [_KEY, _PART])
+    spark = batch.sparkSession
+    if keys is not None:
+        return stored_keys(spark, candidates, tasks, _keys_by_partition(keys))
+    distinct = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
+                            ).distinct().coalesce(tasks)
+    return stored_keys(spark, candidates, tasks).join(distinct, [_KEY, _PART])
 
 
-def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int) -> DataFrame:
-    """``(key, file name, partition)`` of every row of the candidate base files, read with pyarrow in a few
-    Spark tasks (bins of files by size). Spark's own parquet scan of the key column paid tens of milliseconds
+def _keys_by_partition(keys: pa.Table) -> dict[str, pa.Array]:
+    """The batch's distinct keys per partition path, as Arrow string arrays (the broadcast of :func:`tag`)."""
+    import pyarrow.compute as pc
+
+    out: dict[str, pa.Array] = {}
+    parts = keys.column(_PART)
+    for part in pc.unique(parts).to_pylist():
+        mask = pc.is_null(parts) if part is None else pc.equal(parts, part)
+        out[part] = keys.filter(mask).column(_KEY).combine_chunks().cast(pa.string())
+    return out
+
+
+#: stored keys looked up in one Arrow hash-set call (files of a task are read into chunks of about this many)
+LOOKUP_CHUNK_ROWS = 2_000_000
+
+
+def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int,
+                wanted: Mapping[str, pa.Array] | None = None) -> DataFrame:
+    """``(key, file name, partition)`` of the rows of the candidate base files, read with pyarrow in a few
+    Spark tasks (bins of files by size): every row, or with ``wanted`` (keys per partition path, broadcast)
+    only the rows whose key is wanted. Spark's own parquet scan of the key column paid tens of milliseconds
     per small file (listing, split planning, a reader per file): 1,000 files of 10,000 rows took ~30 s of a
     10M-row upsert here. Only file names and paths travel in the task closure."""
     where = {s.base_file_path: (s.base_file_name, s.partition_path) for s in candidates}
     bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * max(1, tasks))
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
+    shared = None if wanted is None else spark.sparkContext.broadcast(dict(wanted))
 
-    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def key_column(path: str) -> pa.Array:
         import pyarrow.parquet as pq
 
+        column = pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
+        return column if pa.types.is_string(column.type) else column.cast(pa.string())
+
+    def every_key(paths: list[str]) -> Iterator[pa.RecordBatch]:
+        for path in paths:
+            name, part = where[path]
+            column = key_column(path)
+            n = len(column)
+            yield pa.RecordBatch.from_arrays(
+                [column, pa.array([name] * n, pa.string()), pa.array([part] * n, pa.string())], schema=schema)
+
+    def wanted_keys(paths: list[str], keys_by_part: Mapping[str, pa.Array]) -> Iterator[pa.RecordBatch]:
+        import numpy as np
+        import pyarrow.compute as pc
+
+        by_part: dict[str, list[str]] = {}
+        for path in paths:
+            by_part.setdefault(where[path][1], []).append(path)
+        for part, part_paths in by_part.items():
+            if part not in keys_by_part:
+                continue
+            lookup = pc.SetLookupOptions(keys_by_part[part])
+            chunk: list[pa.Array] = []
+            names: list[str] = []
+            for i, path in enumerate(part_paths):
+                chunk.append(key_column(path))
+                names.append(where[path][0])
+                if sum(len(c) for c in chunk) < LOOKUP_CHUNK_ROWS and i + 1 < len(part_paths):
+                    continue
+                stored = pa.concat_arrays(chunk)
+                hits = pc.indices_nonzero(pc.is_in(stored, options=lookup)).to_numpy()
+                if len(hits):
+                    owner = np.repeat(np.arange(len(chunk)), [len(c) for c in chunk])[hits]
+                    yield pa.RecordBatch.from_arrays(
+                        [stored.take(pa.array(hits)), pa.array(names, pa.string()).take(pa.array(owner)),
+                         pa.array([part] * len(hits), pa.string())], schema=schema)
+                chunk, names = [], []
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                for path in bins[task]:
-                    name, part = where[path]
-                    column = pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
-                    if not pa.types.is_string(column.type):
-                        column = column.cast(pa.string())
-                    n = len(column)
-                    yield pa.RecordBatch.from_arrays(
-                        [column, pa.array([name] * n, pa.string()), pa.array([part] * n, pa.string())],
-                        schema=schema)
+                if shared is None:
+                    yield from every_key(bins[task])
+                else:
+                    yield from wanted_keys(bins[task], shared.value)
 
     return spark.range(0, len(bins), 1, max(1, len(bins))).mapInArrow(
         mapper, f"{_KEY} string, {MERGE_TARGET_COLUMN} string, {_PART} string")
@@ -226,7 +312,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
     batch = incoming_rows(df, session).persist(StorageLevel.MEMORY_AND_DISK)
     hits = None
     try:
-        summary = summarise(batch)
+        summary, keys = summarise(batch)
         incoming = sum(s.rows for s in summary)
         t1 = time.time()
         table = HudiTable(str(session.base))
@@ -234,7 +320,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         targets: dict[str, MergeTarget] = {}
         tagged_rows = 0
         if candidates:
-            hits = tag(batch, candidates, incoming, parallelism).persist(StorageLevel.MEMORY_AND_DISK)
+            hits = tag(batch, candidates, parallelism, keys).persist(StorageLevel.MEMORY_AND_DISK)
             counts = hits.groupBy(MERGE_TARGET_COLUMN).count().coalesce(1).collect()
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
