@@ -3,8 +3,8 @@
     .venv/bin/python -m bench.soak_read_paths --steps 3000 [--seed 7] [--table-steps 80] [--name soak_read_paths]
 
 Steps are drawn with fixed weights (queries through every entry point, time travel, incremental reads,
-appends, overwrites, clusterings with each strategy and method, killed writers); every ``--table-steps``
-steps a new table is started. Mismatches are recorded, not fatal, and the run ends with the number of query
+appends, upserts, deletes, overwrites, clusterings with each strategy and method, cleans, killed
+writers); every ``--table-steps`` steps a new table is started. Mismatches are recorded, not fatal, and the run ends with the number of query
 checks (per entry point) and mismatches (with the question and the step log) in
 ``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
 """
@@ -24,8 +24,8 @@ from bench.report import md_table, write_report
 from tests.harness.read_paths import METHODS, STRATEGIES, Checker, ReadPathsHarness
 
 STEPS: tuple[tuple[str, float], ...] = (
-    ("query", 0.42), ("time_travel", 0.12), ("incremental", 0.12), ("append", 0.14), ("overwrite", 0.03),
-    ("cluster", 0.11), ("kill_a_writer", 0.06),
+    ("query", 0.38), ("time_travel", 0.11), ("incremental", 0.11), ("append", 0.1), ("upsert", 0.07),
+    ("delete", 0.04), ("overwrite", 0.02), ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04),
 )
 
 
@@ -59,6 +59,12 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
                 harness.incremental()
             elif name in ("append", "overwrite"):
                 harness.write(name)
+            elif name == "upsert":
+                harness.upsert()
+            elif name == "delete":
+                harness.delete()
+            elif name == "clean":
+                harness.clean()
             elif name == "cluster":
                 harness.cluster(rng.choice(STRATEGIES), rng.choice(METHODS))
             else:

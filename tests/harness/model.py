@@ -1,7 +1,8 @@
 """The rows a table must hold at each instant, maintained by the harness as it changes the table.
 
-The model knows nothing of files: a commit adds rows stamped with its instant time, an overwrite replaces
-every row, a clustering keeps the rows *and* their commit times, a crashed writer changes nothing. Instant
+The model knows nothing of files: a commit adds rows stamped with its instant time, an upsert replaces the
+rows of its keys (stamped) and adds the others, a delete drops rows, an overwrite replaces every row, a
+clustering keeps the rows *and* their commit times, a crashed writer and a clean change nothing. Instant
 times are learnt from the timeline folder after each step (:func:`completed_instants`), so the model also
 answers time travel (``as of`` a requested time, as hudi-rs defines it) and incremental queries (the commits
 *completed* in ``(begin, end]``, as Hudi 1.x and hudi-rs define them).
@@ -59,6 +60,17 @@ class TableModel:
         """An append: the current rows plus ``rows`` stamped with ``instant``."""
         added = tuple({**r, COMMIT_TIME: instant.requested} for r in rows)
         self._add(instant, self.current + added)
+
+    def upsert(self, instant: Instant, rows: Sequence[Row]) -> None:
+        """An upsert (ids unique in ``rows``): a stored row of an incoming id is replaced where it stood, the
+        other incoming rows are added; both stamped with ``instant``. Untouched rows keep their commit time."""
+        incoming = {r["id"]: {**r, COMMIT_TIME: instant.requested} for r in rows}
+        kept = tuple(incoming.pop(r["id"]) if r["id"] in incoming else r for r in self.current)
+        self._add(instant, kept + tuple(incoming.values()))
+
+    def delete(self, instant: Instant, ids: Sequence[int]) -> None:
+        gone = set(ids)
+        self._add(instant, tuple(r for r in self.current if r["id"] not in gone))
 
     def overwrite(self, instant: Instant, rows: Sequence[Row]) -> None:
         self._add(instant, tuple({**r, COMMIT_TIME: instant.requested} for r in rows))

@@ -1,8 +1,9 @@
 """One table, changed step by step, and the same question asked through every read entry point.
 
 :class:`ReadPathsHarness` owns a table under a temporary folder and its :class:`~.model.TableModel`. Steps
-change the table through the public API (append, overwrite, cluster with each strategy / method, a writer
-killed after writing its files) and ask questions: a random predicate through
+change the table through the public API (append, upsert, delete, overwrite, cluster with each strategy /
+method, clean with a small retention, a writer killed after writing its files) and ask questions: a random
+predicate through
 
 * ``hudi_layout.read`` with SQL text, a ``Column`` and hudi-rs style tuples;
 * the data source: DataFrames loaded earlier and asked again and again (with and without ``where``; a loaded
@@ -15,6 +16,11 @@ killed after writing its files) and ask questions: a random predicate through
 
 and compares each answer with the model through :class:`Checker`, which counts checks and either raises at
 the first mismatch (tests) or records it (the soak run).
+
+After a clean, a version of the table whose files it deleted may be refused (never read short): time travel
+to an instant before what the cleans retained, an incremental read ending there, and a DataFrame loaded
+before the clean accept either the model's rows or the one-line "no longer readable" refusal; everything the
+cleans retained must still be exact, and hudi-rs is not asked about cleaned versions.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
 STRATEGIES = ("linear", "z-order", "hilbert")
 METHODS = ("direct", "sample")
 
+OPERATION = "hoodie.datasource.write.operation"
+#: what a refusal of a version a clean deleted says (scan/plan and the data source)
+CLEANED_REFUSAL = "no longer readable"
 QUERY_TYPE = "hoodie.datasource.query.type"
 AS_OF = "as.of.instant"
 BEGIN = "hoodie.datasource.read.begin.instanttime"
@@ -166,6 +175,8 @@ class LoadedFrame:
     frame: Any
     rows: tuple[Mapping[str, Any], ...]
     label: str
+    #: a clean deleted files since it was loaded: its snapshot may be refused
+    cleaned_since: bool = False
 
 
 class ReadPathsHarness:
@@ -197,6 +208,9 @@ class ReadPathsHarness:
         self.cli_every = max(1, cli_every)
         self.use_hudi_rs = hudi_rs
         self.log: list[str] = []
+        #: versions before this instant may be refused (a clean deleted files they need)
+        self.readable_from = ""
+        self.refusals = 0
 
     # ------------------------------------------------------------------ changing the table
 
@@ -224,6 +238,67 @@ class ReadPathsHarness:
         (self.model.overwrite if mode == "overwrite" else self.model.commit)(inst, rows)
         self.log.append(f"{mode} {n} rows -> {inst.requested}")
         self._after_change()
+
+    def _commit(self, df: Any, operation: str) -> Instant:
+        import hudi_layout as hl
+
+        before = self._known()
+        hl.write(df, self.path, {**self.opts, OPERATION: operation})
+        inst = self._new_instant(before)
+        if inst is None:
+            raise HarnessMismatch(f"{operation} completed no instant")
+        return inst
+
+    def upsert(self) -> None:
+        """Upsert new values for a few stored ids (same partition value: another one would be another record)
+        and maybe a few new ids."""
+        current = [r for r in self.model.current]
+        if not current:
+            return
+        chosen = self.rng.sample(current, self.rng.randint(1, min(30, len(current))))
+        rows = [{**fresh, "id": old["id"], "part": old["part"]}
+                for fresh, old in zip(random_rows(self.rng, 0, len(chosen)), chosen)]
+        n_new = self.rng.choice([0, 0, 3, 20])
+        rows += random_rows(self.rng, self.next_id, n_new)
+        self.next_id += n_new
+        df = self.spark.createDataFrame(rows_to_arrow(rows)).repartition(self.rng.randint(1, 3))
+        inst = self._commit(df, "upsert")
+        self.model.upsert(inst, rows)
+        self.log.append(f"upsert {len(chosen)} stored + {n_new} new ids -> {inst.requested}")
+        self._after_change()
+
+    def delete(self) -> None:
+        current = [r for r in self.model.current]
+        if not current:
+            return
+        chosen = self.rng.sample(current, self.rng.randint(1, max(1, min(40, len(current) // 3))))
+        keys = rows_to_arrow([{k: v for k, v in r.items() if k in KIND} for r in chosen])
+        inst = self._commit(self.spark.createDataFrame(keys), "delete")
+        self.model.delete(inst, [r["id"] for r in chosen])
+        self.log.append(f"delete {len(chosen)} ids -> {inst.requested}")
+        self._after_change()
+
+    def clean(self) -> None:
+        """Hudi's clean with a random policy and a small retention, no grace period: it may delete the files
+        of older versions now."""
+        import hudi_layout as hl
+
+        policy = self.rng.choice(["KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS"])
+        results = hl.clean(self.path, options={"hoodie.cleaner.policy": policy,
+                                               "hoodie.cleaner.commits.retained": str(self.rng.randint(1, 3)),
+                                               "hoodie.cleaner.fileversions.retained": str(self.rng.randint(1, 2)),
+                                               "hudi_layout.clean.grace.period.seconds": "0"})
+        deleted = sum(r.files_deleted for r in results)
+        for r in results:
+            latest = self.model.snapshots[-1][0].requested if self.model.snapshots else ""
+            floor = (r.earliest_commit_to_retain or "") if policy == "KEEP_LATEST_COMMITS" else latest
+            self.readable_from = max(self.readable_from, floor)
+        if deleted:
+            for lf in self.frames:
+                lf.cleaned_since = True
+        self.log.append(f"clean {policy}: {deleted} files deleted, versions before {self.readable_from or '-'} "
+                        "may be refused")
+        self._after_change(reload_frames=False)
 
     def cluster(self, strategy: str, method: str, columns: Sequence[str] | None = None) -> None:
         import hudi_layout as hl
@@ -304,15 +379,27 @@ class ReadPathsHarness:
 
     # ------------------------------------------------------------------ asking
 
-    def _ask(self, entry: str, question: str, want: Sequence[int], fn: Callable[[], Iterable[int]]) -> None:
+    def _ask(self, entry: str, question: str, want: Sequence[int], fn: Callable[[], Iterable[int]],
+             refusal_ok: bool = False) -> None:
         try:
             got = list(fn())
         except HarnessMismatch:
             raise
         except Exception as e:  # noqa: BLE001 - any failure of an entry point is a finding
+            if refusal_ok and self._is_cleaned_refusal(entry, e):
+                return
             self.checker.error(entry, question, e)
             return
         self.checker.same_ids(entry, question, got, want)
+
+    def _is_cleaned_refusal(self, entry: str, e: BaseException) -> bool:
+        """A version a clean deleted files of was refused in the one-line form: an allowed answer (counted)."""
+        if CLEANED_REFUSAL not in str(e):
+            return False
+        self.refusals += 1
+        self.checker.checks += 1
+        self.checker.per_entry_point[f"{entry} (refused: cleaned)"] += 1
+        return True
 
     def _generator(self) -> PredicateGenerator:
         sample = list(self.model.current) or list(self.model.snapshots[-1][1] if self.model.snapshots else [])
@@ -375,21 +462,24 @@ class ReadPathsHarness:
         for one scan must not leak into the next); a temp view over the newest one."""
         for lf in self.frames:
             want = ids_of(_matching(pred, lf.rows))
-            frame, at = lf.frame, f"{q} [DataFrame {lf.label}]"
+            frame, at, ok = lf.frame, f"{q} [DataFrame {lf.label}]", lf.cleaned_since
             if pred is None:
-                self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()])
+                self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()],
+                          refusal_ok=ok)
             else:
                 sql = to_sql(pred)
                 self._ask("data source", at, want,
-                          lambda frame=frame, sql=sql: [r[0] for r in frame.where(sql).select("id").collect()])
+                          lambda frame=frame, sql=sql: [r[0] for r in frame.where(sql).select("id").collect()],
+                          refusal_ok=ok)
             self._ask("data source count() after a query", f"no filter [DataFrame {lf.label}]",
-                      [0] * len(lf.rows), lambda frame=frame: [0] * frame.count())
+                      [0] * len(lf.rows), lambda frame=frame: [0] * frame.count(), refusal_ok=ok)
         if self.frames:
             lf = self.frames[-1]
             want = ids_of(_matching(pred, lf.rows))
             where = f" WHERE {to_sql(pred)}" if pred is not None else ""
             self._ask("temp view", f"{q} [DataFrame {lf.label}]", want,
-                      lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {self.view}{where}").collect()])
+                      lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {self.view}{where}").collect()],
+                      refusal_ok=lf.cleaned_since)
 
     def _ask_sql(self, q: str, sql: str | None, want: list[int]) -> None:
         """One of the two SQL tables (alternating), and every other time both references in one statement."""
@@ -422,10 +512,12 @@ class ReadPathsHarness:
         return [len(ids), sum(ids), x]
 
     def _ask_cli(self, q: str, sql: str | None, want: list[int], extra: Sequence[str] = (),
-                 entry: str = "CLI query") -> None:
+                 entry: str = "CLI query", refusal_ok: bool = False) -> None:
         try:
             got = self._cli_aggregate(sql, extra)
         except Exception as e:  # noqa: BLE001
+            if refusal_ok and self._is_cleaned_refusal(entry, e):
+                return
             self.checker.error(entry, q, e)
             return
         self.checker.same(entry, f"{q} (count, sum, xor of ids)", got, self._aggregate(want))
@@ -498,17 +590,18 @@ class ReadPathsHarness:
         want = ids_of(_matching(pred, rows))
         q = f"as of {t}" + (f" WHERE {sql}" if sql else "")
         opts = {AS_OF: t}
+        cleaned = t < self.readable_from  # a clean may have deleted files of this version: refusal allowed
         self._ask("read as.of.instant", q, want,
                   lambda: _arrow_ids(hl.read(spark=self.spark, path=self.path, where=sql, options=opts)
-                                     .select("id").toArrow()))
+                                     .select("id").toArrow()), refusal_ok=cleaned)
 
         def via_source() -> list[int]:
             df = self.spark.read.format("hudi_layout").option(AS_OF, t).load(self.path)
             return [r[0] for r in (df.where(sql) if sql else df).select("id").collect()]
 
-        self._ask("data source as.of.instant", q, want, via_source)
-        self._ask_cli(q, sql, want, extra=["--as-of", t], entry="CLI query --as-of")
-        if self.use_hudi_rs:
+        self._ask("data source as.of.instant", q, want, via_source, refusal_ok=cleaned)
+        self._ask_cli(q, sql, want, extra=["--as-of", t], entry="CLI query --as-of", refusal_ok=cleaned)
+        if self.use_hudi_rs and not cleaned:
             self._ask("hudi-rs as of", f"as of {t}", ids_of(rows),
                       lambda: _arrow_ids(self._hudi_rs_read(hudi.HudiReadOptions().with_as_of_timestamp(t))))
 
@@ -532,9 +625,10 @@ class ReadPathsHarness:
         opts = {QUERY_TYPE: "incremental", BEGIN: begin}
         if end is not None:
             opts[END] = end
+        cleaned = end is not None and end < self.readable_from
         self._ask("read incremental", q, want,
                   lambda: _arrow_ids(hl.read(spark=self.spark, path=self.path, where=sql, options=opts)
-                                     .select("id").toArrow()))
+                                     .select("id").toArrow()), refusal_ok=cleaned)
 
         def via_source() -> list[int]:
             reader = self.spark.read.format("hudi_layout")
@@ -543,10 +637,10 @@ class ReadPathsHarness:
             df = reader.load(self.path)
             return [r[0] for r in (df.where(sql) if sql else df).select("id").collect()]
 
-        self._ask("data source incremental", q, want, via_source)
+        self._ask("data source incremental", q, want, via_source, refusal_ok=cleaned)
         extra = ["--query-type", "incremental", "--begin", begin] + (["--end", end] if end else [])
-        self._ask_cli(q, sql, want, extra=extra, entry="CLI query incremental")
-        if self.use_hudi_rs and end is not None:
+        self._ask_cli(q, sql, want, extra=extra, entry="CLI query incremental", refusal_ok=cleaned)
+        if self.use_hudi_rs and end is not None and begin >= self.readable_from:
             # hudi-rs compares (begin, end] with completion times, as Hudi 1.x does
             ro = (hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental)
                   .with_start_timestamp(begin).with_end_timestamp(end))

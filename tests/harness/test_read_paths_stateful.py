@@ -1,4 +1,5 @@
-"""Stateful property test: random sequences of writes, overwrites, clusterings and killed writers, with
+"""Stateful property test: random sequences of writes, upserts, deletes, overwrites, clusterings, cleans and
+killed writers, with
 random predicates asked through every read entry point after each step (see :mod:`.read_paths`).
 
 One long-lived SparkSession (the ``spark`` fixture) serves every example. This is the fast CI profile; the
@@ -34,6 +35,18 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
         @rule()
         def append(self) -> None:
             self.h.write("append")
+
+        @rule()
+        def upsert(self) -> None:
+            self.h.upsert()
+
+        @rule()
+        def delete(self) -> None:
+            self.h.delete()
+
+        @rule()
+        def clean(self) -> None:
+            self.h.clean()
 
         @rule()
         def overwrite(self) -> None:
