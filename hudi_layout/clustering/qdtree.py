@@ -342,13 +342,15 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         m = rows.size
         if m < 2 * min_rows:
             return best
-        sub = matrix[:, rows]
+        member = np.zeros(n, dtype=bool)
+        member[rows] = True
         for j in range(k):
             ts = cuts[j]
             if ts.size == 0:
                 continue
-            order = np.argsort(sub[j], kind="stable")
-            srt = sub[:, order]
+            # the leaf's rows in column-j order: the sample's order filtered (O(n), no sort per leaf)
+            in_order = sorted_rows[j]
+            srt = matrix[:, in_order[member[in_order]]]
             col = srt[j]
             ts = ts[(ts > col[0]) & (ts <= col[-1])]
             if ts.size == 0:
@@ -392,6 +394,8 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
             if lo > 0 and hi < U64_MAX and (lo, hi + 1) not in slabs[j]:
                 slabs[j].append((lo, hi + 1))
 
+    # each column's order over the whole sample, computed once (stable: ties by row, as a leaf's own sort)
+    sorted_rows = [np.argsort(matrix[j], kind="stable") for j in range(k)]
     nodes: list[_Node] = [_Node(np.arange(n))]
     costs = [cost_of(nodes[0].rows)]
     total_before = costs[0]
@@ -494,9 +498,12 @@ class QdTreeLayout:
             top = (np.int64(1) << row_widths[:, j]) - 1
             coords.append((d * top // r).astype(np.uint64))
         inner = np.zeros(leaves.size, np.uint64)
-        patterns, which = np.unique(row_widths, axis=0, return_inverse=True)
+        # the distinct width patterns are found among the leaves, not the rows (a sort of every row's widths
+        # was 70% of the key's cost)
+        patterns, leaf_pattern = np.unique(widths, axis=0, return_inverse=True)
+        which = leaf_pattern.reshape(-1)[leaves]
         for p, pattern in enumerate(patterns):
-            rows = np.flatnonzero(which.reshape(-1) == p)
+            rows = np.flatnonzero(which == p) if len(patterns) > 1 else np.arange(leaves.size)
             w = tuple(int(x) for x in pattern)
             part = weighted_index([c[rows] for c in coords], w, "hilbert")
             inner[rows] = part << np.uint64(self.inner_bits - sum(w))
