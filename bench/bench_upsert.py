@@ -168,7 +168,7 @@ def tagging_vs_table_size(spark: Any, table_path: str, batch_path: Path, repeat:
     from pyspark.sql import functions as F
 
     from hudi_layout import HudiTable
-    from hudi_layout.spark.upsert_job import summarise, tag
+    from hudi_layout.spark.upsert_job import broadcast_keys, summarise, tag
     from hudi_layout.spark.write_job import record_key_expr
     from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN
     from hudi_layout.writer.merge import MERGE_TARGET_COLUMN
@@ -177,7 +177,8 @@ def tagging_vs_table_size(spark: Any, table_path: str, batch_path: Path, repeat:
     batch = spark.read.parquet(str(batch_path)).select(
         record_key_expr(["id"]).alias(RECORD_KEY_COLUMN), F.lit("").alias(PARTITION_PATH_COLUMN)).cache()
     incoming = batch.count()
-    _summary, keys = summarise(batch)
+    _summary, pairs = summarise(batch)
+    keys = broadcast_keys(spark, pairs) if pairs is not None else None
     parallelism = max(1, spark.sparkContext.defaultParallelism)
     out = []
     try:
@@ -197,6 +198,8 @@ def tagging_vs_table_size(spark: Any, table_path: str, batch_path: Path, repeat:
             log(f"   tagging {incoming:,} keys against {len(chosen)} files ({stored:,} rows): {sec:.2f} s")
     finally:
         batch.unpersist()
+        if keys is not None:
+            keys.destroy()
     return out
 
 

@@ -189,23 +189,28 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     return out
 
 
-def tag(batch: DataFrame, candidates: list[FileSlice], tasks: int, keys: pa.Table | None = None) -> DataFrame:
+def tag(batch: DataFrame, candidates: list[FileSlice], tasks: int, keys: Any = None) -> DataFrame:
     """``(key, base file name, partition)`` of every batch key found in a candidate file (a key stored in two
     file groups, as plain inserts allow, is found in both).
 
-    With ``keys`` (the batch's distinct ``(key, partition)`` pairs, see :func:`summarise`) they are broadcast
-    (what Spark's broadcast join would ship anyway) and each task keeps only the stored keys in that set (one
-    Arrow hash lookup per chunk of files), so only the hits leave the Python workers: the 10M stored keys of a
-    1% upsert no longer cross into the JVM for a join. Without, the stored keys are joined with the batch's
-    distinct keys in Spark."""
+    With ``keys`` (:func:`broadcast_keys` of the batch's distinct ``(key, partition)`` pairs, see
+    :func:`summarise`) each task keeps only the stored keys in that set (one Arrow hash lookup per chunk of
+    files), so only the hits leave the Python workers: the 10M stored keys of a 1% upsert no longer cross into
+    the JVM for a join. Without, the stored keys are joined with the batch's distinct keys in Spark."""
     from pyspark.sql import functions as F
 
     spark = batch.sparkSession
     if keys is not None:
-        return stored_keys(spark, candidates, tasks, _keys_by_partition(keys))
+        return stored_keys(spark, candidates, tasks, keys)
     distinct = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
                             ).distinct().coalesce(tasks)
     return stored_keys(spark, candidates, tasks).join(distinct, [_KEY, _PART])
+
+
+def broadcast_keys(spark: Any, keys: pa.Table) -> Any:
+    """The batch's distinct ``(key, partition)`` pairs as a Spark broadcast of Arrow key arrays per partition
+    path (what Spark's broadcast join would ship anyway). The caller destroys it when the write is done."""
+    return spark.sparkContext.broadcast(_keys_by_partition(keys))
 
 
 def _keys_by_partition(keys: pa.Table) -> dict[str, pa.Array]:
@@ -224,17 +229,16 @@ def _keys_by_partition(keys: pa.Table) -> dict[str, pa.Array]:
 LOOKUP_CHUNK_ROWS = 2_000_000
 
 
-def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int,
-                wanted: Mapping[str, pa.Array] | None = None) -> DataFrame:
+def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted: Any = None) -> DataFrame:
     """``(key, file name, partition)`` of the rows of the candidate base files, read with pyarrow in a few
-    Spark tasks (bins of files by size): every row, or with ``wanted`` (keys per partition path, broadcast)
-    only the rows whose key is wanted. Spark's own parquet scan of the key column paid tens of milliseconds
+    Spark tasks (bins of files by size): every row, or with ``wanted`` (:func:`broadcast_keys`) only the rows
+    whose key is wanted. Spark's own parquet scan of the key column paid tens of milliseconds
     per small file (listing, split planning, a reader per file): 1,000 files of 10,000 rows took ~30 s of a
     10M-row upsert here. Only file names and paths travel in the task closure."""
     where = {s.base_file_path: (s.base_file_name, s.partition_path) for s in candidates}
     bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * max(1, tasks))
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
-    shared = None if wanted is None else spark.sparkContext.broadcast(dict(wanted))
+    shared = wanted
 
     def key_column(path: str) -> pa.Array:
         import pyarrow.parquet as pq
@@ -311,6 +315,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
     t0 = time.time()
     batch = incoming_rows(df, session).persist(StorageLevel.MEMORY_AND_DISK)
     hits = None
+    shared_keys = None
     try:
         summary, keys = summarise(batch)
         incoming = sum(s.rows for s in summary)
@@ -320,7 +325,8 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         targets: dict[str, MergeTarget] = {}
         tagged_rows = 0
         if candidates:
-            hits = tag(batch, candidates, parallelism, keys).persist(StorageLevel.MEMORY_AND_DISK)
+            shared_keys = None if keys is None else broadcast_keys(spark, keys)
+            hits = tag(batch, candidates, parallelism, shared_keys).persist(StorageLevel.MEMORY_AND_DISK)
             counts = hits.groupBy(MERGE_TARGET_COLUMN).count().coalesce(1).collect()
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
@@ -354,6 +360,8 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         batch.unpersist()
         if hits is not None:
             hits.unpersist()
+        if shared_keys is not None:
+            shared_keys.destroy()
     snapshot = TagSnapshot({(t.partition_path, t.file_id): t.base_file_name for t in targets.values()})
     metrics = UpsertMetrics(incoming, len(candidates), len(targets), tagged_rows, t1 - t0, t2 - t1, t3 - t2)
     return written, snapshot, metrics

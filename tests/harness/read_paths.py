@@ -605,6 +605,13 @@ class ReadPathsHarness:
             self._ask("hudi-rs as of", f"as of {t}", ids_of(rows),
                       lambda: _arrow_ids(self._hudi_rs_read(hudi.HudiReadOptions().with_as_of_timestamp(t))))
 
+    def _cleaned_version_completed_by(self, end: str) -> bool:
+        """Whether the table as of the instants *completed* by ``end`` (an incremental read's end view) may be
+        one a clean deleted files of: its last instant was requested before what the cleans retained."""
+        done = [i for i in self.model.instants if i.completed is not None and i.completed <= end]
+        last = max(done, key=lambda i: i.completed) if done else None
+        return last is None or last.requested < self.readable_from
+
     def incremental(self) -> None:
         import hudi
 
@@ -625,7 +632,7 @@ class ReadPathsHarness:
         opts = {QUERY_TYPE: "incremental", BEGIN: begin}
         if end is not None:
             opts[END] = end
-        cleaned = end is not None and end < self.readable_from
+        cleaned = end is not None and self._cleaned_version_completed_by(end)
         self._ask("read incremental", q, want,
                   lambda: _arrow_ids(hl.read(spark=self.spark, path=self.path, where=sql, options=opts)
                                      .select("id").toArrow()), refusal_ok=cleaned)
