@@ -214,15 +214,12 @@ def broadcast_keys(spark: Any, keys: pa.Table) -> Any:
 
 
 def _keys_by_partition(keys: pa.Table) -> dict[str, pa.Array]:
-    """The batch's distinct keys per partition path, as Arrow string arrays (the broadcast of :func:`tag`)."""
-    import pyarrow.compute as pc
-
-    out: dict[str, pa.Array] = {}
-    parts = keys.column(_PART)
-    for part in pc.unique(parts).to_pylist():
-        mask = pc.is_null(parts) if part is None else pc.equal(parts, part)
-        out[part] = keys.filter(mask).column(_KEY).combine_chunks().cast(pa.string())
-    return out
+    """The batch's distinct keys per partition path, as Arrow string arrays (the broadcast of :func:`tag`);
+    one grouping pass, whatever the number of partitions."""
+    grouped = keys.group_by(_PART).aggregate([(_KEY, "list")])
+    lists = grouped.column(f"{_KEY}_list").combine_chunks()
+    return {part: lists[i].values.cast(pa.string())
+            for i, part in enumerate(grouped.column(_PART).to_pylist())}
 
 
 #: stored keys looked up in one Arrow hash-set call (files of a task are read into chunks of about this many)
@@ -238,7 +235,6 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
     where = {s.base_file_path: (s.base_file_name, s.partition_path) for s in candidates}
     bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * max(1, tasks))
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
-    shared = wanted
 
     def key_column(path: str) -> pa.Array:
         import pyarrow.parquet as pq
@@ -267,10 +263,12 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
             lookup = pc.SetLookupOptions(keys_by_part[part])
             chunk: list[pa.Array] = []
             names: list[str] = []
+            rows = 0
             for i, path in enumerate(part_paths):
                 chunk.append(key_column(path))
                 names.append(where[path][0])
-                if sum(len(c) for c in chunk) < LOOKUP_CHUNK_ROWS and i + 1 < len(part_paths):
+                rows += len(chunk[-1])
+                if rows < LOOKUP_CHUNK_ROWS and i + 1 < len(part_paths):
                     continue
                 stored = pa.concat_arrays(chunk)
                 hits = pc.indices_nonzero(pc.is_in(stored, options=lookup)).to_numpy()
@@ -279,15 +277,15 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
                     yield pa.RecordBatch.from_arrays(
                         [stored.take(pa.array(hits)), pa.array(names, pa.string()).take(pa.array(owner)),
                          pa.array([part] * len(hits), pa.string())], schema=schema)
-                chunk, names = [], []
+                chunk, names, rows = [], [], 0
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                if shared is None:
+                if wanted is None:
                     yield from every_key(bins[task])
                 else:
-                    yield from wanted_keys(bins[task], shared.value)
+                    yield from wanted_keys(bins[task], wanted.value)
 
     return spark.range(0, len(bins), 1, max(1, len(bins))).mapInArrow(
         mapper, f"{_KEY} string, {MERGE_TARGET_COLUMN} string, {_PART} string")

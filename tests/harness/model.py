@@ -99,8 +99,15 @@ class TableModel:
         done = [(inst, snap) for inst, snap in self.snapshots if inst.completed is not None]
         end_time = end if end is not None else (max(i.completed for i, _ in done) if done else "")
         selected = {i.requested for i, _ in done if begin < i.completed <= end_time}
-        at_end: tuple[Row, ...] = ()
-        for inst, snap in sorted(done, key=lambda x: x[0].completed):
-            if inst.completed <= end_time:
-                at_end = snap
+        last = self.completed_by(end_time)
+        at_end = last[1] if last is not None else ()
         return tuple(r for r in at_end if r[COMMIT_TIME] in selected)
+
+    def completed_by(self, end: str) -> tuple[Instant, tuple[Row, ...]] | None:
+        """The last instant *completed* at or before ``end`` and its rows (an incremental read's end view)."""
+        last = None
+        for inst, snap in sorted((x for x in self.snapshots if x[0].completed is not None),
+                                 key=lambda x: x[0].completed):
+            if inst.completed <= end:
+                last = (inst, snap)
+        return last

@@ -289,8 +289,8 @@ class ReadPathsHarness:
                                                "hoodie.cleaner.fileversions.retained": str(self.rng.randint(1, 2)),
                                                "hudi_layout.clean.grace.period.seconds": "0"})
         deleted = sum(r.files_deleted for r in results)
+        latest = self.model.snapshots[-1][0].requested if self.model.snapshots else ""
         for r in results:
-            latest = self.model.snapshots[-1][0].requested if self.model.snapshots else ""
             floor = (r.earliest_commit_to_retain or "") if policy == "KEEP_LATEST_COMMITS" else latest
             self.readable_from = max(self.readable_from, floor)
         if deleted:
@@ -608,9 +608,8 @@ class ReadPathsHarness:
     def _cleaned_version_completed_by(self, end: str) -> bool:
         """Whether the table as of the instants *completed* by ``end`` (an incremental read's end view) may be
         one a clean deleted files of: its last instant was requested before what the cleans retained."""
-        done = [i for i in self.model.instants if i.completed is not None and i.completed <= end]
-        last = max(done, key=lambda i: i.completed) if done else None
-        return last is None or last.requested < self.readable_from
+        last = self.model.completed_by(end)
+        return last is None or last[0].requested < self.readable_from
 
     def incremental(self) -> None:
         import hudi
