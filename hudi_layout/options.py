@@ -533,7 +533,7 @@ QDTREE_CUTS = Option("hudi_layout.layout.qdtree", "", _str,
                      used_by=(CLUSTER, SERVICE))
 QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, _positive_int,
                             "hudi_layout's own: rows sampled to choose the `qdtree` cuts.", used_by=(CLUSTER, SERVICE))
-QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.5, _positive_float,
+QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.02, _positive_float,
                                "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
                                "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
 # read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options

@@ -352,7 +352,7 @@ _tree_samples: dict[tuple[frozenset[str], tuple[str, ...]], Sketch] = {}
 
 def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
                         predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
-                        sample_rows: int, min_leaf_files: float = 0.5) -> tuple[QdTree, BuildStats]:
+                        sample_rows: int, min_leaf_files: float = 0.02) -> tuple[QdTree, BuildStats]:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
     sketch), aiming at ``output_files`` files, no leaf below ``min_leaf_files`` of a file."""
     cols = list(columns)
