@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hudi_layout.curves import bits_for_weights, encode_column, sample_bounds
+from hudi_layout.curves import bits_for_weights, bucketize, encode_column, sample_bounds
 from hudi_layout.curves.region import U64_MAX, code_box, encoding_family
 from hudi_layout.curves.weighted import weighted_index
 from hudi_layout.errors import InvalidArgumentError
@@ -490,7 +490,7 @@ class QdTreeLayout:
         row_widths = widths[leaves]  # (n, k)
         coords = []
         for j, c in enumerate(codes):
-            ids = np.searchsorted(self.bounds[j], np.asarray(c, np.uint64), side="right").astype(np.int64)
+            ids = bucketize(np.asarray(c, np.uint64), self.bounds[j]).astype(np.int64)
             lo = self.zoom_lo[leaves, j]
             hi = self.zoom_hi[leaves, j]
             d = np.clip(ids, lo, hi) - lo

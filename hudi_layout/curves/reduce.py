@@ -26,6 +26,8 @@ All functions are exact integer arithmetic on ``uint64`` (no floats), hence mono
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from hudi_layout.errors import InvalidArgumentError
@@ -124,6 +126,33 @@ def sample_bounds(sample_codes: np.ndarray, bits: int) -> np.ndarray:
     return np.unique(s[ranks])
 
 
+#: widest code span ``bounds[-1] - bounds[0]`` given a lookup table (2**17 ``uint32``: 512 KiB, cache-resident)
+_TABLE_MAX_SPAN = 1 << 17
+#: lookup tables by ``id`` of the bounds array they serve; an entry leaves with its array (weakref finalizer),
+#: so a later array at the same address never finds a stale table
+_bucket_tables: dict[int, np.ndarray | None] = {}
+
+
+def _bucket_table(bounds: np.ndarray) -> np.ndarray | None:
+    """``table[c - bounds[0]]`` = bucket of code ``c`` for ``bounds[0] <= c <= bounds[-1]``, built once per
+    bounds array (the same array buckets every batch of a clustering task), when the span is narrow.
+
+    A binary search over 65,535 bounds costs ~120 ns per code (cache misses); the table's gather ~15 ns.
+    Only sorted 1-D ``uint64`` arrays get one (others take :func:`numpy.searchsorted`, which checks them).
+    """
+    key = id(bounds)
+    if key in _bucket_tables:
+        return _bucket_tables[key]
+    table = None
+    if bounds.dtype == np.uint64 and bounds.ndim == 1 and bounds.size \
+            and 0 <= int(bounds[-1]) - int(bounds[0]) < _TABLE_MAX_SPAN and not np.any(bounds[1:] < bounds[:-1]):
+        span = np.arange(int(bounds[-1] - bounds[0]) + 1, dtype=np.uint64) + bounds[0]
+        table = np.searchsorted(bounds, span, side="right").astype(np.uint32)
+    weakref.finalize(bounds, _bucket_tables.pop, key, None)
+    _bucket_tables[key] = table
+    return table
+
+
 def bucketize(codes: np.ndarray, bounds: np.ndarray, bits: int | None = None) -> np.ndarray:
     """Rank bucket of each code among ``bounds`` (sorted): ``#{b in bounds : b <= code}``.
 
@@ -133,11 +162,18 @@ def bucketize(codes: np.ndarray, bounds: np.ndarray, bits: int | None = None) ->
     distinct values still uses the top bits of its curve coordinate. Pass ``bits`` when feeding the
     result to :func:`~hudi_layout.curves.zorder` / :func:`~hudi_layout.curves.hilbert`.
     """
+    given = bounds
     codes = _as_u64(codes)
     bounds = _as_u64(bounds, "bounds").ravel()
-    if bounds.size > 1 and np.any(bounds[1:] < bounds[:-1]):
-        raise InvalidArgumentError("bounds must be sorted ascending (use sample_bounds)")
-    ids = np.searchsorted(bounds, codes, side="right").astype(np.uint64)
+    table = _bucket_table(given) if isinstance(given, np.ndarray) else None
+    if table is not None:  # a narrow column (e.g. 16-bit ports): one gather instead of a binary search
+        low = codes < bounds[0]
+        ids = table[np.clip(codes, bounds[0], bounds[-1]) - bounds[0]].astype(np.uint64)
+        ids[low] = 0
+    else:
+        if bounds.size > 1 and np.any(bounds[1:] < bounds[:-1]):
+            raise InvalidArgumentError("bounds must be sorted ascending (use sample_bounds)")
+        ids = np.searchsorted(bounds, codes, side="right").astype(np.uint64)
     if bits is None:
         return ids
     bits = _check_bits(bits)

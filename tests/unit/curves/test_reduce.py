@@ -172,3 +172,27 @@ def test_bucketize_rejects_unsorted_or_too_many_bounds() -> None:
         bucketize(np.zeros(1, np.uint64), np.array([3, 1], dtype=np.uint64))
     with pytest.raises(InvalidArgumentError, match="buckets"):
         bucketize(np.zeros(1, np.uint64), np.arange(4, dtype=np.uint64), 2)
+
+
+def test_bucketize_lookup_table_matches_binary_search_and_leaves_with_its_bounds() -> None:
+    """Narrow bounds (a 16-bit port's codes) get a lookup table; its buckets are searchsorted's, for codes
+    below, inside and above the bounds, and the table is dropped when its bounds array is."""
+    import gc
+
+    from hudi_layout.curves import reduce as reduce_mod
+
+    rng = np.random.default_rng(5)
+    base = np.uint64(1 << 63)
+    for span in (1, 300, 65_536, (1 << 17) + 5):  # the last is too wide for a table
+        sample = base + rng.integers(0, span, 20_000).astype(np.uint64)
+        bounds = sample_bounds(sample, 12)
+        codes = base + rng.integers(0, span + 40, 50_000).astype(np.uint64) - np.uint64(20)
+        expected = np.searchsorted(bounds, codes, side="right").astype(np.uint64)
+        assert np.array_equal(bucketize(codes, bounds), expected)
+        assert np.array_equal(bucketize(codes, bounds, 12), scale_to_bits(expected, 0, bounds.size, 12))
+        has_table = reduce_mod._bucket_tables.get(id(bounds)) is not None
+        assert has_table == (bounds.size > 0 and int(bounds[-1] - bounds[0]) < (1 << 17))
+        key = id(bounds)
+        del bounds
+        gc.collect()
+        assert key not in reduce_mod._bucket_tables
