@@ -128,21 +128,27 @@ def sample_bounds(sample_codes: np.ndarray, bits: int) -> np.ndarray:
 
 #: widest code span ``bounds[-1] - bounds[0]`` given a lookup table (2**17 ``uint32``: 512 KiB, cache-resident)
 _TABLE_MAX_SPAN = 1 << 17
+#: fewest codes in a call that builds a table (a curve-sort task buckets tens of thousands per batch)
+_TABLE_MIN_CODES = 4096
 #: lookup tables by ``id`` of the bounds array they serve; an entry leaves with its array (weakref finalizer),
 #: so a later array at the same address never finds a stale table
 _bucket_tables: dict[int, np.ndarray | None] = {}
 
 
-def _bucket_table(bounds: np.ndarray) -> np.ndarray | None:
+def _bucket_table(bounds: np.ndarray, codes: int) -> np.ndarray | None:
     """``table[c - bounds[0]]`` = bucket of code ``c`` for ``bounds[0] <= c <= bounds[-1]``, built once per
     bounds array (the same array buckets every batch of a clustering task), when the span is narrow.
 
     A binary search over 65,535 bounds costs ~120 ns per code (cache misses); the table's gather ~15 ns.
-    Only sorted 1-D ``uint64`` arrays get one (others take :func:`numpy.searchsorted`, which checks them).
+    Only sorted 1-D ``uint64`` arrays get one (others take :func:`numpy.searchsorted`, which checks them), and
+    only for a call with at least :data:`_TABLE_MIN_CODES` codes: building a table costs about a search of its
+    span, wasted on a few codes bucketed once.
     """
     key = id(bounds)
     if key in _bucket_tables:
         return _bucket_tables[key]
+    if codes < _TABLE_MIN_CODES:
+        return None
     table = None
     if bounds.dtype == np.uint64 and bounds.ndim == 1 and bounds.size \
             and 0 <= int(bounds[-1]) - int(bounds[0]) < _TABLE_MAX_SPAN and not np.any(bounds[1:] < bounds[:-1]):
@@ -161,11 +167,14 @@ def bucketize(codes: np.ndarray, bounds: np.ndarray, bits: int | None = None) ->
     :func:`scale_to_bits` (id 0 → 0, the last id → ``2**bits - 1``), so a column whose sample had few
     distinct values still uses the top bits of its curve coordinate. Pass ``bits`` when feeding the
     result to :func:`~hudi_layout.curves.zorder` / :func:`~hudi_layout.curves.hilbert`.
+
+    A narrow ``uint64`` bounds array gets a lookup table on first use, kept while the array lives: bounds are
+    treated as immutable, as :func:`sample_bounds` makes them.
     """
     given = bounds
     codes = _as_u64(codes)
     bounds = _as_u64(bounds, "bounds").ravel()
-    table = _bucket_table(given) if isinstance(given, np.ndarray) else None
+    table = _bucket_table(given, codes.size) if isinstance(given, np.ndarray) else None
     if table is not None:  # a narrow column (e.g. 16-bit ports): one gather instead of a binary search
         low = codes < bounds[0]
         ids = table[np.clip(codes, bounds[0], bounds[-1]) - bounds[0]].astype(np.uint64)

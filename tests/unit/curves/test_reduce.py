@@ -190,6 +190,8 @@ def test_bucketize_lookup_table_matches_binary_search_and_leaves_with_its_bounds
         expected = np.searchsorted(bounds, codes, side="right").astype(np.uint64)
         assert np.array_equal(bucketize(codes, bounds), expected)
         assert np.array_equal(bucketize(codes, bounds, 12), scale_to_bits(expected, 0, bounds.size, 12))
+        assert np.array_equal(bucketize(codes[:10], bounds), expected[:10])  # few codes: no table built
+        assert np.array_equal(bucketize(codes, bounds), expected)
         has_table = reduce_mod._bucket_tables.get(id(bounds)) is not None
         assert has_table == (bounds.size > 0 and int(bounds[-1] - bounds[0]) < (1 << 17))
         key = id(bounds)
