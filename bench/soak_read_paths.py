@@ -66,7 +66,9 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
             elif name == "clean":
                 harness.clean()
             elif name == "cluster":
-                harness.cluster(rng.choice(STRATEGIES), rng.choice(METHODS))
+                strategy = rng.choice(STRATEGIES)
+                counts[f"cluster {strategy}"] = counts.get(f"cluster {strategy}", 0) + 1
+                harness.cluster(strategy, rng.choice(METHODS))
             else:
                 harness.crash_writer()
         except Exception as e:  # noqa: BLE001 - a failing step (not a query) is reported, the run goes on

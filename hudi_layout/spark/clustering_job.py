@@ -133,8 +133,8 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
                  schema_only: bool = False) -> DataFrame:
     """The group's rows as Spark reads them (data columns + the meta columns clustering preserves). Spark
     lists every input file (no job); with ``schema_only`` only the first: the curve and qdtree paths use only
-    the schema of this frame. A group with
-    Merge-on-Read slices is read merged (every slice through the merge, so all rows share the table schema).
+    the schema of this frame. A group with Merge-on-Read slices is read merged (every slice through the merge,
+    so all rows share the table schema).
 
     With the table's schema, files are read with it: files written before a column was added give nulls, a
     widened column comes back widened (schema evolution), whatever file Spark would infer a schema from."""
@@ -224,11 +224,15 @@ def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGro
         return write_qdtree_sorted(spark, bins, df.schema, layout, sk, parts, spec, spec.max_rows_per_file)
 
 
+def _layout_kind(plan: ClusteringPlanSpec) -> LayoutStrategy:
+    """The plan's layout (``linear`` without sort columns)."""
+    return normalise_strategy(plan.options.layout_strategy) if plan.sort_columns else LayoutStrategy.LINEAR
+
+
 def _is_arrow_curve(plan: ClusteringPlanSpec) -> bool:
     """Does the plan lay its groups out along a 64-bit curve key (the Arrow path of the curve sort)?"""
     cols = list(plan.sort_columns)
-    kind = normalise_strategy(plan.options.layout_strategy) if cols else LayoutStrategy.LINEAR
-    if not (cols and kind.is_curve and len(cols) > 1):
+    if not (_layout_kind(plan).is_curve and len(cols) > 1):
         return False
     bits = curve_bits(plan, cols)
     return (sum(bits) if isinstance(bits, tuple) else len(cols) * bits) <= 64
@@ -237,8 +241,7 @@ def _is_arrow_curve(plan: ClusteringPlanSpec) -> bool:
 def _takes_arrow_path(plan: ClusteringPlanSpec) -> bool:
     """Curve and qdtree groups are read, shuffled and written by pyarrow in the tasks: Spark's frame of such
     a group serves only for its schema."""
-    kind = normalise_strategy(plan.options.layout_strategy) if plan.sort_columns else LayoutStrategy.LINEAR
-    return kind.needs_workload or _is_arrow_curve(plan)
+    return _layout_kind(plan).needs_workload or _is_arrow_curve(plan)
 
 
 def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
@@ -260,9 +263,9 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
     paths: list[Input] = merge.inputs(group) if merge is not None and merged else \
         [s.base_file_path for s in group.slices]
     cols = list(plan.sort_columns)
-    kind = normalise_strategy(plan.options.layout_strategy) if cols else LayoutStrategy.LINEAR
+    kind = _layout_kind(plan)
     qdtree = kind.needs_workload
-    bits = curve_bits(plan, cols) if cols and kind.is_curve else 64
+    bits = curve_bits(plan, cols) if kind.is_curve else 64
     curve = _is_arrow_curve(plan)
     method = plan.options.curve_build_method.strip().lower()
     types = None

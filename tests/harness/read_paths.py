@@ -44,7 +44,9 @@ from .spark_semantics import Pred, evaluate, micros, to_column, to_sql, to_tuple
 
 DATA_COLUMNS = list(KIND)
 CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
-STRATEGIES = ("linear", "z-order", "hilbert")
+#: ``qdtree`` clusters with a workload drawn from the harness's own predicate generator (its queries then ask
+#: about the very columns and constants the tree cut on, and about others)
+STRATEGIES = ("linear", "z-order", "hilbert", "qdtree")
 METHODS = ("direct", "sample")
 
 OPERATION = "hoodie.datasource.write.operation"
@@ -310,9 +312,14 @@ class ReadPathsHarness:
                    if "/." not in d for f in fs if f.endswith(".parquet"))
         opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": str(max(4096, size // 5)),
                 "hoodie.layout.optimize.build.curve.sample.size": "50"}
+        workload = None
+        if strategy == "qdtree":  # the tree's cuts come from predicates like the ones the harness asks
+            gen = self._generator()
+            on = [c for c in all_columns() if c.name in columns]
+            workload = [to_sql(gen.predicate(on, depth=self.rng.randint(1, 2))) for _ in range(self.rng.randint(2, 6))]
         before = self._known()
         metrics = hl.cluster(spark=self.spark, path=self.path, columns=columns, strategy=strategy, method=method,
-                             options=opts)
+                             options=opts, workload=workload)
         inst = self._new_instant(before)
         if metrics is None:
             if inst is not None:
@@ -321,7 +328,8 @@ class ReadPathsHarness:
         if inst is None:
             raise HarnessMismatch("cluster returned metrics but completed no instant")
         self.model.cluster(inst)
-        self.log.append(f"cluster {strategy}/{method} {columns} -> {inst.requested}")
+        self.log.append(f"cluster {strategy}/{method} {columns}{f' workload {workload}' if workload else ''} -> "
+                        f"{inst.requested}")
         self._after_change()
 
     def crash_writer(self) -> None:
