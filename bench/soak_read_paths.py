@@ -4,9 +4,9 @@
 
 Steps are drawn with fixed weights (queries through every entry point, time travel, incremental reads,
 appends, upserts, deletes, overwrites, clusterings with each strategy and method, cleans, killed
-writers); every ``--table-steps`` steps a new table is started. Mismatches are recorded, not fatal, and the run ends with the number of query
-checks (per entry point) and mismatches (with the question and the step log) in
-``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
+writers); every ``--table-steps`` steps a new table is started. Mismatches are recorded, not fatal, and the
+run ends with the number of query checks (per entry point) and mismatches (with the question and the step log)
+in ``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
 """
 
 from __future__ import annotations
