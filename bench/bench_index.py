@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     data = {
         "files": n_files, "columns": list(COLUMNS), "rows_per_file": ROWS_PER_FILE, "build": build,
         "index": {"cold_first_seconds": t_cold, "warm_seconds": warm, "cold_first_cpu_seconds": cpu_cold,
-                  "warm_cpu_seconds": warm_cpu, "warm_median_cpu_seconds": median(warm_cpu), "warm_median_seconds": t_warm,
+                  "warm_cpu_seconds": warm_cpu, "warm_median_cpu_seconds": median(warm_cpu),
+                  "warm_median_seconds": t_warm,
                   "fresh_process": fresh, "rows_per_column": rows, "mismatches_vs_footers": mismatches},
         "footers": {"cold_seconds": t_fcold, "warm_seconds": t_fwarm, "cold_cpu_seconds": cpu_fcold,
                     "warm_cpu_seconds": cpu_fwarm,

@@ -137,12 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = rows_of(args)
     files = args.files or max(1, rows // 10_000)
     repeat = args.repeat or 3
-    layouts = [l.strip() for l in args.layouts.split(",") if l.strip()]
+    layouts = [name.strip() for name in args.layouts.split(",") if name.strip()]
     if "random" not in layouts:
         layouts.insert(0, "random")
-    for l in layouts:
-        if l not in LAYOUTS:
-            p.error(f"unknown layout {l!r}")
+    for layout_name in layouts:
+        if layout_name not in LAYOUTS:
+            p.error(f"unknown layout {layout_name!r}")
     name = getattr(args, "name", None) or ("skipping_quick" if args.quick else "skipping")
 
     spark = spark_session("bench_skipping", master=args.master)
@@ -177,15 +177,16 @@ def main(argv: list[str] | None = None) -> int:
             for layout in order:
                 for skip in ((True, False) if r % 2 == 0 else (False, True)):
                     key = f"{qn}/{layout}/{'skip' if skip else 'full'}"
-                    s, n = timed(lambda: hl.read(paths[layout], q["where"], spark=spark, skipping=skip).count())
+                    s, n = timed(lambda layout=layout, where=q["where"], skip=skip:
+                                 hl.read(paths[layout], where, spark=spark, skipping=skip).count())
                     times.setdefault(key, []).append(s)
                     counts.setdefault(qn, set()).add(int(n))
         if len(counts[qn]) != 1:
             raise AssertionError(f"WRONG RESULT: query {qn!r} ({q['where']}) counted {sorted(counts[qn])} rows "
                                  f"across layouts / skipping on and off")
         log(f"{qn}: {next(iter(counts[qn])):,} rows; " + ", ".join(
-            f"{l} {plans[f'{qn}/{l}']['files_read']}f {median(times[f'{qn}/{l}/skip']):.2f}s"
-            f"/{median(times[f'{qn}/{l}/full']):.2f}s" for l in layouts))
+            f"{name} {plans[f'{qn}/{name}']['files_read']}f {median(times[f'{qn}/{name}/skip']):.2f}s"
+            f"/{median(times[f'{qn}/{name}/full']):.2f}s" for name in layouts))
 
     results: dict[str, Any] = {}
     table_rows = []
@@ -213,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                 targets.append({"name": f"{qn} on {layout}: files skipped", "value": f"{skipped:.1%}",
                                 "target": f">= {SKIP_TARGET:.0%}",
                                 "verdict": verdict(skipped, SKIP_TARGET, lower_is_better=False)})
-                targets.append({"name": f"{qn} on {layout}: x faster than random", "value": round(rand_skip / s_skip, 1),
+                targets.append({"name": f"{qn} on {layout}: x faster than random",
+                                "value": round(rand_skip / s_skip, 1),
                                 "target": f">= {SPEED_TARGET:g}",
                                 "verdict": verdict(rand_skip / s_skip, SPEED_TARGET, lower_is_better=False)})
 
@@ -224,11 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     for qn in qs:
         r = results[qn]
         files_tbl.append([qn, r["matching_rows"], r["layouts"]["random"]["ideal_files"],
-                          *[r["layouts"][l]["files_read"] for l in layouts]])
+                          *[r["layouts"][name]["files_read"] for name in layouts]])
     sections = [
         ("Setup",
          f"{rows:,} conn rows, ~{files} files per layout (tables from `bench_clustering`: "
-         + ", ".join(f"{l} = {LABELS[l]}" for l in layouts)
+         + ", ".join(f"{name} = {LABELS[name]}" for name in layouts)
          + f"). Time = wall clock of `hudi_layout.read(path, where, spark=spark, skipping=...).count()` (scan "
            f"planning with the column_stats index included), median of {repeat}, layouts and skipping on/off "
            f"interleaved in one run, after an untimed warm-up read per layout. Files read = "
@@ -265,9 +267,11 @@ def main(argv: list[str] | None = None) -> int:
         fig, axes = plt.subplots(1, 2, figsize=(13, 4))
         x = np.arange(len(qs))
         w = 0.8 / len(layouts)
-        for i, l in enumerate(layouts):
-            axes[0].bar(x + i * w, [results[q]["layouts"][l]["files_read"] for q in qs], w, label=l)
-            axes[1].bar(x + i * w, [results[q]["layouts"][l]["seconds_skipping"] for q in qs], w, label=l)
+        for i, layout_name in enumerate(layouts):
+            axes[0].bar(x + i * w, [results[q]["layouts"][layout_name]["files_read"] for q in qs], w,
+                        label=layout_name)
+            axes[1].bar(x + i * w, [results[q]["layouts"][layout_name]["seconds_skipping"] for q in qs], w,
+                        label=layout_name)
         axes[0].plot(x + w * (len(layouts) - 1) / 2, [results[q]["layouts"]["random"]["ideal_files"] for q in qs],
                      "k_", markersize=18, label="ideal")
         for ax, yl in zip(axes, ["files read (log)", "seconds, skipping on (median)"]):

@@ -11,8 +11,8 @@ the failed write); then the next write rolls the failure back and no file of the
 (also after the orphaned workers had time to finish).
 
 CI runs a representative subset (~3 min: the driver-side crash points of ingest, overwrite and rollback,
-a JVM-only kill mid-write, a late writer; ``test_crash_recovery`` and ``test_clustering_faults`` (two of its three points) add group
-kills of ingest and clustering). ``HUDI_LAYOUT_FAULTS=all`` runs every case (~25 min):
+a JVM-only kill mid-write, a late writer; ``test_crash_recovery`` and ``test_clustering_faults`` (two of its
+three points) add group kills of ingest and clustering). ``HUDI_LAYOUT_FAULTS=all`` runs every case (~25 min):
 ``HUDI_LAYOUT_FAULTS=all .venv/bin/python -m pytest -q tests/integration/test_fault_injection.py``.
 """
 

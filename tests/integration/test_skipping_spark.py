@@ -112,7 +112,7 @@ def build_predicates(df: Any, sample: Any) -> list[str]:
         if len(ps) > 4:
             per_col.append((f.name, ps[3], ps[5]))  # "= mid", "<= lo"
     # combinations across columns
-    for (a, a_eq, a_le), (b, b_eq, b_le) in zip(per_col, per_col[1:]):
+    for (_a, a_eq, a_le), (_b, b_eq, b_le) in zip(per_col, per_col[1:]):
         preds += [f"({a_eq}) AND ({b_le})", f"({a_le}) OR ({b_eq})", f"NOT (({a_eq}) OR ({b_eq}))",
                   f"({a_le}) AND NOT ({b_eq})"]
     return preds
@@ -159,9 +159,10 @@ def check_table(spark: Any, path: Path, *, end_to_end: int = 6) -> dict[str, int
         candidates = {str(Path(c).resolve()) for c in plan.candidate_files}
         missed = matching[i] - candidates
         if missed:
-            failures.append(f"{p!r}: files with matching rows were skipped: "
-                            f"{sorted(Path(m).name for m in missed)}; reasons: "
-                            f"{[v for k, v in plan.dropped_by_column_stats.items() if k.split('/')[-1] in {Path(m).name for m in missed}] or plan.dropped_by_partition}")
+            missed_names = {Path(m).name for m in missed}
+            reasons = [v for k, v in plan.dropped_by_column_stats.items() if k.split('/')[-1] in missed_names]
+            failures.append(f"{p!r}: files with matching rows were skipped: {sorted(missed_names)}; reasons: "
+                            f"{reasons or plan.dropped_by_partition}")
         skipped[p] = plan.files_total - plan.files_after_column_stats
     assert not failures, "\n".join(failures[:15]) + f"\n({len(failures)} of {len(preds)} predicates wrong)"
 

@@ -130,7 +130,8 @@ def test_decode_every_fixture_timeline_file(fixture_table, expected_tables) -> N
                         assert again == doc
                 elif data.strip() and f.action in ("commit", "deltacommit", "replacecommit"):
                     # v6 JSON: re-encoding gives the same document
-                    enc6 = replace_commit_metadata_bytes if "partitionToReplaceFileIds" in doc else commit_metadata_bytes
+                    replace_doc = "partitionToReplaceFileIds" in doc
+                    enc6 = replace_commit_metadata_bytes if replace_doc else commit_metadata_bytes
                     again = json.loads(enc6(doc, 6))
                     for stats in doc["partitionToWriteStats"].values():
                         for s in stats:

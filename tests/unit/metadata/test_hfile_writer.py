@@ -225,7 +225,7 @@ def test_hypothesis_round_trip(keys: list[bytes], block_size: int, codec: str, m
     reader = HFileReader(data, verify_checksums=True)
     assert reader.items() == items
     assert reader.num_entries == len(items)
-    for i, (k, v) in enumerate(items[:: max(1, len(items) // 20)]):
+    for k, v in items[:: max(1, len(items) // 20)]:
         assert reader.get(k) == v
         assert reader.get(k + b"\x00") == (dict(items).get(k + b"\x00"))
     for prefix in {k[:1] for k in keys[:10]} | {b""}:

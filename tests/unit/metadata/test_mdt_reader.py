@@ -75,9 +75,12 @@ def test_sync_rule() -> None:
 
     data = [i("20240101000000001", "commit", State.COMPLETED), i("20240101000000002", "commit", State.INFLIGHT),
             i("20240101000000004", "indexing", State.INFLIGHT)]
-    mdt = [i("00000000000000000", "deltacommit", State.COMPLETED), i("20240101000000001", "deltacommit", State.COMPLETED),
-           i("20240101000000002", "deltacommit", State.COMPLETED), i("20240101000000003", "deltacommit", State.COMPLETED),
-           i("20240101000000004", "deltacommit", State.COMPLETED), i("20240101000000005", "deltacommit", State.INFLIGHT)]
+    mdt = [i("00000000000000000", "deltacommit", State.COMPLETED),
+           i("20240101000000001", "deltacommit", State.COMPLETED),
+           i("20240101000000002", "deltacommit", State.COMPLETED),
+           i("20240101000000003", "deltacommit", State.COMPLETED),
+           i("20240101000000004", "deltacommit", State.COMPLETED),
+           i("20240101000000005", "deltacommit", State.INFLIGHT)]
     s = compute_sync_state(data, mdt)
     visible = {t for t in ("00000000000000000", "20240101000000001", "20240101000000002", "20240101000000003",
                            "20240101000000004", "20240101000000005") if s.block_visible(t)}

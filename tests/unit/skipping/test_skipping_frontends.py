@@ -118,7 +118,8 @@ def test_sql_errors_name_the_token(text: str, token: str) -> None:
 
 def test_sql_with_schema_resolves_and_rejects_columns() -> None:
     schema = pa.schema([("Price", pa.int64()), ("s", pa.struct([("f", pa.string())]))])
-    assert from_sql("price > 1 AND s.f = 'x'", schema) == And(Gt(Ref("Price"), Literal(1)), Eq(Ref("s.f"), Literal("x")))
+    assert from_sql("price > 1 AND s.f = 'x'", schema) == And(Gt(Ref("Price"), Literal(1)),
+                                                              Eq(Ref("s.f"), Literal("x")))
     with pytest.raises(InvalidArgumentError, match="'nope'"):
         from_sql("nope = 1", schema)
 
@@ -174,5 +175,6 @@ def test_sql_timestamps_in_a_non_utc_session_zone_are_shifted_to_utc() -> None:
 
     pred = from_sql("t >= TIMESTAMP '2024-06-01 12:00:00' AND d = DATE '2024-06-01'")
     shifted = _shift_naive_timestamps(pred, "Europe/Paris")
-    assert shifted == And(GtEq(Ref("t"), Literal(dt.datetime(2024, 6, 1, 10))), Eq(Ref("d"), Literal(dt.date(2024, 6, 1))))
+    assert shifted == And(GtEq(Ref("t"), Literal(dt.datetime(2024, 6, 1, 10))),
+                          Eq(Ref("d"), Literal(dt.date(2024, 6, 1))))
     assert _shift_naive_timestamps(pred, "+05:00") == pred

@@ -39,7 +39,8 @@ def test_file_slices_match_expected(fixture_table, expected_tables, shared_rows_
         assert rows_digest(data) == exp["rows_digest_sha256_16"], zip_name
 
 
-@pytest.mark.parametrize("zip_name", ["cow_v9_txns_simple_meta.zip", "cow_v6_simplekeygen_nonhivestyle_overwritetable.zip",
+@pytest.mark.parametrize("zip_name", ["cow_v9_txns_simple_meta.zip",
+                                      "cow_v6_simplekeygen_nonhivestyle_overwritetable.zip",
                                       "mor_parquet_v6_nonpartitioned.zip", "cow_v8_complexkeygen_hivestyle.zip"])
 def test_cross_check_hudi_rs(fixture_table, zip_name: str) -> None:
     hudi = pytest.importorskip("hudi")
