@@ -531,9 +531,13 @@ QDTREE_CUTS = Option("hudi_layout.layout.qdtree", "", _str,
                      "hudi_layout's own: the cuts of a `qdtree` layout (JSON), recorded in the clustering plan's "
                      "strategyParams so a resumed plan uses the same tree; set by the planner.",
                      used_by=(CLUSTER, SERVICE))
-QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 200_000, _positive_int,
-                            "hudi_layout's own: rows sampled to choose the `qdtree` cuts.", used_by=(CLUSTER, SERVICE))
-QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.02, _positive_float,
+QDTREE_SAMPLE_SIZE = Option("hudi_layout.layout.qdtree.sample.size", 50_000, _positive_int,
+                            "hudi_layout's own: rows sampled uniformly to choose the `qdtree` cuts (each workload "
+                            "box also keeps up to 2,000 of its own rows).", used_by=(CLUSTER, SERVICE))
+QDTREE_LOOKAHEAD = Option("hudi_layout.layout.qdtree.lookahead", 4, _positive_int,
+                          "hudi_layout's own: moves the `qdtree` search tries at each of its upper nodes, each "
+                          "completed greedily (1: plain greedy).", used_by=(CLUSTER, SERVICE))
+QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.01, _positive_float,
                                "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
                                "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
 # read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options

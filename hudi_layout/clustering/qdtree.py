@@ -28,7 +28,7 @@ import heapq
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -105,6 +105,65 @@ def workload_boxes(predicates: Sequence[tuple[Predicate, float]], columns: Seque
     k = len(columns)
     return WorkloadBoxes(np.array(weights, np.float64), np.array(query, np.int64),
                          np.array(lo, np.uint64).reshape(-1, k), np.array(hi, np.uint64).reshape(-1, k))
+
+
+#: the ``lookahead`` search tries alternatives at nodes this shallow (on the 10M conn workload, depths 3, 6 and
+#: 30 gave 65, 64 and 64 files; deeper nodes are small and their greedy move is rarely beaten)
+PILOT_DEPTH = 8
+#: sampled rows each workload box gets at least (all of its rows when it has fewer): a uniform sample of
+#: 50,000 of 10M rows holds 1 of the 159 rows of ``dst_port = 443``, too few for the estimate to see what
+#: a cut around them is worth
+BOX_SAMPLE_ROWS = 2_000
+
+
+def rows_in_boxes(codes: Sequence[np.ndarray], boxes: WorkloadBoxes) -> np.ndarray:
+    """``(boxes, rows)`` bool: the row's code lies in the box on every column."""
+    n = int(codes[0].size) if len(codes) else 0
+    out = np.ones((boxes.lo.shape[0], n), dtype=bool)
+    for b in range(boxes.lo.shape[0]):
+        for c, col in enumerate(codes):
+            lo, hi = boxes.lo[b, c], boxes.hi[b, c]
+            if lo == 0 and hi == np.uint64(U64_MAX):
+                continue
+            out[b] &= (col >= lo) & (col <= hi)
+    return out
+
+
+def box_candidates(codes: Sequence[np.ndarray], priority: np.ndarray, boxes: WorkloadBoxes,
+                   per_box: int = BOX_SAMPLE_ROWS) -> np.ndarray:
+    """Sorted indices of the rows that are among the ``per_box`` lowest ``priority`` of some box's rows: one
+    task's (or one batch's) share of :func:`workload_sample`; applying it again to a union of shares gives
+    the union's own candidates."""
+    inside = rows_in_boxes(codes, boxes)
+    picked = [np.empty(0, np.int64)]
+    for b in range(inside.shape[0]):
+        idx = np.flatnonzero(inside[b])
+        if idx.size > per_box:
+            idx = idx[np.argpartition(priority[idx], per_box - 1)[:per_box]]
+        picked.append(idx)
+    return np.unique(np.concatenate(picked))
+
+
+def workload_sample(codes: Sequence[np.ndarray], priority: np.ndarray, boxes: WorkloadBoxes, rate: float,
+                    per_box: int = BOX_SAMPLE_ROWS) -> tuple[np.ndarray, np.ndarray]:
+    """A sample that keeps at least ``per_box`` rows of every workload box, with the rows each stands for.
+
+    Every row of the table drew ``priority`` uniform in [0, 1); the uniform sample is the rows below
+    ``rate``. ``codes`` / ``priority`` hold those rows and each task's :func:`box_candidates`. Box ``b`` keeps
+    its rows below ``tau_b``, the ``per_box``-th lowest priority among its rows (1 when it has fewer rows), so
+    a row is in the sample when its priority is below ``max(rate, tau_b of the boxes it is in)`` - one
+    threshold per row, shared across boxes (coordinated priority sampling) - and stands for ``1 / threshold``
+    rows. Returns ``(indices into codes, weights)``.
+    """
+    u = np.asarray(priority, np.float64)
+    threshold = np.full(u.size, float(rate))
+    inside = rows_in_boxes(codes, boxes)
+    for b in range(inside.shape[0]):
+        idx = np.flatnonzero(inside[b])
+        tau = 1.0 if idx.size < per_box else float(np.partition(u[idx], per_box - 1)[per_box - 1])
+        threshold[idx] = np.maximum(threshold[idx], tau)
+    keep = np.flatnonzero(u < threshold)
+    return keep, 1.0 / threshold[keep]
 
 
 def candidate_cuts(boxes: WorkloadBoxes) -> list[np.ndarray]:
@@ -241,6 +300,30 @@ class _Node:
     rows: np.ndarray  # sample row indices
     cut: tuple[int, int] | None = None  # (column, threshold) chosen
     children: tuple[int, int] | None = None
+    #: per column the half-open code interval the node covers (its key among equal sub-trees)
+    region: tuple[tuple[int, int], ...] = ()
+    depth: int = 0
+
+
+#: a move on a leaf: (estimated gain, column, thresholds: one cut or a slab of two)
+Move = tuple[float, int, tuple[int, ...]]
+
+
+@dataclass
+class _Growth:
+    """One greedy growth of the tree: nodes, leaf costs, and the heap of each leaf's best move."""
+
+    nodes: list[_Node]
+    costs: list[float]
+    heap: list[tuple[float, int, int, tuple[int, ...]]]
+    leaves: int
+
+    def total(self) -> float:
+        return sum(c for nd, c in zip(self.nodes, self.costs) if nd.cut is None)
+
+    def copy(self) -> _Growth:
+        """An independent growth (nodes are replaced, never changed, so they are shared)."""
+        return _Growth(list(self.nodes), list(self.costs), list(self.heap), self.leaves)
 
 
 @dataclass(frozen=True)
@@ -282,13 +365,17 @@ def _files_read(touch: np.ndarray, inside: np.ndarray, rows: np.ndarray, rows_pe
 
 def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_spaces: Sequence[str],
                  boxes: WorkloadBoxes, *, rows_per_file: float, min_leaf_rows: float | None = None,
-                 max_leaves: int = MAX_LEAVES, inner_dims: int | None = None) -> tuple[QdTree, BuildStats]:
+                 max_leaves: int = MAX_LEAVES, inner_dims: int | None = None,
+                 row_weights: np.ndarray | None = None, lookahead: int = 1,
+                 lookahead_depth: int = 0) -> tuple[QdTree, BuildStats]:
     """Greedy cut selection on a row sample (``codes``: per column ``uint64`` codes of the same rows).
 
     ``rows_per_file``: sample rows of one target file (the estimate counts files); ``min_leaf_rows``: the
     fewest sample rows a leaf may get (default one file; e.g. half a file lets a thin slab of the workload
     become one smaller file). ``inner_dims``: columns of the curve inside
-    each leaf (default: all ``columns``).
+    each leaf (default: all ``columns``). ``row_weights``: rows each sampled row stands for (a sample that
+    over-represents the workload's boxes, :func:`workload_sample`); every count of the estimate, the two row
+    limits included, is then a sum of weights. Default: one each.
     """
     k = len(columns)
     if len(codes) != k:
@@ -300,6 +387,9 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
     dims = inner_dims or k
     cuts = candidate_cuts(boxes)
     matrix = np.stack([np.asarray(c, np.uint64) for c in codes])
+    wt = np.ones(n, np.float64) if row_weights is None else np.asarray(row_weights, np.float64)
+    if wt.shape != (n,):
+        raise InvalidArgumentError(f"{wt.size} row weights for {n} sampled rows")
     weights = boxes.weights
     qmat = boxes.query_matrix()
     per_file = max(1.0, float(rows_per_file))
@@ -309,39 +399,37 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
     pairs = [(b, c) for b in range(boxes.lo.shape[0]) for c in range(k)
              if not (boxes.lo[b, c] == 0 and boxes.hi[b, c] == np.uint64(U64_MAX))]
 
-    def counts_before(srt: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        """``(len(pos), boxes, k)``: among the first ``pos`` rows of ``srt``, those inside each interval."""
-        out = np.repeat(pos.astype(np.float64)[:, None, None], boxes.lo.shape[0], axis=1)
+    def counts_before(srt: np.ndarray, sw: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """``(len(pos), boxes, k)``: weight of the first ``pos`` rows of ``srt`` (row weights ``sw``) inside
+        each interval."""
+        total = np.concatenate([[0.0], np.cumsum(sw)])
+        out = np.repeat(total[pos][:, None, None], boxes.lo.shape[0], axis=1)
         out = np.repeat(out, k, axis=2)
         for b, c in pairs:
             inside = (srt[c] >= boxes.lo[b, c]) & (srt[c] <= boxes.hi[b, c])
-            running = np.cumsum(inside, dtype=np.int64)
-            out[:, b, c] = np.where(pos > 0, running[np.maximum(pos - 1, 0)], 0)
+            running = np.concatenate([[0.0], np.cumsum(np.where(inside, sw, 0.0))])
+            out[:, b, c] = running[pos]
         return out
 
+    def part_cost(srt: np.ndarray, sw: np.ndarray) -> float:
+        """Estimated reads of the rows ``srt`` (codes, one column per row; weights ``sw``) as one leaf."""
+        touch = _touch(srt.min(axis=1)[None, :], srt.max(axis=1)[None, :], boxes)
+        inside = counts_before(srt, sw, np.array([srt.shape[1]]))
+        return float(_files_read(touch, inside, np.array([sw.sum()], np.float64), per_file, dims, qmat,
+                                 weights)[0])
+
     def cost_of(rows: np.ndarray) -> float:
-        sub = matrix[:, rows]
-        touch = _touch(sub.min(axis=1)[None, :], sub.max(axis=1)[None, :], boxes)
-        inside = counts_before(sub, np.array([rows.size]))
-        return float(_files_read(touch, inside, np.array([rows.size], np.float64), per_file, dims, qmat,
-                                 weights)[0])
+        return part_cost(matrix[:, rows], wt[rows])
 
-    def part_cost(srt: np.ndarray, first: int, last: int) -> float:
-        """Estimated reads of the rows ``srt[:, first:last]`` as one leaf."""
-        part = srt[:, first:last]
-        touch = _touch(part.min(axis=1)[None, :], part.max(axis=1)[None, :], boxes)
-        inside = counts_before(part, np.array([last - first]))
-        return float(_files_read(touch, inside, np.array([last - first], np.float64), per_file, dims, qmat,
-                                 weights)[0])
-
-    def best_cut(rows: np.ndarray, base: float) -> tuple[float, int, tuple[int, ...]]:
-        """The best move for a leaf: one cut ``(t,)``, or a slab ``(t1, t2)`` (two cuts at once, so that an
-        interval of the workload - a LIKE prefix, an equality - gets a leaf even where neither cut alone pays
-        for the files it splits)."""
-        best: tuple[float, int, tuple[int, ...]] = (0.0, -1, ())
+    def leaf_moves(rows: np.ndarray, base: float) -> list[Move]:
+        """The moves for a leaf that lower the estimate, best first: per column the best cut ``(t,)``, and
+        every slab ``(t1, t2)`` (two cuts at once, so that an interval of the workload - a LIKE prefix, an
+        equality - gets a leaf even where neither cut alone pays for the files it splits)."""
+        found: list[Move] = []
         m = rows.size
-        if m < 2 * min_rows:
-            return best
+        mass = float(wt[rows].sum())
+        if mass < 2 * min_rows:
+            return found
         member = np.zeros(n, dtype=bool)
         member[rows] = True
         for j in range(k):
@@ -350,13 +438,16 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                 continue
             # the leaf's rows in column-j order: the sample's order filtered (O(n), no sort per leaf)
             in_order = sorted_rows[j]
-            srt = matrix[:, in_order[member[in_order]]]
+            order = in_order[member[in_order]]
+            srt = matrix[:, order]
+            sw = wt[order]
+            before_w = np.concatenate([[0.0], np.cumsum(sw)])  # weight of the first i rows
             col = srt[j]
             ts = ts[(ts > col[0]) & (ts <= col[-1])]
             if ts.size == 0:
                 continue
             pos = np.searchsorted(col, ts, side="left")
-            ok = (pos >= min_rows) & (m - pos >= min_rows)
+            ok = (before_w[pos] >= min_rows) & (mass - before_w[pos] >= min_rows)
             if ok.any():
                 pos_ok, first = np.unique(pos[ok], return_index=True)
                 ts_ok = ts[ok][first]
@@ -366,25 +457,28 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                 smax = np.maximum.accumulate(srt[:, ::-1], axis=1)[:, ::-1]
                 t_left = _touch(pmin[:, pos_ok - 1].T, pmax[:, pos_ok - 1].T, boxes)
                 t_right = _touch(smin[:, pos_ok].T, smax[:, pos_ok].T, boxes)
-                both = counts_before(srt, np.concatenate([pos_ok, [m]]))
+                both = counts_before(srt, sw, np.concatenate([pos_ok, [m]]))
                 before = both[:-1]
                 after = both[-1][None, :, :] - before
-                p = pos_ok.astype(np.float64)
+                p = before_w[pos_ok]
                 cost = (_files_read(t_left, before, p, per_file, dims, qmat, weights)
-                        + _files_read(t_right, after, m - p, per_file, dims, qmat, weights))
+                        + _files_read(t_right, after, mass - p, per_file, dims, qmat, weights))
                 i = int(np.argmin(cost))
                 gain = base - float(cost[i])
-                if gain > best[0] + 1e-9 * max(1.0, base):
-                    best = (gain, j, (int(ts_ok[i]),))
+                if gain > 1e-9 * max(1.0, base):
+                    found.append((gain, j, (int(ts_ok[i]),)))
             for t1, t2 in slabs[j]:
                 p1, p2 = (int(x) for x in np.searchsorted(col, np.array([t1, t2], np.uint64), side="left"))
-                if p2 - p1 < min_rows or p1 < min_rows or m - p2 < min_rows:
+                w1, w2 = before_w[p1], before_w[p2]
+                if p1 == 0 or p2 == m or w2 - w1 < min_rows or w1 < min_rows or mass - w2 < min_rows:
                     continue  # a slab touching an edge is a single cut; a thin one cannot be a leaf
-                cost2 = part_cost(srt, 0, p1) + part_cost(srt, p1, p2) + part_cost(srt, p2, m)
+                cost2 = (part_cost(srt[:, :p1], sw[:p1]) + part_cost(srt[:, p1:p2], sw[p1:p2])
+                         + part_cost(srt[:, p2:], sw[p2:]))
                 gain = base - cost2
-                if gain > best[0] + 1e-9 * max(1.0, base):
-                    best = (gain, j, (t1, t2))
-        return best
+                if gain > 1e-9 * max(1.0, base):
+                    found.append((gain, j, (t1, t2)))
+        found.sort(key=lambda mv: -mv[0])  # stable: ties keep column order, single cut before slabs
+        return found
 
     # the workload's intervals per column, as slabs [t1, t2) of two cuts
     slabs: list[list[tuple[int, int]]] = [[] for _ in range(k)]
@@ -396,44 +490,81 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
 
     # each column's order over the whole sample, computed once (stable: ties by row, as a leaf's own sort)
     sorted_rows = [np.argsort(matrix[j], kind="stable") for j in range(k)]
-    nodes: list[_Node] = [_Node(np.arange(n))]
-    costs = [cost_of(nodes[0].rows)]
-    total_before = costs[0]
-    heap: list[tuple[float, int, int, tuple[int, ...]]] = []
+    root_cost = cost_of(np.arange(n))
+    memo: dict[tuple[tuple[int, int], ...], list[Move]] = {}
 
-    def consider(i: int) -> None:
-        gain, j, ts = best_cut(nodes[i].rows, costs[i])
-        if j >= 0:
-            heapq.heappush(heap, (-gain, i, j, ts))
+    def moves_of(st: _Growth, i: int) -> list[Move]:
+        """A leaf's moves, computed once per region (rollouts meet the same leaves again)."""
+        key = st.nodes[i].region
+        if key not in memo:
+            memo[key] = leaf_moves(st.nodes[i].rows, st.costs[i])
+        return memo[key]
 
-    def split(i: int, j: int, t: int) -> tuple[int, int]:
-        rows = nodes[i].rows
-        go_left = matrix[j, rows] < np.uint64(t)
-        a, b = _Node(rows[go_left]), _Node(rows[~go_left])
-        nodes[i].cut = (j, t)
-        nodes[i].children = (len(nodes), len(nodes) + 1)
-        nodes[i].rows = np.empty(0, np.int64)
-        nodes.extend([a, b])
-        costs.extend([cost_of(a.rows), cost_of(b.rows)])
-        return len(nodes) - 2, len(nodes) - 1
+    halves: dict[tuple[tuple[tuple[int, int], ...], int, int], tuple[_Node, _Node, float, float]] = {}
 
-    consider(0)
-    leaves = 1
-    while heap and leaves < max_leaves:
-        neg, i, j, ts = heapq.heappop(heap)
-        if len(ts) == 2 and leaves + 2 > max_leaves:
-            continue
-        log.debug("qdtree: leaf %d (%d sampled rows) cut on %s at %s, gain %.1f", i, nodes[i].rows.size,
-                  columns[j], ts, -neg)
-        left, right = split(i, j, ts[0])
+    def split(st: _Growth, i: int, j: int, t: int) -> tuple[int, int]:
+        nd = st.nodes[i]
+        key = (nd.region, j, t)
+        if key not in halves:
+            go_left = matrix[j, nd.rows] < np.uint64(t)
+            lo, hi = nd.region[j]
+            a = _Node(nd.rows[go_left], region=nd.region[:j] + ((lo, min(hi, t)),) + nd.region[j + 1:])
+            b = _Node(nd.rows[~go_left], region=nd.region[:j] + ((max(lo, t), hi),) + nd.region[j + 1:])
+            halves[key] = (a, b, cost_of(a.rows), cost_of(b.rows))
+        a, b, cost_a, cost_b = halves[key]
+        st.nodes[i] = _Node(np.empty(0, np.int64), (j, t), (len(st.nodes), len(st.nodes) + 1), nd.region, nd.depth)
+        st.nodes.extend([replace(a, depth=nd.depth + 1), replace(b, depth=nd.depth + 1)])
+        st.costs.extend([cost_a, cost_b])
+        return len(st.nodes) - 2, len(st.nodes) - 1
+
+    def apply(st: _Growth, i: int, j: int, ts: tuple[int, ...]) -> None:
+        left, right = split(st, i, j, ts[0])
         made = [left, right]
         if len(ts) == 2:
-            middle, upper = split(right, j, ts[1])
+            middle, upper = split(st, right, j, ts[1])
             made = [left, middle, upper]
-        leaves += len(made) - 1
+        st.leaves += len(made) - 1
         for node in made:
-            consider(node)
-    total_after = sum(costs[i] for i, nd in enumerate(nodes) if nd.cut is None)
+            found = moves_of(st, node)
+            if found:
+                gain, cj, cts = found[0]
+                heapq.heappush(st.heap, (-gain, node, cj, cts))
+
+    def fits(st: _Growth, ts: tuple[int, ...]) -> bool:
+        return st.leaves + len(ts) <= max_leaves
+
+    def grow(st: _Growth, pilot: bool) -> _Growth:
+        """Apply each leaf's best move, best gain first. ``pilot``: at a node shallower than
+        ``lookahead_depth``, try the node's ``lookahead`` best moves instead, each on a copy grown greedily to
+        the end, and keep the one whose whole tree has the lowest estimate (the greedy's move helps most at
+        once, which can fragment what later cuts would have kept whole)."""
+        while st.heap and st.leaves < max_leaves:
+            _, i, j, ts = heapq.heappop(st.heap)
+            if not fits(st, ts):
+                continue
+            if pilot and st.nodes[i].depth < lookahead_depth:
+                trials = [(j, ts)] + [(cj, cts) for _, cj, cts in moves_of(st, i)[1:lookahead] if fits(st, cts)]
+                if len(trials) > 1:
+                    best_total = None
+                    for cj, cts in trials:
+                        trial = st.copy()
+                        apply(trial, i, cj, cts)
+                        total = grow(trial, False).total()
+                        if best_total is None or total < best_total - 1e-9 * max(1.0, abs(best_total)):
+                            best_total, (j, ts) = total, (cj, cts)
+            log.debug("qdtree: leaf %d (%d sampled rows) cut on %s at %s", i, st.nodes[i].rows.size, columns[j], ts)
+            apply(st, i, j, ts)
+        return st
+
+    full = tuple((0, U64_MAX + 1) for _ in range(k))
+    best = _Growth([_Node(np.arange(n), region=full)], [root_cost], [], 1)
+    root_moves = moves_of(best, 0)
+    if root_moves:
+        heapq.heappush(best.heap, (-root_moves[0][0], 0, root_moves[0][1], root_moves[0][2]))
+    grow(best, lookahead > 1 and lookahead_depth > 0)
+    nodes = best.nodes
+    total_before = root_cost
+    total_after = best.total()
     spec: list[tuple[int, int]] = []
     stack = [0]
     while stack:  # pre-order

@@ -136,7 +136,8 @@ def prepare_layout_options(spark: SparkSession | Callable[[], SparkSession], pat
         tree, stats = build_workload_tree(session, [s.base_file_path for s in slices], cols, predicates, schema,
                                           output_files=output_files,
                                           sample_rows=cfg.QDTREE_SAMPLE_SIZE.get(out),
-                                          min_leaf_files=cfg.QDTREE_MIN_LEAF_FILES.get(out))
+                                          min_leaf_files=cfg.QDTREE_MIN_LEAF_FILES.get(out),
+                                          lookahead=cfg.QDTREE_LOOKAHEAD.get(out))
         log.info("qdtree for %s: %d leaves, estimated workload cost %.0f -> %.0f files", path, stats.leaves,
                  stats.cost_before, stats.cost_after)
         out[cfg.QDTREE_CUTS.key] = tree.to_json()

@@ -26,6 +26,7 @@ from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import GroupMetrics, PhaseTimer
 from hudi_layout.clustering.plan import ClusteringGroup, ClusteringPlanSpec
 from hudi_layout.clustering.qdtree import (
+    PILOT_DEPTH,
     BuildStats,
     QdTree,
     build_qdtree,
@@ -376,20 +377,24 @@ _tree_samples: dict[tuple[frozenset[str], tuple[str, ...]], Sketch] = {}
 
 def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
                         predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
-                        sample_rows: int, min_leaf_files: float = 0.02) -> tuple[QdTree, BuildStats]:
+                        sample_rows: int, min_leaf_files: float = 0.01,
+                        lookahead: int = 4) -> tuple[QdTree, BuildStats]:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
-    sketch), aiming at ``output_files`` files, no leaf below ``min_leaf_files`` of a file."""
+    sketch, which also keeps rows of each workload box), aiming at ``output_files`` files, no leaf below
+    ``min_leaf_files`` of a file, ``lookahead`` moves tried per upper node."""
     cols = list(columns)
     files = [f for f in base_files if f]  # a Merge-on-Read slice may have no base file yet
     types = [schema.field(c).type for c in cols]
     footers = footer_summary(files)
     bins: list[list[Input]] = balanced_bins(list(zip(files, footers.rows)), task_count(spark))
-    sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows, types=types)
+    boxes = workload_boxes(predicates, cols, schema)
+    sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows, types=types, boxes=boxes)
     _tree_samples.clear()
     _tree_samples[(frozenset(files), tuple(cols))] = sk
-    boxes = workload_boxes(predicates, cols, schema)
-    sampled = sk.sample[0].size if sk.sample else 0
-    per_file = sampled / max(1, output_files)
-    return build_qdtree(list(sk.sample), cols, code_spaces_of(schema, cols), boxes, rows_per_file=per_file,
+    codes, weights = sk.workload if sk.workload is not None else (sk.sample, None)
+    mass = float(weights.sum()) if weights is not None else float(codes[0].size if codes else 0)
+    per_file = mass / max(1, output_files)
+    return build_qdtree(list(codes), cols, code_spaces_of(schema, cols), boxes, rows_per_file=per_file,
                         min_leaf_rows=max(1.0, min_leaf_files * per_file),
-                        max_leaves=max(1, int(output_files / max(min_leaf_files, 1e-3))))
+                        max_leaves=max(1, int(output_files / max(min_leaf_files, 1e-3))), row_weights=weights,
+                        lookahead=lookahead, lookahead_depth=PILOT_DEPTH if lookahead > 1 else 0)

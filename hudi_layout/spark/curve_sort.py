@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_layout.clustering.qdtree import QdTreeLayout
+from hudi_layout.clustering.qdtree import BOX_SAMPLE_ROWS, QdTreeLayout, WorkloadBoxes, box_candidates, workload_sample
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.schema_evolution import conform_batch
@@ -257,6 +257,9 @@ class Sketch:
     ranges: tuple[tuple[int, int] | None, ...]
     #: per column ``uint64`` codes of the same uniformly sampled rows
     sample: tuple[np.ndarray, ...]
+    #: with workload boxes: per column codes of a sample holding at least ``BOX_SAMPLE_ROWS`` rows of each
+    #: box, and the rows each sampled row stands for (:func:`~hudi_layout.clustering.qdtree.workload_sample`)
+    workload: tuple[tuple[np.ndarray, ...], np.ndarray] | None = None
 
 
 def _sortable(code: int | None) -> int | None:
@@ -265,13 +268,19 @@ def _sortable(code: int | None) -> int | None:
 
 
 def _sketch_task(paths: list[Input], columns: tuple[str, ...], rate: float, seed: int,
-                 types: Sequence[pa.DataType] | None = None) -> pa.RecordBatch:
+                 types: Sequence[pa.DataType] | None = None, boxes: WorkloadBoxes | None = None,
+                 per_box: int = BOX_SAMPLE_ROWS) -> pa.RecordBatch:
+    """One task of :func:`sketch`: extremes, row count and sampled rows (codes and priority) of ``paths``.
+    With ``boxes``, the sampled rows also hold each box's ``per_box`` lowest-priority rows (every row's codes
+    are computed then; otherwise only the uniformly sampled rows')."""
     k = len(columns)
     rng = np.random.default_rng(seed)
     rows = 0
     lo: list[int | None] = [None] * k
     hi: list[int | None] = [None] * k
     picked: list[list[np.ndarray]] = [[] for _ in range(k)]
+    priorities: list[np.ndarray] = []
+    held: tuple[list[np.ndarray], np.ndarray] | None = None  # box candidates so far: codes, priority
     for batch in _file_batches(paths, columns, types):
         for j in range(k):
             mm = pc.min_max(batch.column(j))
@@ -280,25 +289,50 @@ def _sketch_task(paths: list[Input], columns: tuple[str, ...], rate: float, seed
                 low, high = lo[j], hi[j]
                 lo[j] = int(mn) if low is None else min(low, int(mn))
                 hi[j] = int(mx) if high is None else max(high, int(mx))
-        chosen = batch.filter(pa.array(rng.random(batch.num_rows) < rate)) if rate < 1.0 else batch
-        if chosen.num_rows:
+        u = rng.random(batch.num_rows) if rate < 1.0 else np.zeros(batch.num_rows)
+        if boxes is not None and rate < 1.0:
+            codes = [encode_column(batch.column(j), name=columns[j]) for j in range(k)]
+            uniform = np.flatnonzero(u < rate)
+            extra = box_candidates(codes, u, boxes, per_box)
+            extra = extra[u[extra] >= rate]  # the uniform rows are kept anyway
+            if held is not None:
+                merged = [np.concatenate([a, c[extra]]) for a, c in zip(held[0], codes)]
+                mu = np.concatenate([held[1], u[extra]])
+                keep = box_candidates(merged, mu, boxes, per_box)
+                held = ([c[keep] for c in merged], mu[keep])
+            else:
+                held = ([c[extra] for c in codes], u[extra])
             for j in range(k):
-                picked[j].append(encode_column(chosen.column(j), name=columns[j]))
+                picked[j].append(codes[j][uniform])
+            priorities.append(u[uniform])
+        else:
+            chosen = batch.filter(pa.array(u < rate)) if rate < 1.0 else batch
+            if chosen.num_rows:
+                for j in range(k):
+                    picked[j].append(encode_column(chosen.column(j), name=columns[j]))
+                priorities.append(u[u < rate] if rate < 1.0 else u)
         rows += batch.num_rows
+    if held is not None:
+        for j in range(k):
+            picked[j].append(held[0][j])
+        priorities.append(held[1])
     sample = [np.concatenate(p) if p else np.empty(0, np.uint64) for p in picked]
+    prio = np.concatenate(priorities) if priorities else np.empty(0)
     m = sample[0].size if k else 0
     kinds = np.concatenate([np.full(m, _SAMPLE_ROW, np.int32), np.array([_MIN_ROW, _MAX_ROW, _COUNT_ROW], np.int32)])
-    arrays: list[pa.Array] = [pa.array(kinds), pa.array(np.concatenate([np.zeros(m, np.int64), [0, 0, rows]]))]
+    arrays: list[pa.Array] = [pa.array(kinds), pa.array(np.concatenate([np.zeros(m, np.int64), [0, 0, rows]])),
+                              pa.array(np.concatenate([prio, [0.0, 0.0, 0.0]]))]
     for j in range(k):
         extremes = pa.array([_sortable(lo[j]), _sortable(hi[j]), None], pa.int64())
         arrays.append(pa.concat_arrays([pa.array(to_sortable_int64(sample[j])), extremes]))
-    return pa.RecordBatch.from_arrays(arrays, names=["kind", "n", *[f"c{j}" for j in range(k)]])
+    return pa.RecordBatch.from_arrays(arrays, names=["kind", "n", "u", *[f"c{j}" for j in range(k)]])
 
 
 def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str], rows: int, sample_rows: int,
-           seed: int = 17, types: Sequence[pa.DataType] | None = None) -> Sketch:
+           seed: int = 17, types: Sequence[pa.DataType] | None = None,
+           boxes: WorkloadBoxes | None = None) -> Sketch:
     """One Spark job over the curve columns of ``bins`` (``rows`` rows in all): min/max codes and a uniform
-    sample of about ``sample_rows`` rows' codes."""
+    sample of about ``sample_rows`` rows' codes; with workload ``boxes`` also :attr:`Sketch.workload`."""
     cols = tuple(columns)
     k = len(cols)
     rate = 1.0 if rows <= sample_rows else 1.1 * sample_rows / rows
@@ -306,9 +340,9 @@ def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str],
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                yield _sketch_task(bins[task], cols, rate, seed + task, types)
+                yield _sketch_task(bins[task], cols, rate, seed + task, types, boxes)
 
-    schema = ", ".join(["kind int", "n long", *[f"c{j} long" for j in range(k)]])
+    schema = ", ".join(["kind int", "n long", "u double", *[f"c{j} long" for j in range(k)]])
     out = spark.range(0, len(bins), 1, len(bins)).mapInArrow(mapper, schema).toArrow()  # samples + extremes
     kind = out.column("kind").to_numpy()
     ranges: list[tuple[int, int] | None] = []
@@ -319,9 +353,16 @@ def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str],
         ranges.append((int(from_sortable_int64(mn).min()), int(from_sortable_int64(mx).max())) if mn.size else None)
     is_sample = kind == _SAMPLE_ROW
     # fill the nulls of the extreme rows first: a nullable int64 column would convert through float64
-    sample = tuple(from_sortable_int64(pc.fill_null(out.column(f"c{j}"), 0).to_numpy()[is_sample]) for j in range(k))
+    sampled = tuple(from_sortable_int64(pc.fill_null(out.column(f"c{j}"), 0).to_numpy()[is_sample])
+                    for j in range(k))
     counted = int(out.column("n").to_numpy()[kind == _COUNT_ROW].sum())
-    return Sketch(rows=counted, ranges=tuple(ranges), sample=sample)
+    if boxes is None or rate >= 1.0:
+        return Sketch(rows=counted, ranges=tuple(ranges), sample=sampled)
+    u = out.column("u").to_numpy()[is_sample]
+    uniform = u < rate
+    keep, weights = workload_sample(sampled, u, boxes, rate)
+    return Sketch(rows=counted, ranges=tuple(ranges), sample=tuple(c[uniform] for c in sampled),
+                  workload=(tuple(c[keep] for c in sampled), weights))
 
 
 def params_from_sketch(sk: Sketch, columns: Sequence[str], curve: str, method: str,

@@ -8,11 +8,14 @@ import pytest
 
 from hudi_layout.clustering.qdtree import (
     QdTree,
+    box_candidates,
     build_qdtree,
     candidate_cuts,
     code_spaces_of,
     layout_for,
+    rows_in_boxes,
     workload_boxes,
+    workload_sample,
 )
 from hudi_layout.clustering.workload import Workload
 from hudi_layout.curves import encode_column
@@ -113,3 +116,73 @@ def test_no_usable_query_gives_one_leaf(table: pa.Table) -> None:
                                boxes, rows_per_file=100)
     assert tree.num_leaves == 1 and stats.cuts == 0
     assert tree.route([np.zeros(3, np.uint64)] * 3).tolist() == [0, 0, 0]
+
+
+# -- the workload-boosted sample and the lookahead search
+
+def _boxes(table: pa.Table, queries: list[str] = QUERIES):  # type: ignore[no-untyped-def]
+    return workload_boxes(Workload.of(queries).predicates(table.schema), COLS, table.schema)
+
+
+def test_box_sample_keeps_small_boxes_whole_and_weighs_rows_to_the_table(table: pa.Table) -> None:
+    queries = [*QUERIES, "port = 443", "ip LIKE '157.3%' AND port < 30000"]
+    boxes = _boxes(table, queries)
+    codes = [encode_column(table.column(c)) for c in COLS]
+    rng = np.random.default_rng(11)
+    priority = rng.random(N)
+    rate, per_box = 0.02, 300
+    # what the tasks send: the uniform rows and each task's candidates (four tasks, merged twice)
+    parts = np.array_split(np.arange(N), 4)
+    sent = [np.flatnonzero(priority < rate)]
+    for part in parts:
+        got = box_candidates([c[part] for c in codes], priority[part], boxes, per_box)
+        sent.append(part[got])
+    rows = np.unique(np.concatenate(sent))
+    keep, weights = workload_sample([c[rows] for c in codes], priority[rows], boxes, rate, per_box)
+    kept = rows[keep]
+    inside = rows_in_boxes(codes, boxes)
+    for b in range(inside.shape[0]):
+        members = np.flatnonzero(inside[b])
+        in_sample = np.isin(kept, members)
+        if members.size <= per_box:  # a small box: all of its rows, each standing for itself
+            assert set(members) <= set(kept)
+            assert np.allclose(weights[in_sample], 1.0)
+        else:  # a large one: its per_box lowest priorities at least, the weights estimate its size
+            assert in_sample.sum() >= per_box - 1
+            assert abs(weights[in_sample].sum() - members.size) < 0.25 * members.size
+    # the uniform rows are all there, and the weights estimate the table
+    assert set(np.flatnonzero(priority < rate)) <= set(kept)
+    assert abs(weights.sum() - N) < 0.1 * N
+
+
+def test_weights_stand_for_repeated_rows(table: pa.Table) -> None:
+    """A sample whose rows carry weight 2 builds the tree of the sample with each row twice."""
+    boxes = _boxes(table)
+    codes = [encode_column(table.column(c))[:8_000] for c in COLS]
+    twice = [np.repeat(c, 2) for c in codes]
+    spaces = code_spaces_of(table.schema, COLS)
+    a, sa = build_qdtree(twice, COLS, spaces, boxes, rows_per_file=400, min_leaf_rows=40, max_leaves=40)
+    b, sb = build_qdtree(codes, COLS, spaces, boxes, rows_per_file=400, min_leaf_rows=40, max_leaves=40,
+                         row_weights=np.full(8_000, 2.0))
+    assert a == b and sa.cost_after == pytest.approx(sb.cost_after)
+    with pytest.raises(InvalidArgumentError, match="row weights"):
+        build_qdtree(codes, COLS, spaces, boxes, rows_per_file=400, row_weights=np.ones(3))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lookahead_never_estimates_worse_than_greedy(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    t = pa.table({"ip": pa.array([f"{a}.{b}" for a, b in rng.integers(0, 40, (n, 2))]),
+                  "port": pa.array(rng.integers(0, 2000, n), pa.int32()),
+                  "size": pa.array(rng.normal(size=n))})
+    queries = ["ip LIKE '1.%'", "ip LIKE '2%' AND port < 100", "port BETWEEN 500 AND 520", "port = 7",
+               "size > 1.0 AND port < 1000", "ip LIKE '3.1%'"]
+    boxes = _boxes(t, queries)
+    codes = [encode_column(t.column(c)) for c in COLS]
+    spaces = code_spaces_of(t.schema, COLS)
+    kw = dict(rows_per_file=n / 60, min_leaf_rows=n / 60 * 0.05, max_leaves=300)
+    _, greedy = build_qdtree(codes, COLS, spaces, boxes, **kw)  # type: ignore[arg-type]
+    tree, pilot = build_qdtree(codes, COLS, spaces, boxes, lookahead=4, lookahead_depth=6, **kw)  # type: ignore[arg-type]
+    assert pilot.cost_after <= greedy.cost_after + 1e-6
+    assert pilot.leaves == tree.num_leaves <= 300

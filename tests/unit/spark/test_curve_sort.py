@@ -222,3 +222,33 @@ def test_qdtree_map_reduce_writes_each_leaf_as_its_own_files(tmp_path: Path) -> 
         assert np.unique(leaves).size == 1
         lo, hi = from_sortable_int64(np.array(w.key_range, np.int64))
         assert int(lo) >> layout.inner_bits == int(hi) >> layout.inner_bits == int(leaves[0])
+
+
+def test_sketch_task_with_workload_boxes_adds_box_rows_and_keeps_the_uniform_sample(tmp_path: Path) -> None:
+    from hudi_layout.clustering.qdtree import rows_in_boxes, workload_boxes
+    from hudi_layout.clustering.workload import Workload
+
+    paths = _files(tmp_path, n_files=4, rows=2_000)
+    schema = pq.read_schema(paths[0])
+    boxes = workload_boxes(Workload.of(["a BETWEEN 10 AND 14", "a < -900 AND s < 'host-5'"]).predicates(schema),
+                           list(COLS), schema)
+    plain = pa.Table.from_batches([cs._sketch_task(paths, COLS, 0.01, 7)])
+    boosted = pa.Table.from_batches([cs._sketch_task(paths, COLS, 0.01, 7, boxes=boxes, per_box=50)])
+    for t in (plain, boosted):  # extremes and count do not depend on the boxes
+        assert t.column("n").to_numpy()[t.column("kind").to_numpy() == 3].sum() == 8_000
+
+    def sampled(t: pa.Table) -> tuple[list[np.ndarray], np.ndarray]:
+        keep = t.column("kind").to_numpy() == 0
+        codes = [from_sortable_int64(pa.compute.fill_null(t.column(f"c{j}"), 0).to_numpy()[keep]) for j in range(2)]
+        return codes, t.column("u").to_numpy()[keep]
+
+    codes_p, u_p = sampled(plain)
+    codes_b, u_b = sampled(boosted)
+    uniform = u_b < 0.01
+    for j in range(2):  # the same uniform rows, in the same order
+        assert np.array_equal(codes_b[j][uniform], codes_p[j])
+    table = pq.read_table(paths, columns=list(COLS))
+    everything = rows_in_boxes([encode_column(table.column(c)) for c in COLS], boxes)
+    got = rows_in_boxes(codes_b, boxes)
+    for b in range(everything.shape[0]):
+        assert got[b].sum() >= min(int(everything[b].sum()), 50)
