@@ -1,0 +1,125 @@
+"""Offline replay of a ``qdtree`` clustering: files each query of the conn workloads would read, without Spark.
+
+The benchmark (``bench_workload``) runs the real clustering, ~30 s a layout at 10M rows. This replays it in
+numpy in a few seconds per variant, to compare search settings: it reads the sort columns of the cached
+as-ingested table (``<work>/layouts_<rows>_f<files>/random``, built by ``bench_workload`` or
+``bench_clustering``), draws the sample the sketch job would (a uniform sample of ``--sample`` rows plus up to
+``BOX_SAMPLE_ROWS`` rows of every workload box, one priority per row), builds the tree with
+``clustering.qdtree.build_qdtree``, keys every row with ``layout_for``, cuts each leaf into
+``max(1, round(rows / rows_per_file))`` equal files as the reduce tasks do, and counts the files whose min/max
+box meets each query's boxes. On 10M rows it gave 62-65 files for Q1-Q7 where the benchmark measured 62.
+
+Run: ``python -m bench.qdtree_replay --work-dir /tmp/bw10m [--sample N] [--lookahead M] [--min-leaf F]
+[--seeds 17,5,99] [--uniform]``; prints one line per seed (no report: an exploration tool).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import time
+from typing import Any
+
+import numpy as np
+
+from .bench_workload import HELD_OUT, WORKLOAD
+from .common import log
+from .conn_data import CURVE_COLUMNS
+
+
+def load_codes(table_path: str, columns: list[str]) -> tuple[np.ndarray, Any]:
+    import pyarrow.parquet as pq
+
+    from hudi_layout.curves import encode_column
+
+    files = sorted(glob.glob(f"{table_path}/**/*.parquet", recursive=True))
+    if not files:
+        raise SystemExit(f"no parquet files under {table_path}; run bench_workload first")
+    table = pq.read_table(files, columns=columns)
+    return np.stack([encode_column(table.column(c)) for c in columns]), table.schema
+
+
+def files_read(codes: np.ndarray, layout: Any, boxes: dict[str, Any],
+               rows_per_file: float) -> tuple[dict[str, int], int]:
+    keys = layout.keys_from_codes(list(codes))
+    order = np.argsort(keys, kind="stable")
+    leaves = layout.leaf_of_keys(keys[order])
+    edges = np.flatnonzero(np.diff(leaves)) + 1
+    starts: list[int] = []
+    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
+        rows = int(last - first)
+        per = -(-rows // max(1, round(rows / rows_per_file)))
+        starts.extend(range(int(first), int(last), per))
+    at = np.array(starts)
+    ordered = codes[:, order]
+    mins = np.stack([np.minimum.reduceat(c, at) for c in ordered], axis=1)
+    maxs = np.stack([np.maximum.reduceat(c, at) for c in ordered], axis=1)
+    out = {}
+    for name, b in boxes.items():
+        hit = np.zeros(at.size, bool)
+        for i in range(b.lo.shape[0]):
+            hit |= np.all((mins <= b.hi[i]) & (maxs >= b.lo[i]), axis=1)
+        out[name] = int(hit.sum())
+    return out, int(at.size)
+
+
+def replay(codes: np.ndarray, schema: Any, columns: list[str], files: int, *, sample: int, lookahead: int,
+           min_leaf: float, seed: int, boosted: bool) -> dict[str, Any]:
+    from hudi_layout.clustering import qdtree as qd
+    from hudi_layout.clustering.workload import Workload
+
+    def boxes_of(queries: list[str]) -> Any:
+        return qd.workload_boxes(Workload.of(queries).predicates(schema), columns, schema)
+
+    n = codes.shape[1]
+    u = np.random.default_rng(seed).random(n)
+    rate = min(1.0, 1.1 * sample / n)
+    boxes = boxes_of(list(WORKLOAD.values()))
+    started = time.perf_counter()
+    weights = None
+    picked = np.flatnonzero(u < rate)
+    if boosted and rate < 1.0:
+        sent = np.union1d(picked, qd.box_candidates(list(codes), u, boxes))
+        keep, weights = qd.workload_sample(list(codes[:, sent]), u[sent], boxes, rate)
+        picked = sent[keep]
+    mass = float(weights.sum()) if weights is not None else float(picked.size)
+    per_file = mass / files
+    tree, stats = qd.build_qdtree(list(codes[:, picked]), columns, qd.code_spaces_of(schema, columns), boxes,
+                                  rows_per_file=per_file, min_leaf_rows=max(1.0, min_leaf * per_file),
+                                  max_leaves=max(1, int(files / max(min_leaf, 1e-3))), row_weights=weights,
+                                  lookahead=lookahead, lookahead_depth=qd.PILOT_DEPTH if lookahead > 1 else 0)
+    build = time.perf_counter() - started
+    layout = qd.layout_for(tree, list(codes[:, u < rate]))
+    per_query = {q: boxes_of([w]) for q, w in {**WORKLOAD, **HELD_OUT}.items()}
+    got, n_files = files_read(codes, layout, per_query, n / files)
+    return {"seed": seed, "leaves": tree.num_leaves, "files": n_files, "estimate": stats.cost_after,
+            "build_seconds": build, "workload": sum(v for k, v in got.items() if k in WORKLOAD),
+            "held_out": sum(v for k, v in got.items() if k in HELD_OUT), "per_query": got}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--work-dir", required=True)
+    p.add_argument("--rows", type=int, default=10_000_000)
+    p.add_argument("--files", type=int, default=None)
+    p.add_argument("--sample", type=int, default=50_000)
+    p.add_argument("--lookahead", type=int, default=4)
+    p.add_argument("--min-leaf", type=float, default=0.01)
+    p.add_argument("--seeds", default="17")
+    p.add_argument("--uniform", action="store_true", help="uniform sample only (no workload-box rows)")
+    args = p.parse_args(argv)
+    files = args.files or max(1, round(args.rows / 8_500))
+    cols = list(CURVE_COLUMNS)
+    log("reading the sort columns of the as-ingested table")
+    codes, schema = load_codes(f"{args.work_dir}/layouts_{args.rows}_f{files}/random", cols)
+    for seed in (int(s) for s in args.seeds.split(",")):
+        r = replay(codes, schema, cols, files, sample=args.sample, lookahead=args.lookahead, min_leaf=args.min_leaf,
+                   seed=seed, boosted=not args.uniform)
+        print(f"seed {seed}: workload {r['workload']} files, held-out {r['held_out']}, {r['files']} files, "
+              f"{r['leaves']} leaves, estimate {r['estimate']:.0f}, build {r['build_seconds']:.1f} s  "
+              f"{r['per_query']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
