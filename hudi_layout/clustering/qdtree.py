@@ -110,6 +110,11 @@ def workload_boxes(predicates: Sequence[tuple[Predicate, float]], columns: Seque
 #: the ``lookahead`` search tries alternatives at nodes this shallow (on the 10M conn workload, depths 3, 6 and
 #: 30 gave 65, 64 and 64 files; deeper nodes are small and their greedy move is rarely beaten)
 PILOT_DEPTH = 8
+#: the lookahead runs when the plain greedy tree has at most this many leaves (each trial grows a whole tree:
+#: 42 leaves for the 10M conn workload, ~850 for 30 random predicates, where it took 5x the greedy's 4 s), and
+#: searches at most ``PILOT_BUDGET`` times the leaves the greedy search did
+PILOT_MAX_LEAVES = 256
+PILOT_BUDGET = 4
 #: sampled rows each workload box gets at least (all of its rows when it has fewer): a uniform sample of
 #: 50,000 of 10M rows holds 1 of the 159 rows of ``dst_port = 443``, too few for the estimate to see what
 #: a cut around them is worth
@@ -448,13 +453,14 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                 continue
             pos = np.searchsorted(col, ts, side="left")
             ok = (before_w[pos] >= min_rows) & (mass - before_w[pos] >= min_rows)
+            # prefix / suffix min-max of the leaf in column-j order: the codes of the rows below / above a cut
+            pmin = np.minimum.accumulate(srt, axis=1)
+            pmax = np.maximum.accumulate(srt, axis=1)
+            smin = np.minimum.accumulate(srt[:, ::-1], axis=1)[:, ::-1]
+            smax = np.maximum.accumulate(srt[:, ::-1], axis=1)[:, ::-1]
             if ok.any():
                 pos_ok, first = np.unique(pos[ok], return_index=True)
                 ts_ok = ts[ok][first]
-                pmin = np.minimum.accumulate(srt, axis=1)
-                pmax = np.maximum.accumulate(srt, axis=1)
-                smin = np.minimum.accumulate(srt[:, ::-1], axis=1)[:, ::-1]
-                smax = np.maximum.accumulate(srt[:, ::-1], axis=1)[:, ::-1]
                 t_left = _touch(pmin[:, pos_ok - 1].T, pmax[:, pos_ok - 1].T, boxes)
                 t_right = _touch(smin[:, pos_ok].T, smax[:, pos_ok].T, boxes)
                 both = counts_before(srt, sw, np.concatenate([pos_ok, [m]]))
@@ -467,16 +473,33 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                 gain = base - float(cost[i])
                 if gain > 1e-9 * max(1.0, base):
                     found.append((gain, j, (int(ts_ok[i]),)))
-            for t1, t2 in slabs[j]:
-                p1, p2 = (int(x) for x in np.searchsorted(col, np.array([t1, t2], np.uint64), side="left"))
+            # every slab of the column at once: rows below t1, in [t1, t2), from t2 on
+            lo_t, hi_t = slab_edges[j]
+            if lo_t.size:
+                p1 = np.searchsorted(col, lo_t, side="left")
+                p2 = np.searchsorted(col, hi_t, side="left")
                 w1, w2 = before_w[p1], before_w[p2]
-                if p1 == 0 or p2 == m or w2 - w1 < min_rows or w1 < min_rows or mass - w2 < min_rows:
-                    continue  # a slab touching an edge is a single cut; a thin one cannot be a leaf
-                cost2 = (part_cost(srt[:, :p1], sw[:p1]) + part_cost(srt[:, p1:p2], sw[p1:p2])
-                         + part_cost(srt[:, p2:], sw[p2:]))
-                gain = base - cost2
-                if gain > 1e-9 * max(1.0, base):
-                    found.append((gain, j, (t1, t2)))
+                # a slab touching an edge is a single cut; a thin one cannot be a leaf
+                fit = (p1 > 0) & (p2 < m) & (w2 - w1 >= min_rows) & (w1 >= min_rows) & (mass - w2 >= min_rows)
+                if fit.any():
+                    p1, p2, w1, w2 = p1[fit], p2[fit], w1[fit], w2[fit]
+                    edges = np.empty(2 * p1.size, np.int64)
+                    edges[0::2], edges[1::2] = p1, p2
+                    mid_min = np.minimum.reduceat(srt, edges, axis=1)[:, 0::2]
+                    mid_max = np.maximum.reduceat(srt, edges, axis=1)[:, 0::2]
+                    cnt = counts_before(srt, sw, np.concatenate([p1, p2, [m]]))
+                    below, upto = cnt[:p1.size], cnt[p1.size:2 * p1.size]
+                    cost = (_files_read(_touch(pmin[:, p1 - 1].T, pmax[:, p1 - 1].T, boxes), below, w1, per_file,
+                                        dims, qmat, weights)
+                            + _files_read(_touch(mid_min.T, mid_max.T, boxes), upto - below, w2 - w1, per_file, dims,
+                                          qmat, weights)
+                            + _files_read(_touch(smin[:, p2].T, smax[:, p2].T, boxes), cnt[-1][None] - upto,
+                                          mass - w2, per_file, dims, qmat, weights))
+                    t1s, t2s = lo_t[fit], hi_t[fit]
+                    for c, a, z in zip(cost, t1s, t2s):
+                        gain = base - float(c)
+                        if gain > 1e-9 * max(1.0, base):
+                            found.append((gain, j, (int(a), int(z))))
         found.sort(key=lambda mv: -mv[0])  # stable: ties keep column order, single cut before slabs
         return found
 
@@ -487,6 +510,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
             lo, hi = int(boxes.lo[b, j]), int(boxes.hi[b, j])
             if lo > 0 and hi < U64_MAX and (lo, hi + 1) not in slabs[j]:
                 slabs[j].append((lo, hi + 1))
+    slab_edges = [(np.array([a for a, _ in sl], np.uint64), np.array([z for _, z in sl], np.uint64)) for sl in slabs]
 
     # each column's order over the whole sample, computed once (stable: ties by row, as a leaf's own sort)
     sorted_rows = [np.argsort(matrix[j], kind="stable") for j in range(k)]
@@ -499,6 +523,11 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         if key not in memo:
             memo[key] = leaf_moves(st.nodes[i].rows, st.costs[i])
         return memo[key]
+
+    def within_budget() -> bool:
+        """The lookahead stops trying alternatives once it has searched ``PILOT_BUDGET`` times the leaves the
+        plain greedy search did (a large workload makes every leaf's search dear)."""
+        return len(memo) < budget
 
     halves: dict[tuple[tuple[tuple[int, int], ...], int, int], tuple[_Node, _Node, float, float]] = {}
 
@@ -542,7 +571,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
             _, i, j, ts = heapq.heappop(st.heap)
             if not fits(st, ts):
                 continue
-            if pilot and st.nodes[i].depth < lookahead_depth:
+            if pilot and st.nodes[i].depth < lookahead_depth and within_budget():
                 trials = [(j, ts)] + [(cj, cts) for _, cj, cts in moves_of(st, i)[1:lookahead] if fits(st, cts)]
                 if len(trials) > 1:
                     best_total = None
@@ -557,11 +586,14 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         return st
 
     full = tuple((0, U64_MAX + 1) for _ in range(k))
-    best = _Growth([_Node(np.arange(n), region=full)], [root_cost], [], 1)
-    root_moves = moves_of(best, 0)
+    root = _Growth([_Node(np.arange(n), region=full)], [root_cost], [], 1)
+    root_moves = moves_of(root, 0)
     if root_moves:
-        heapq.heappush(best.heap, (-root_moves[0][0], 0, root_moves[0][1], root_moves[0][2]))
-    grow(best, lookahead > 1 and lookahead_depth > 0)
+        heapq.heappush(root.heap, (-root_moves[0][0], 0, root_moves[0][1], root_moves[0][2]))
+    best = grow(root.copy(), False)  # the plain greedy tree; its leaf searches are kept for the lookahead
+    if lookahead > 1 and lookahead_depth > 0 and best.leaves <= PILOT_MAX_LEAVES:
+        budget = PILOT_BUDGET * max(1, len(memo))
+        best = grow(root, True)
     nodes = best.nodes
     total_before = root_cost
     total_after = best.total()

@@ -184,5 +184,5 @@ def test_lookahead_never_estimates_worse_than_greedy(seed: int) -> None:
     kw = dict(rows_per_file=n / 60, min_leaf_rows=n / 60 * 0.05, max_leaves=300)
     _, greedy = build_qdtree(codes, COLS, spaces, boxes, **kw)  # type: ignore[arg-type]
     tree, pilot = build_qdtree(codes, COLS, spaces, boxes, lookahead=4, lookahead_depth=6, **kw)  # type: ignore[arg-type]
-    assert pilot.cost_after <= greedy.cost_after + 1e-6
+    assert pilot.cost_after < greedy.cost_after  # 6-13% lower on these seeds
     assert pilot.leaves == tree.num_leaves <= 300
