@@ -119,6 +119,14 @@ PILOT_BUDGET = 4
 #: 50,000 of 10M rows holds 1 of the 159 rows of ``dst_port = 443``, too few for the estimate to see what
 #: a cut around them is worth
 BOX_SAMPLE_ROWS = 2_000
+#: ... but the box rows of a large workload (a long query log) share this many in all
+BOX_SAMPLE_BUDGET = 200_000
+
+
+def box_sample_rows(boxes: WorkloadBoxes) -> int:
+    """Sampled rows each box of ``boxes`` gets at least: :data:`BOX_SAMPLE_ROWS`, fewer (not below 100) when
+    the workload has more than 100 boxes."""
+    return max(100, min(BOX_SAMPLE_ROWS, BOX_SAMPLE_BUDGET // max(1, int(boxes.lo.shape[0]))))
 
 
 def rows_in_boxes(codes: Sequence[np.ndarray], boxes: WorkloadBoxes) -> np.ndarray:

@@ -37,7 +37,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_layout.clustering.qdtree import BOX_SAMPLE_ROWS, QdTreeLayout, WorkloadBoxes, box_candidates, workload_sample
+from hudi_layout.clustering.qdtree import (
+    BOX_SAMPLE_ROWS,
+    QdTreeLayout,
+    WorkloadBoxes,
+    box_candidates,
+    box_sample_rows,
+    workload_sample,
+)
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.schema_evolution import conform_batch
@@ -336,11 +343,12 @@ def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str],
     cols = tuple(columns)
     k = len(cols)
     rate = 1.0 if rows <= sample_rows else 1.1 * sample_rows / rows
+    per_box = box_sample_rows(boxes) if boxes is not None else BOX_SAMPLE_ROWS
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for task in ids.column(0).to_pylist():
-                yield _sketch_task(bins[task], cols, rate, seed + task, types, boxes)
+                yield _sketch_task(bins[task], cols, rate, seed + task, types, boxes, per_box)
 
     schema = ", ".join(["kind int", "n long", "u double", *[f"c{j} long" for j in range(k)]])
     out = spark.range(0, len(bins), 1, len(bins)).mapInArrow(mapper, schema).toArrow()  # samples + extremes
@@ -360,7 +368,7 @@ def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str],
         return Sketch(rows=counted, ranges=tuple(ranges), sample=sampled)
     u = out.column("u").to_numpy()[is_sample]
     uniform = u < rate
-    keep, weights = workload_sample(sampled, u, boxes, rate)
+    keep, weights = workload_sample(sampled, u, boxes, rate, per_box)
     return Sketch(rows=counted, ranges=tuple(ranges), sample=tuple(c[uniform] for c in sampled),
                   workload=(tuple(c[keep] for c in sampled), weights))
 

@@ -186,3 +186,11 @@ def test_lookahead_never_estimates_worse_than_greedy(seed: int) -> None:
     tree, pilot = build_qdtree(codes, COLS, spaces, boxes, lookahead=4, lookahead_depth=6, **kw)  # type: ignore[arg-type]
     assert pilot.cost_after < greedy.cost_after  # 6-13% lower on these seeds
     assert pilot.leaves == tree.num_leaves <= 300
+
+
+def test_box_sample_rows_shrink_for_a_large_workload(table: pa.Table) -> None:
+    from hudi_layout.clustering.qdtree import BOX_SAMPLE_ROWS, box_sample_rows
+
+    assert box_sample_rows(_boxes(table)) == BOX_SAMPLE_ROWS
+    many = _boxes(table, [f"port = {p}" for p in range(0, 4000, 2)])  # 2,000 boxes
+    assert box_sample_rows(many) == 100
