@@ -427,9 +427,11 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
     def part_cost(srt: np.ndarray, sw: np.ndarray) -> float:
         """Estimated reads of the rows ``srt`` (codes, one column per row; weights ``sw``) as one leaf."""
         touch = _touch(srt.min(axis=1)[None, :], srt.max(axis=1)[None, :], boxes)
-        inside = counts_before(srt, sw, np.array([srt.shape[1]]))
-        return float(_files_read(touch, inside, np.array([sw.sum()], np.float64), per_file, dims, qmat,
-                                 weights)[0])
+        mass = float(sw.sum())
+        inside = np.full((1, boxes.lo.shape[0], k), mass)
+        for b, c in pairs:  # totals only: a dot product, not the running sums of counts_before
+            inside[0, b, c] = float(sw @ ((srt[c] >= boxes.lo[b, c]) & (srt[c] <= boxes.hi[b, c])))
+        return float(_files_read(touch, inside, np.array([mass], np.float64), per_file, dims, qmat, weights)[0])
 
     def cost_of(rows: np.ndarray) -> float:
         return part_cost(matrix[:, rows], wt[rows])
