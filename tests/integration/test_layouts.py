@@ -128,7 +128,11 @@ WORKLOAD = ["src_ip LIKE '15%'", "dst_port < 4000", "src_port BETWEEN 20000 AND 
             "dst_ip >= '200' AND src_ip < '15'"]
 
 
-def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample_size", [None, 500], ids=["whole table", "uniform 500 + box rows"])
+def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: Path, sample_size: int | None
+                                                               ) -> None:
+    """With a sample smaller than the table, the sketch job also keeps rows of every workload box and the
+    tree is built on weighted rows (the path of large tables)."""
     from hudi_layout.clustering.schedule import schedule_clustering
     from hudi_layout.services.clustering import prepare_layout_options
 
@@ -139,8 +143,9 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
     cols = ["src_ip", "dst_ip", "src_port", "dst_port"]
     files_before = sum(plan_scan(path, w, with_row_counts=False).files_read for w in WORKLOAD)
     # schedule (the tree goes into the plan), then execute it as a pending plan: a resume uses the same tree
-    opts = prepare_layout_options(spark, str(path), _cluster_opts(path, 20), columns=cols, strategy="qdtree",
-                                  method="sample", workload=WORKLOAD, include_all_files=True)
+    extra = {} if sample_size is None else {"hudi_layout.layout.qdtree.sample.size": str(sample_size)}
+    opts = prepare_layout_options(spark, str(path), {**_cluster_opts(path, 20), **extra}, columns=cols,
+                                  strategy="qdtree", method="sample", workload=WORKLOAD, include_all_files=True)
     instant, _plan = schedule_clustering(str(path), opts, columns=cols, strategy="qdtree", include_all_files=True,
                                          resolve=False)
     stored = load_plan(str(path), instant)
