@@ -194,3 +194,19 @@ def test_box_sample_rows_shrink_for_a_large_workload(table: pa.Table) -> None:
     assert box_sample_rows(_boxes(table)) == BOX_SAMPLE_ROWS
     many = _boxes(table, [f"port = {p}" for p in range(0, 4000, 2)])  # 2,000 boxes
     assert box_sample_rows(many) == 100
+
+
+def test_lookahead_is_skipped_for_a_large_greedy_tree(table: pa.Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each trial grows a whole tree, so above ``PILOT_MAX_LEAVES`` greedy leaves the greedy tree is kept."""
+    from hudi_layout.clustering import qdtree
+
+    boxes = _boxes(table)
+    codes = [encode_column(table.column(c)) for c in COLS]
+    spaces = code_spaces_of(table.schema, COLS)
+    kw = dict(rows_per_file=N / 40, min_leaf_rows=N / 40 * 0.05, max_leaves=400)
+    greedy, g = build_qdtree(codes, COLS, spaces, boxes, **kw)  # type: ignore[arg-type]
+    _, p = build_qdtree(codes, COLS, spaces, boxes, lookahead=4, lookahead_depth=6, **kw)  # type: ignore[arg-type]
+    assert p.cost_after <= g.cost_after
+    monkeypatch.setattr(qdtree, "PILOT_MAX_LEAVES", g.leaves - 1)
+    kept, k = build_qdtree(codes, COLS, spaces, boxes, lookahead=4, lookahead_depth=6, **kw)  # type: ignore[arg-type]
+    assert kept == greedy and k.cost_after == g.cost_after
