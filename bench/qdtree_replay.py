@@ -82,12 +82,9 @@ def replay(codes: np.ndarray, schema: Any, columns: list[str], files: int, *, sa
         sent = np.union1d(picked, qd.box_candidates(list(codes), u, boxes))
         keep, weights = qd.workload_sample(list(codes[:, sent]), u[sent], boxes, rate)
         picked = sent[keep]
-    mass = float(weights.sum()) if weights is not None else float(picked.size)
-    per_file = mass / files
-    tree, stats = qd.build_qdtree(list(codes[:, picked]), columns, qd.code_spaces_of(schema, columns), boxes,
-                                  rows_per_file=per_file, min_leaf_rows=max(1.0, min_leaf * per_file),
-                                  max_leaves=max(1, int(files / max(min_leaf, 1e-3))), row_weights=weights,
-                                  lookahead=lookahead, lookahead_depth=qd.PILOT_DEPTH if lookahead > 1 else 0)
+    tree, stats = qd.build_qdtree_for_files(list(codes[:, picked]), columns, qd.code_spaces_of(schema, columns),
+                                            boxes, output_files=files, min_leaf_files=min_leaf, lookahead=lookahead,
+                                            row_weights=weights)
     build = time.perf_counter() - started
     layout = qd.layout_for(tree, list(codes[:, u < rate]))
     per_query = {q: boxes_of([w]) for q, w in {**WORKLOAD, **HELD_OUT}.items()}

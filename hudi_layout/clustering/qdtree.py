@@ -380,7 +380,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                  boxes: WorkloadBoxes, *, rows_per_file: float, min_leaf_rows: float | None = None,
                  max_leaves: int = MAX_LEAVES, inner_dims: int | None = None,
                  row_weights: np.ndarray | None = None, lookahead: int = 1,
-                 lookahead_depth: int = 0) -> tuple[QdTree, BuildStats]:
+                 lookahead_depth: int = PILOT_DEPTH) -> tuple[QdTree, BuildStats]:
     """Greedy cut selection on a row sample (``codes``: per column ``uint64`` codes of the same rows).
 
     ``rows_per_file``: sample rows of one target file (the estimate counts files); ``min_leaf_rows``: the
@@ -388,7 +388,8 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
     become one smaller file). ``inner_dims``: columns of the curve inside
     each leaf (default: all ``columns``). ``row_weights``: rows each sampled row stands for (a sample that
     over-represents the workload's boxes, :func:`workload_sample`); every count of the estimate, the two row
-    limits included, is then a sum of weights. Default: one each.
+    limits included, is then a sum of weights. Default: one each. ``lookahead`` / ``lookahead_depth``: moves
+    tried per node, at nodes shallower than the depth (``lookahead=1``: the plain greedy search).
     """
     k = len(columns)
     if len(codes) != k:
@@ -556,6 +557,12 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         st.costs.extend([cost_a, cost_b])
         return len(st.nodes) - 2, len(st.nodes) - 1
 
+    def push_best(st: _Growth, node: int) -> None:
+        found = moves_of(st, node)
+        if found:
+            gain, j, ts = found[0]
+            heapq.heappush(st.heap, (-gain, node, j, ts))
+
     def apply(st: _Growth, i: int, j: int, ts: tuple[int, ...]) -> None:
         left, right = split(st, i, j, ts[0])
         made = [left, right]
@@ -564,10 +571,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
             made = [left, middle, upper]
         st.leaves += len(made) - 1
         for node in made:
-            found = moves_of(st, node)
-            if found:
-                gain, cj, cts = found[0]
-                heapq.heappush(st.heap, (-gain, node, cj, cts))
+            push_best(st, node)
 
     def fits(st: _Growth, ts: tuple[int, ...]) -> bool:
         return st.leaves + len(ts) <= max_leaves
@@ -597,9 +601,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
 
     full = tuple((0, U64_MAX + 1) for _ in range(k))
     root = _Growth([_Node(np.arange(n), region=full)], [root_cost], [], 1)
-    root_moves = moves_of(root, 0)
-    if root_moves:
-        heapq.heappush(root.heap, (-root_moves[0][0], 0, root_moves[0][1], root_moves[0][2]))
+    push_best(root, 0)
     best = grow(root.copy(), False)  # the plain greedy tree; its leaf searches are kept for the lookahead
     if lookahead > 1 and lookahead_depth > 0 and best.leaves <= PILOT_MAX_LEAVES:
         budget = PILOT_BUDGET * max(1, len(memo))
@@ -620,6 +622,19 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         stack.append(nd.children[0])
     tree = _from_preorder(tuple(columns), tuple(code_spaces), spec)
     return tree, BuildStats(tree.num_leaves, tree.num_cuts, total_before, total_after)
+
+
+def build_qdtree_for_files(codes: Sequence[np.ndarray], columns: Sequence[str], code_spaces: Sequence[str],
+                           boxes: WorkloadBoxes, *, output_files: int, min_leaf_files: float, lookahead: int,
+                           row_weights: np.ndarray | None = None) -> tuple[QdTree, BuildStats]:
+    """:func:`build_qdtree` for a clustering that writes about ``output_files`` files, no leaf below
+    ``min_leaf_files`` of a file: the row limits in sampled rows (sums of ``row_weights``)."""
+    mass = float(row_weights.sum()) if row_weights is not None else float(codes[0].size if len(codes) else 0)
+    per_file = mass / max(1, output_files)
+    return build_qdtree(codes, columns, code_spaces, boxes, rows_per_file=per_file,
+                        min_leaf_rows=max(1.0, min_leaf_files * per_file),
+                        max_leaves=max(1, int(output_files / max(min_leaf_files, 1e-3))), row_weights=row_weights,
+                        lookahead=lookahead)
 
 
 # ------------------------------------------------------------------------------------------ the sort key

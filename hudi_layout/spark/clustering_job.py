@@ -26,10 +26,9 @@ from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import GroupMetrics, PhaseTimer
 from hudi_layout.clustering.plan import ClusteringGroup, ClusteringPlanSpec
 from hudi_layout.clustering.qdtree import (
-    PILOT_DEPTH,
     BuildStats,
     QdTree,
-    build_qdtree,
+    build_qdtree_for_files,
     code_spaces_of,
     layout_for,
     workload_boxes,
@@ -377,8 +376,7 @@ _tree_samples: dict[tuple[frozenset[str], tuple[str, ...]], Sketch] = {}
 
 def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
                         predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
-                        sample_rows: int, min_leaf_files: float = 0.01,
-                        lookahead: int = 4) -> tuple[QdTree, BuildStats]:
+                        sample_rows: int, min_leaf_files: float, lookahead: int) -> tuple[QdTree, BuildStats]:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
     sketch, which also keeps rows of each workload box), aiming at ``output_files`` files, no leaf below
     ``min_leaf_files`` of a file, ``lookahead`` moves tried per upper node."""
@@ -392,9 +390,5 @@ def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns:
     _tree_samples.clear()
     _tree_samples[(frozenset(files), tuple(cols))] = sk
     codes, weights = sk.workload if sk.workload is not None else (sk.sample, None)
-    mass = float(weights.sum()) if weights is not None else float(codes[0].size if codes else 0)
-    per_file = mass / max(1, output_files)
-    return build_qdtree(list(codes), cols, code_spaces_of(schema, cols), boxes, rows_per_file=per_file,
-                        min_leaf_rows=max(1.0, min_leaf_files * per_file),
-                        max_leaves=max(1, int(output_files / max(min_leaf_files, 1e-3))), row_weights=weights,
-                        lookahead=lookahead, lookahead_depth=PILOT_DEPTH if lookahead > 1 else 0)
+    return build_qdtree_for_files(list(codes), cols, code_spaces_of(schema, cols), boxes, output_files=output_files,
+                                  min_leaf_files=min_leaf_files, lookahead=lookahead, row_weights=weights)

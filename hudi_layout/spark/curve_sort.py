@@ -264,8 +264,8 @@ class Sketch:
     ranges: tuple[tuple[int, int] | None, ...]
     #: per column ``uint64`` codes of the same uniformly sampled rows
     sample: tuple[np.ndarray, ...]
-    #: with workload boxes: per column codes of a sample holding at least ``BOX_SAMPLE_ROWS`` rows of each
-    #: box, and the rows each sampled row stands for (:func:`~hudi_layout.clustering.qdtree.workload_sample`)
+    #: with workload boxes: per column codes of a sample holding at least ``box_sample_rows(boxes)`` rows of
+    #: each box, and the rows each sampled row stands for (:func:`~hudi_layout.clustering.qdtree.workload_sample`)
     workload: tuple[tuple[np.ndarray, ...], np.ndarray] | None = None
 
 
