@@ -5,7 +5,9 @@ numpy in a few seconds per variant, to compare search settings: it reads the sor
 as-ingested table (``<work>/layouts_<rows>_f<files>/random``, built by ``bench_workload`` or
 ``bench_clustering``), draws the sample the sketch job would (a uniform sample of ``--sample`` rows plus up to
 ``BOX_SAMPLE_ROWS`` rows of every workload box, one priority per row), builds the tree with
-``clustering.qdtree.build_qdtree``, keys every row with ``layout_for``, cuts each leaf into
+``clustering.qdtree.build_qdtree``, cuts its leaves into one-file cells (``fill_leaves``, on a uniform sample of
+at least ``EXECUTION_SAMPLE_ROWS`` rows as the execution does; ``--no-cells``: not), keys every row with
+``layout_for``, cuts each leaf into
 ``max(1, round(rows / rows_per_file))`` equal files as the reduce tasks do, and counts the files whose min/max
 box meets each query's boxes. On 10M rows it gave 62-65 files for Q1-Q7 where the benchmark measured 62.
 
@@ -21,6 +23,8 @@ import time
 from typing import Any
 
 import numpy as np
+
+from hudi_layout.spark.clustering_job import EXECUTION_SAMPLE_ROWS
 
 from .bench_workload import HELD_OUT, WORKLOAD
 from .common import log
@@ -64,7 +68,7 @@ def files_read(codes: np.ndarray, layout: Any, boxes: dict[str, Any],
 
 
 def replay(codes: np.ndarray, schema: Any, columns: list[str], files: int, *, sample: int, lookahead: int,
-           min_leaf: float, seed: int, boosted: bool) -> dict[str, Any]:
+           min_leaf: float, seed: int, boosted: bool, cells: bool = True) -> dict[str, Any]:
     from hudi_layout.clustering import qdtree as qd
     from hudi_layout.clustering.workload import Workload
 
@@ -85,8 +89,12 @@ def replay(codes: np.ndarray, schema: Any, columns: list[str], files: int, *, sa
     tree, stats = qd.build_qdtree_for_files(list(codes[:, picked]), columns, qd.code_spaces_of(schema, columns),
                                             boxes, output_files=files, min_leaf_files=min_leaf, lookahead=lookahead,
                                             row_weights=weights)
+    # the execution's sample: at least EXECUTION_SAMPLE_ROWS uniform rows (a superset of the tree's)
+    uniform = list(codes[:, u < min(1.0, 1.1 * max(EXECUTION_SAMPLE_ROWS, sample) / n)])
+    if cells:
+        tree = qd.fill_leaves(tree.with_shapes(qd.query_shapes(boxes, uniform)), uniform, files)
     build = time.perf_counter() - started
-    layout = qd.layout_for(tree, list(codes[:, u < rate]))
+    layout = qd.layout_for(tree, uniform)
     per_query = {q: boxes_of([w]) for q, w in {**WORKLOAD, **HELD_OUT}.items()}
     got, n_files = files_read(codes, layout, per_query, n / files)
     return {"seed": seed, "leaves": tree.num_leaves, "files": n_files, "estimate": stats.cost_after,
@@ -104,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--min-leaf", type=float, default=0.01)
     p.add_argument("--seeds", default="17")
     p.add_argument("--uniform", action="store_true", help="uniform sample only (no workload-box rows)")
+    p.add_argument("--no-cells", action="store_true", help="one Hilbert curve per leaf (no one-file cells)")
     args = p.parse_args(argv)
     files = args.files or max(1, round(args.rows / 8_500))
     cols = list(CURVE_COLUMNS)
@@ -111,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     codes, schema = load_codes(f"{args.work_dir}/layouts_{args.rows}_f{files}/random", cols)
     for seed in (int(s) for s in args.seeds.split(",")):
         r = replay(codes, schema, cols, files, sample=args.sample, lookahead=args.lookahead, min_leaf=args.min_leaf,
-                   seed=seed, boosted=not args.uniform)
+                   seed=seed, boosted=not args.uniform, cells=not args.no_cells)
         print(f"seed {seed}: workload {r['workload']} files, held-out {r['held_out']}, {r['files']} files, "
               f"{r['leaves']} leaves, estimate {r['estimate']:.0f}, build {r['build_seconds']:.1f} s  "
               f"{r['per_query']}", flush=True)

@@ -13,10 +13,14 @@ executors (routing every row):
   min/max box meets one of the query's boxes`` - is applied next, as long as it lowers the cost and both
   children keep at least one target file's worth of rows. A cut's benefit only depends on its leaf, so each
   leaf's best cut is computed once (prefix/suffix min/max over the rows sorted by the cut column);
-* :class:`QdTree` routes codes to leaves and serialises to the JSON the clustering plan records;
+* :class:`QdTree` routes codes to leaves and serialises to the JSON the clustering plan records, with the
+  workload's query *shapes* (:func:`query_shapes`: each query's weight and share of every column's rows);
+* :func:`fill_leaves` (in each clustering group, on the group's own sample) cuts every leaf further into
+  cells of about one file, k-d style along those shapes, so queries of the workload's shapes with other
+  constants skip too;
 * :class:`QdTreeLayout` is the full sort key the executors compute: ``leaf << inner_bits | hilbert(...)``,
   the Hilbert index taken over the sort columns' sampled quantile buckets, *zoomed* to each leaf's own
-  bucket range, so queries outside the workload still skip inside a leaf.
+  bucket range (it orders the rows of a leaf that stays larger than a file).
 
 The layout only decides where rows go: whatever the tree, the clustering writes every row once and the
 column statistics stay exact.
@@ -207,6 +211,9 @@ class QdTree:
     left: tuple[int, ...] = field(repr=False)
     right: tuple[int, ...] = field(repr=False)
     leaf: tuple[int, ...] = field(repr=False)
+    #: the workload's query shapes (:func:`query_shapes`) the executors cut each leaf's cells along
+    #: (:func:`fill_leaves`); empty: every leaf is one curve
+    shapes: tuple[tuple[float, ...], ...] = field(default=(), repr=False)
 
     @property
     def num_leaves(self) -> int:
@@ -251,10 +258,16 @@ class QdTree:
             stack.append((self.left[i], lbox))
         return out
 
+    def with_shapes(self, shapes: Sequence[Sequence[float]]) -> QdTree:
+        return replace(self, shapes=_checked_shapes(shapes, len(self.columns)))
+
     def to_json(self) -> str:
         nodes: list[Any] = [[c, str(t)] if c >= 0 else [] for c, t in zip(self.column, self.threshold)]
-        return json.dumps({"version": QDTREE_FORMAT_VERSION, "columns": list(self.columns),
-                           "code_spaces": list(self.code_spaces), "nodes": nodes}, separators=(",", ":"))
+        d: dict[str, Any] = {"version": QDTREE_FORMAT_VERSION, "columns": list(self.columns),
+                             "code_spaces": list(self.code_spaces), "nodes": nodes}
+        if self.shapes:
+            d["shapes"] = [list(shape) for shape in self.shapes]
+        return json.dumps(d, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> QdTree:
@@ -263,7 +276,8 @@ class QdTree:
             if int(d.get("version", 0)) != QDTREE_FORMAT_VERSION:
                 raise InvalidArgumentError(f"qdtree format version {d.get('version')} is not supported")
             spec = [(int(n[0]), int(n[1])) if n else (-1, 0) for n in d["nodes"]]
-            return _from_preorder(tuple(d["columns"]), tuple(d["code_spaces"]), spec)
+            tree = _from_preorder(tuple(d["columns"]), tuple(d["code_spaces"]), spec)
+            return tree.with_shapes(d.get("shapes", ()))
         except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
             raise InvalidArgumentError(f"malformed qdtree in the clustering plan: {e}",
                                        hint="reschedule the clustering") from e
@@ -739,6 +753,133 @@ def layout_for(tree: QdTree, sample_codes: Sequence[np.ndarray], *, weights: Seq
         widths = np.array([bits_for_weights([w * max(e, 1e-9) for w, e in zip(base, row)], key_bits=sum(bits),
                                             max_bits=max(bits)) for row in extent], np.int64).reshape(n_leaves, k)
     return QdTreeLayout(tree, tuple(tree.columns), tuple(bits), bounds, zoom_lo, zoom_hi, widths)
+
+
+# ------------------------------------------------------------------------------------------ leaf cells
+
+def _checked_shapes(shapes: Sequence[Sequence[float]], k: int) -> tuple[tuple[float, ...], ...]:
+    out = tuple(tuple(float(x) for x in shape) for shape in shapes)
+    for shape in out:
+        if len(shape) != k + 1 or shape[0] < 0 or not all(0.0 <= x <= 1.0 for x in shape[1:]):
+            raise InvalidArgumentError(f"malformed qdtree query shape {list(shape)}: expected a weight and {k} "
+                                       "shares in [0, 1]")
+    return out
+
+
+def query_shapes(boxes: WorkloadBoxes, sample_codes: Sequence[np.ndarray]) -> tuple[tuple[float, ...], ...]:
+    """The *shape* of each workload box: its weight (the summed weights of the queries it belongs to) and,
+    per column, the share of the sampled rows its interval holds (1 where the box leaves the column free).
+
+    A shape is what the workload says beyond its constants: ``src_ip LIKE '157.%'`` is "about 0.4% of the
+    rows of ``src_ip``, any other column"; the same query with another prefix has the same shape.
+    """
+    k = len(sample_codes)
+    m = int(sample_codes[0].size) if k else 0
+    if m == 0 or boxes.lo.shape[0] == 0:
+        return ()
+    ordered = [np.sort(np.asarray(c, np.uint64)) for c in sample_codes]
+    box_weight = boxes.query_matrix() @ boxes.weights
+    out = []
+    for b in range(boxes.lo.shape[0]):
+        shares = []
+        for j in range(k):
+            lo, hi = boxes.lo[b, j], boxes.hi[b, j]
+            if lo == 0 and hi == np.uint64(U64_MAX):
+                shares.append(1.0)
+                continue
+            inside = np.searchsorted(ordered[j], hi, side="right") - np.searchsorted(ordered[j], lo, side="left")
+            shares.append(float(inside) / m)
+        out.append((float(box_weight[b]), *shares))
+    return tuple(out)
+
+
+def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: int,
+                max_leaves: int = MAX_LEAVES) -> QdTree:
+    """``tree`` with each leaf cut further into cells of about one output file each, along the workload's
+    query shapes (:attr:`QdTree.shapes`; the tree unchanged without them).
+
+    The workload's cuts serve its own constants; a query of the same shape with another constant (a
+    different prefix, port or range) meets whatever the leaves hold. Each leaf is therefore split k-d style:
+    at the sampled median (or the quantile that halves its file count) of the column that most lowers the
+    estimated files the shapes read, where a cell spanning the share ``e_c`` of column ``c``'s sampled rows is
+    met by a shape with shares ``s_c`` with probability ``prod_c min(1, s_c + e_c)`` (the shape placed at
+    random). Cells are exact boxes, so files do not overlap the way chunks of one curve do. On the 10M-row
+    conn data (``bench/qdtree_replay.py``) this read 1,030-1,080 files over the held-out queries H1-H7 where
+    Hilbert curves inside the leaves read 1,256, with the workload's own queries unchanged (60-62).
+
+    ``sample_codes``: a uniform row sample of the rows to lay out (per column ``uint64`` codes);
+    ``output_files``: the files those rows become. More cells than ``max_leaves`` allows make each cell a few
+    files (the leaf's Hilbert curve orders them).
+    """
+    k = len(tree.columns)
+    if not tree.shapes or len(sample_codes) != k or output_files < 2:
+        return tree
+    matrix = np.stack([np.asarray(c, np.uint64) for c in sample_codes])
+    m = matrix.shape[1]
+    if m == 0:
+        return tree
+    room = max(1, int(max_leaves) - tree.num_leaves)
+    cell_files = max(1.0, output_files / room)
+    rows_per_cell = cell_files * m / output_files
+    shapes = np.array(tree.shapes, np.float64)
+    weight, shares = shapes[:, 0], shapes[:, 1:]
+    ordered = [np.sort(matrix[j]) for j in range(k)]
+
+    def extent(rows: np.ndarray) -> np.ndarray:
+        """Share of the sample's rows within the rows' min/max, per column."""
+        sub = matrix[:, rows]
+        lo, hi = sub.min(axis=1), sub.max(axis=1)
+        return np.array([(np.searchsorted(ordered[j], hi[j], side="right")
+                          - np.searchsorted(ordered[j], lo[j], side="left")) / m for j in range(k)])
+
+    def shape_cost(rows: np.ndarray) -> float:
+        e = extent(rows)
+        return float(weight @ np.prod(np.minimum(1.0, shares + e[None, :]), axis=1)) + 1e-9 * float(e.sum())
+
+    def best_split(rows: np.ndarray) -> tuple[int, int, np.ndarray] | None:
+        cells = max(2, round(rows.size / rows_per_cell))
+        at = min(max(1, round(rows.size * (cells // 2) / cells)), rows.size - 1)
+        best: tuple[float, int, int, np.ndarray] | None = None
+        for j in range(k):
+            col = matrix[j, rows]
+            t = np.partition(col, at)[at]
+            left = col < t
+            if not left.any():  # ties at the median: the cut goes above them
+                above = col[col > t]
+                if above.size == 0:
+                    continue
+                t = above.min()
+                left = col < t
+            cost = shape_cost(rows[left]) + shape_cost(rows[~left])
+            if best is None or cost < best[0]:
+                best = (cost, j, int(t), left)
+        return None if best is None else best[1:]
+
+    leaf_rows = tree.route(list(matrix))
+    by_leaf = np.argsort(leaf_rows, kind="stable")
+    starts = np.searchsorted(leaf_rows[by_leaf], np.arange(tree.num_leaves + 1))
+    spec: list[tuple[int, int]] = []
+    # pre-order over the tree, then over each leaf's cells (a stack: trees can be deep)
+    stack: list[tuple[int, np.ndarray | None]] = [(0, None)]
+    while stack:
+        node, rows = stack.pop()
+        if rows is None:
+            if tree.column[node] >= 0:
+                spec.append((tree.column[node], int(tree.threshold[node])))
+                stack.append((tree.right[node], None))
+                stack.append((tree.left[node], None))
+                continue
+            leaf = tree.leaf[node]
+            rows = by_leaf[starts[leaf]:starts[leaf + 1]]
+        split = best_split(rows) if rows.size >= 1.5 * rows_per_cell else None
+        if split is None:
+            spec.append((-1, 0))
+            continue
+        j, t, left = split
+        spec.append((j, t))
+        stack.append((-1, rows[~left]))
+        stack.append((-1, rows[left]))
+    return _from_preorder(tree.columns, tree.code_spaces, spec)
 
 
 def code_spaces_of(schema: pa.Schema, columns: Sequence[str]) -> tuple[str, ...]:

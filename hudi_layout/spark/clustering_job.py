@@ -30,7 +30,9 @@ from hudi_layout.clustering.qdtree import (
     QdTree,
     build_qdtree_for_files,
     code_spaces_of,
+    fill_leaves,
     layout_for,
+    query_shapes,
     workload_boxes,
 )
 from hudi_layout.curves import bits_for_weights, default_bits_per_column, from_sortable_int64, parse_curve
@@ -77,6 +79,9 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 PRESERVED_META = (COMMIT_TIME_COLUMN, COMMIT_SEQNO_COLUMN, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN)
+#: fewest uniformly sampled rows a group's layout is computed from (curve bounds, qdtree leaf curves and cells:
+#: ~85 rows per file of a 10M-row group, so a sampled median leaves a one-file cell within ~10% of its size)
+EXECUTION_SAMPLE_ROWS = 100_000
 
 
 def is_merged_group(group: ClusteringGroup) -> bool:
@@ -199,7 +204,8 @@ def curve_bits(plan: ClusteringPlanSpec, cols: Sequence[str]) -> int | tuple[int
 def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, plan: ClusteringPlanSpec,
                         spec: WriteSpec, paths: list[Input], file_rows: list[int], parts: int, timer: PhaseTimer,
                         types: Sequence[pa.DataType] | None = None, merged: bool = False) -> list[WrittenFile]:
-    """A group of a ``qdtree`` plan: the plan's tree, each leaf's curve from a sample of the group. A merged
+    """A group of a ``qdtree`` plan: the plan's tree, its leaves cut into one-file cells along the workload's
+    shapes (when the plan's tree records them) and each leaf's curve, both from a sample of the group. A merged
     (Merge-on-Read) group is sketched in full: its row count comes from the merged rows, not from footers."""
     cols = list(plan.sort_columns)
     if not plan.options.qdtree_cuts:
@@ -217,7 +223,9 @@ def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGro
     n = max(1, group.num_output_file_groups)
     with timer.phase("sketch"):
         cached = None if merged else _tree_samples.pop((frozenset(map(str, paths)), tuple(cols)), None)
-        sk = cached or sketch(spark, bins, cols, rows, max(100_000, plan.options.curve_sample_size), types=types)
+        sk = cached or sketch(spark, bins, cols, rows, max(EXECUTION_SAMPLE_ROWS, plan.options.curve_sample_size),
+                              types=types)
+        tree = fill_leaves(tree, list(sk.sample), n)
         layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols))
     spec = replace(spec, max_rows_per_file=max(1, -(-(sk.rows if merged else rows) // n)))
     with timer.phase("write"):
@@ -288,7 +296,7 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         bins = balanced_bins(list(zip(paths, file_rows)), task_count(spark))
         key_spec = replace(spec, layout_key_column=KEY_COLUMN)
         if merged:  # no footer knows the merged rows: sketch them all (exact ranges and row count)
-            sample_rows = max(100_000, plan.options.curve_sample_size)
+            sample_rows = max(EXECUTION_SAMPLE_ROWS, plan.options.curve_sample_size)
             with timer.phase("sketch"):
                 sk = sketch(spark, bins, cols, rows, sample_rows, types=types)
             key_spec = replace(key_spec, max_rows_per_file=max(1, -(-sk.rows // n)))
@@ -299,11 +307,11 @@ def _write_group(spark: SparkSession, df: DataFrame, group: ClusteringGroup, pla
         if method == "direct":
             # min/max from the footers of every file; the sample only places the range-partition bounds
             # (load balance, not layout), so a random tenth-or-so of the files is enough
-            sample_rows = 100_000
+            sample_rows = EXECUTION_SAMPLE_ROWS
             sk_paths, sk_rows = sample_files(paths, file_rows, 10 * sample_rows)
             sk_bins = balanced_bins(list(zip(sk_paths, sk_rows)), task_count(spark))
         else:  # Hudi's sample method: a uniform row sample of the whole group
-            sample_rows = max(100_000, plan.options.curve_sample_size)
+            sample_rows = max(EXECUTION_SAMPLE_ROWS, plan.options.curve_sample_size)
             sk_bins, sk_rows = bins, file_rows
         with timer.phase("sketch"):
             sk = sketch(spark, sk_bins, cols, sum(sk_rows), sample_rows, types=types)
@@ -376,19 +384,26 @@ _tree_samples: dict[tuple[frozenset[str], tuple[str, ...]], Sketch] = {}
 
 def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
                         predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
-                        sample_rows: int, min_leaf_files: float, lookahead: int) -> tuple[QdTree, BuildStats]:
+                        sample_rows: int, min_leaf_files: float, lookahead: int,
+                        leaf_cells: bool) -> tuple[QdTree, BuildStats]:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
     sketch, which also keeps rows of each workload box), aiming at ``output_files`` files, no leaf below
-    ``min_leaf_files`` of a file, ``lookahead`` moves tried per upper node."""
+    ``min_leaf_files`` of a file, ``lookahead`` moves tried per upper node. The cuts are chosen on
+    ``sample_rows`` uniform rows (and the boxes' rows); the sketch keeps at least 100,000 uniform rows for the
+    execution (leaf curves and cells). ``leaf_cells``: record the workload's query shapes in the tree, so the
+    execution cuts each leaf into one-file cells along them (:func:`~hudi_layout.clustering.qdtree.fill_leaves`)."""
     cols = list(columns)
     files = [f for f in base_files if f]  # a Merge-on-Read slice may have no base file yet
     types = [schema.field(c).type for c in cols]
     footers = footer_summary(files)
     bins: list[list[Input]] = balanced_bins(list(zip(files, footers.rows)), task_count(spark))
     boxes = workload_boxes(predicates, cols, schema)
-    sk = sketch(spark, bins, cols, sum(footers.rows), sample_rows, types=types, boxes=boxes)
+    sk = sketch(spark, bins, cols, sum(footers.rows), max(EXECUTION_SAMPLE_ROWS, sample_rows), types=types,
+                boxes=boxes, workload_rows=sample_rows)
     _tree_samples.clear()
     _tree_samples[(frozenset(files), tuple(cols))] = sk
     codes, weights = sk.workload if sk.workload is not None else (sk.sample, None)
-    return build_qdtree_for_files(list(codes), cols, code_spaces_of(schema, cols), boxes, output_files=output_files,
-                                  min_leaf_files=min_leaf_files, lookahead=lookahead, row_weights=weights)
+    tree, stats = build_qdtree_for_files(list(codes), cols, code_spaces_of(schema, cols), boxes,
+                                         output_files=output_files, min_leaf_files=min_leaf_files,
+                                         lookahead=lookahead, row_weights=weights)
+    return (tree.with_shapes(query_shapes(boxes, sk.sample)) if leaf_cells else tree), stats

@@ -337,12 +337,15 @@ def _sketch_task(paths: list[Input], columns: tuple[str, ...], rate: float, seed
 
 def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str], rows: int, sample_rows: int,
            seed: int = 17, types: Sequence[pa.DataType] | None = None,
-           boxes: WorkloadBoxes | None = None) -> Sketch:
+           boxes: WorkloadBoxes | None = None, workload_rows: int | None = None) -> Sketch:
     """One Spark job over the curve columns of ``bins`` (``rows`` rows in all): min/max codes and a uniform
-    sample of about ``sample_rows`` rows' codes; with workload ``boxes`` also :attr:`Sketch.workload`."""
+    sample of about ``sample_rows`` rows' codes; with workload ``boxes`` also :attr:`Sketch.workload`, whose
+    uniform part is about ``workload_rows`` of those rows (default: all of them; the rows of both samples drew
+    one priority each, so the smaller is a subset of the larger)."""
     cols = tuple(columns)
     k = len(cols)
     rate = 1.0 if rows <= sample_rows else 1.1 * sample_rows / rows
+    workload_rate = rate if workload_rows is None or rows <= workload_rows else min(rate, 1.1 * workload_rows / rows)
     per_box = box_sample_rows(boxes) if boxes is not None else BOX_SAMPLE_ROWS
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -368,7 +371,7 @@ def sketch(spark: SparkSession, bins: list[list[Input]], columns: Sequence[str],
         return Sketch(rows=counted, ranges=tuple(ranges), sample=sampled)
     u = out.column("u").to_numpy()[is_sample]
     uniform = u < rate
-    keep, weights = workload_sample(sampled, u, boxes, rate, per_box)
+    keep, weights = workload_sample(sampled, u, boxes, workload_rate, per_box)
     return Sketch(rows=counted, ranges=tuple(ranges), sample=tuple(c[uniform] for c in sampled),
                   workload=(tuple(c[keep] for c in sampled), weights))
 

@@ -128,11 +128,14 @@ WORKLOAD = ["src_ip LIKE '15%'", "dst_port < 4000", "src_port BETWEEN 20000 AND 
             "dst_ip >= '200' AND src_ip < '15'"]
 
 
-@pytest.mark.parametrize("sample_size", [None, 500], ids=["whole table", "uniform 500 + box rows"])
-def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: Path, sample_size: int | None
-                                                               ) -> None:
+@pytest.mark.parametrize(("sample_size", "cells"), [(None, True), (500, True), (None, False)],
+                         ids=["whole table", "uniform 500 + box rows", "one curve per leaf"])
+def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: Path, sample_size: int | None,
+                                                               cells: bool) -> None:
     """With a sample smaller than the table, the sketch job also keeps rows of every workload box and the
-    tree is built on weighted rows (the path of large tables)."""
+    tree is built on weighted rows (the path of large tables). The plan's tree records the workload's query
+    shapes unless ``hudi_layout.layout.qdtree.leaf.cells`` is false; the execution then cuts leaves into
+    one-file cells, which never cross a leaf and leave the file count as the target size sets it."""
     from hudi_layout.clustering.schedule import schedule_clustering
     from hudi_layout.services.clustering import prepare_layout_options
 
@@ -144,6 +147,8 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
     files_before = sum(plan_scan(path, w, with_row_counts=False).files_read for w in WORKLOAD)
     # schedule (the tree goes into the plan), then execute it as a pending plan: a resume uses the same tree
     extra = {} if sample_size is None else {"hudi_layout.layout.qdtree.sample.size": str(sample_size)}
+    if not cells:
+        extra["hudi_layout.layout.qdtree.leaf.cells"] = "false"
     opts = prepare_layout_options(spark, str(path), {**_cluster_opts(path, 20), **extra}, columns=cols,
                                   strategy="qdtree", method="sample", workload=WORKLOAD, include_all_files=True)
     instant, _plan = schedule_clustering(str(path), opts, columns=cols, strategy="qdtree", include_all_files=True,
@@ -151,6 +156,7 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
     stored = load_plan(str(path), instant)
     tree = QdTree.from_json(stored.options.qdtree_cuts)
     assert stored.options.is_qdtree and tree.num_leaves > 1 and tree.columns == tuple(cols)
+    assert len(tree.shapes) == (len(WORKLOAD) if cells else 0)  # one per box (each query is one box here)
     assert stored.options.column_weights  # derived from the workload, recorded for the resume
     (m,) = hudi_layout.execute_pending(str(path), spark=spark)
     assert m.records == 6000 and m.strategy == "qdtree"
@@ -159,6 +165,7 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
         t = pq.read_table(f.base_file_path, columns=cols)
         leaves = tree.route([encode_column(t.column(c)) for c in cols])
         assert np.unique(leaves).size == 1, f"{f.base_file_name} spans leaves {np.unique(leaves)}"
+    assert len(HudiTable(str(path)).file_slices()) <= 20 + tree.num_leaves
     on, _off = _never_wrong(path, WORKLOAD + _random_predicates(data, cols, 20, seed=8))
     plans = [plan_scan(path, w, with_row_counts=False) for w in WORKLOAD]
     share_after = sum(p.files_read for p in plans) / sum(p.files_total for p in plans)

@@ -10,9 +10,12 @@ from hudi_layout.clustering.qdtree import (
     QdTree,
     box_candidates,
     build_qdtree,
+    build_qdtree_for_files,
     candidate_cuts,
     code_spaces_of,
+    fill_leaves,
     layout_for,
+    query_shapes,
     rows_in_boxes,
     workload_boxes,
     workload_sample,
@@ -210,3 +213,91 @@ def test_lookahead_is_skipped_for_a_large_greedy_tree(table: pa.Table, monkeypat
     monkeypatch.setattr(qdtree, "PILOT_MAX_LEAVES", g.leaves - 1)
     kept, k = build_qdtree(codes, COLS, spaces, boxes, lookahead=4, lookahead_depth=6, **kw)  # type: ignore[arg-type]
     assert kept == greedy and k.cost_after == g.cost_after
+
+
+# -- one-file cells along the workload's query shapes
+
+HELD_OUT = ["ip LIKE '23.%'", "ip LIKE '201.%'", "port BETWEEN 40000 AND 41023", "port BETWEEN 3000 AND 4023",
+            "port BETWEEN 50000 AND 59999 AND size > 1.5", "port BETWEEN 5000 AND 14999 AND size > 1.5"]
+
+
+def _files_read(layout, codes: list[np.ndarray], files: int, queries: list[str],  # type: ignore[no-untyped-def]
+                schema: pa.Schema) -> int:
+    """Files each query's boxes meet when every leaf's rows, in key order, become round(rows / per file)
+    equal files (as the reduce tasks write them)."""
+    keys = layout.keys_from_codes(codes)
+    order = np.argsort(keys, kind="stable")
+    leaves = layout.leaf_of_keys(keys[order])
+    per_file = leaves.size / files
+    edges = np.flatnonzero(np.diff(leaves)) + 1
+    starts: list[int] = []
+    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
+        step = -(-int(last - first) // max(1, round((last - first) / per_file)))
+        starts.extend(range(int(first), int(last), step))
+    at = np.array(starts)
+    mins = np.stack([np.minimum.reduceat(c[order], at) for c in codes], axis=1)
+    maxs = np.stack([np.maximum.reduceat(c[order], at) for c in codes], axis=1)
+    total = 0
+    for q in queries:
+        b = workload_boxes(Workload.of([q]).predicates(schema), COLS, schema)
+        hit = np.zeros(at.size, bool)
+        for i in range(b.lo.shape[0]):
+            hit |= np.all((mins <= b.hi[i]) & (maxs >= b.lo[i]), axis=1)
+        total += int(hit.sum())
+    return total
+
+
+def test_query_shapes_are_weights_and_row_shares(table: pa.Table) -> None:
+    codes = [encode_column(table.column(c)) for c in COLS]
+    shapes = query_shapes(_boxes(table, ["ip LIKE '157.%'", "port < 1024 OR port > 64511"]), codes)
+    (w, ip, port, size), lower, upper = shapes
+    assert w == 1.0 and port == size == 1.0 and abs(ip - 1 / 256) < 0.002
+    assert lower[0] == upper[0] == 1.0 and lower[1] == upper[1] == 1.0  # one query, two boxes: one shape each
+    assert abs(lower[2] - 1024 / 65536) < 0.004 and abs(upper[2] - 1024 / 65536) < 0.004
+    assert query_shapes(_boxes(table), [np.empty(0, np.uint64)] * 3) == ()
+
+
+def test_shapes_round_trip_and_bad_shapes_are_refused(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    shaped = tree.with_shapes(query_shapes(_boxes(table), codes))
+    assert len(shaped.shapes) == 3 and QdTree.from_json(shaped.to_json()) == shaped
+    assert QdTree.from_json(tree.to_json()).shapes == ()  # a tree recorded without shapes (or before them)
+    for bad in ([[1.0, 0.5]], [[-1.0, 0.1, 0.2, 0.3]], [[1.0, 0.1, 1.5, 0.3]]):
+        with pytest.raises(InvalidArgumentError, match="query shape"):
+            tree.with_shapes(bad)
+
+
+def test_cells_split_leaves_into_files_and_never_cross_a_cut(table: pa.Table) -> None:
+    tree, codes = _built(table)
+    assert fill_leaves(tree, codes, 40) is tree  # no shapes recorded: the leaves stay whole
+    shaped = tree.with_shapes(query_shapes(_boxes(table), codes))
+    filled = fill_leaves(shaped, codes, 40)
+    cells = filled.route(codes)
+    leaves = tree.route(codes)
+    # every cell lies inside one leaf of the workload's tree, and holds about one file (<= 1.5 of one)
+    inside = np.zeros((filled.num_leaves, tree.num_leaves), bool)
+    inside[cells, leaves] = True
+    assert np.all(inside.sum(axis=1) == 1)
+    counts = np.bincount(cells, minlength=filled.num_leaves)
+    assert filled.num_leaves >= 40 and counts.max() <= 1.5 * N / 40 and counts.min() > 0
+    # a leaf budget: fewer cells, each a few files
+    few = fill_leaves(shaped, codes, 40, max_leaves=tree.num_leaves + 10)
+    assert tree.num_leaves < few.num_leaves <= tree.num_leaves + 20
+
+
+def test_cells_serve_the_workload_shapes_with_other_constants(table: pa.Table) -> None:
+    """Differential: the same tree with one-file cells reads fewer files than with one Hilbert curve per leaf
+    for queries of the workload's shapes it never saw, and no more for the workload itself (the tree built as
+    the clustering builds it: leaves down to 1% of a file)."""
+    codes = [encode_column(table.column(c)) for c in COLS]
+    tree, _ = build_qdtree_for_files(codes, COLS, code_spaces_of(table.schema, COLS), _boxes(table),
+                                     output_files=40, min_leaf_files=0.01, lookahead=4)
+    shaped = tree.with_shapes(query_shapes(_boxes(table), codes))
+    curves = layout_for(tree, codes)
+    cells = layout_for(fill_leaves(shaped, codes, 40), codes)
+    held_curves = _files_read(curves, codes, 40, HELD_OUT, table.schema)
+    held_cells = _files_read(cells, codes, 40, HELD_OUT, table.schema)
+    own_curves = _files_read(curves, codes, 40, QUERIES, table.schema)
+    own_cells = _files_read(cells, codes, 40, QUERIES, table.schema)
+    assert held_cells < held_curves, (held_cells, held_curves)
+    assert own_cells <= own_curves, (own_cells, own_curves)
