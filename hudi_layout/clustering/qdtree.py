@@ -804,9 +804,11 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
     estimated files the shapes read, where a cell spanning the share ``e_c`` of column ``c``'s sampled rows is
     met by a shape with shares ``s_c`` with probability ``prod_c min(1, s_c + e_c)`` (the shape placed at
     random). Cells are exact boxes, so files do not overlap the way chunks of one curve do. On the 10M-row
-    conn data (``bench/qdtree_replay.py``) this read 1,030-1,080 files over the held-out queries H1-H7 where
-    Hilbert curves inside the leaves read 1,256, with the workload's own queries unchanged (60-62).
+    conn data (``bench/qdtree_replay.py``, seeds 17 / 5 / 99) this read 1,035 / 1,045 / 1,136 files over the
+    held-out queries H1-H7 where Hilbert curves inside the leaves read 1,263 / 1,265 / 1,284, with the
+    workload's own queries unchanged (64 / 60 / 61 vs 63 / 62 / 64).
 
+    Opt-in (``hudi_layout.layout.qdtree.leaf.cells``): it costs clustering time, docs/layouts.md.
     ``sample_codes``: a uniform row sample of the rows to lay out (per column ``uint64`` codes);
     ``output_files``: the files those rows become. More cells than ``max_leaves`` allows make each cell a few
     files (the leaf's Hilbert curve orders them).
