@@ -45,16 +45,11 @@ def load_codes(table_path: str, columns: list[str]) -> tuple[np.ndarray, Any]:
 
 def files_read(codes: np.ndarray, layout: Any, boxes: dict[str, Any],
                rows_per_file: float) -> tuple[dict[str, int], int]:
+    from hudi_layout.clustering.qdtree import leaf_file_starts
+
     keys = layout.keys_from_codes(list(codes))
     order = np.argsort(keys, kind="stable")
-    leaves = layout.leaf_of_keys(keys[order])
-    edges = np.flatnonzero(np.diff(leaves)) + 1
-    starts: list[int] = []
-    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
-        rows = int(last - first)
-        per = -(-rows // max(1, round(rows / rows_per_file)))
-        starts.extend(range(int(first), int(last), per))
-    at = np.array(starts)
+    at = leaf_file_starts(layout.leaf_of_keys(keys[order]), rows_per_file)
     ordered = codes[:, order]
     mins = np.stack([np.minimum.reduceat(c, at) for c in ordered], axis=1)
     maxs = np.stack([np.maximum.reduceat(c, at) for c in ordered], axis=1)

@@ -653,6 +653,22 @@ def build_qdtree_for_files(codes: Sequence[np.ndarray], columns: Sequence[str], 
 
 # ------------------------------------------------------------------------------------------ the sort key
 
+def leaf_file_rows(rows: int, rows_per_file: float) -> int:
+    """Rows per file of a leaf of ``rows`` rows: it becomes ``max(1, round(rows / rows_per_file))`` files of
+    equal size (the last one may be smaller), so no file spans two leaves."""
+    return -(-int(rows) // max(1, round(rows / max(1.0, rows_per_file))))
+
+
+def leaf_file_starts(leaves: np.ndarray, rows_per_file: float) -> np.ndarray:
+    """Where files start among rows in key order (``leaves``: each row's leaf, in that order), by
+    :func:`leaf_file_rows`: what the reduce tasks write, for offline replays and tests."""
+    edges = np.flatnonzero(np.diff(leaves)) + 1
+    starts: list[int] = []
+    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
+        starts.extend(range(int(first), int(last), leaf_file_rows(int(last - first), rows_per_file)))
+    return np.array(starts, np.int64)
+
+
 def leaf_bits(num_leaves: int) -> int:
     return max(1, (max(1, num_leaves) - 1).bit_length())
 
@@ -766,6 +782,12 @@ def _checked_shapes(shapes: Sequence[Sequence[float]], k: int) -> tuple[tuple[fl
     return out
 
 
+def _share(ordered: np.ndarray, lo: Any, hi: Any) -> float:
+    """Share of the sorted sample column ``ordered`` within ``[lo, hi]``."""
+    inside = np.searchsorted(ordered, hi, side="right") - np.searchsorted(ordered, lo, side="left")
+    return float(inside) / max(1, ordered.size)
+
+
 def query_shapes(boxes: WorkloadBoxes, sample_codes: Sequence[np.ndarray]) -> tuple[tuple[float, ...], ...]:
     """The *shape* of each workload box: its weight (the summed weights of the queries it belongs to) and,
     per column, the share of the sampled rows its interval holds (1 where the box leaves the column free).
@@ -784,11 +806,8 @@ def query_shapes(boxes: WorkloadBoxes, sample_codes: Sequence[np.ndarray]) -> tu
         shares = []
         for j in range(k):
             lo, hi = boxes.lo[b, j], boxes.hi[b, j]
-            if lo == 0 and hi == np.uint64(U64_MAX):
-                shares.append(1.0)
-                continue
-            inside = np.searchsorted(ordered[j], hi, side="right") - np.searchsorted(ordered[j], lo, side="left")
-            shares.append(float(inside) / m)
+            free = lo == 0 and hi == np.uint64(U64_MAX)
+            shares.append(1.0 if free else _share(ordered[j], lo, hi))
         out.append((float(box_weight[b]), *shares))
     return tuple(out)
 
@@ -831,8 +850,7 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
         """Share of the sample's rows within the rows' min/max, per column."""
         sub = matrix[:, rows]
         lo, hi = sub.min(axis=1), sub.max(axis=1)
-        return np.array([(np.searchsorted(ordered[j], hi[j], side="right")
-                          - np.searchsorted(ordered[j], lo[j], side="left")) / m for j in range(k)])
+        return np.array([_share(ordered[j], lo[j], hi[j]) for j in range(k)])
 
     def shape_cost(rows: np.ndarray) -> float:
         e = extent(rows)

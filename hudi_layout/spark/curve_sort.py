@@ -43,6 +43,7 @@ from hudi_layout.clustering.qdtree import (
     WorkloadBoxes,
     box_candidates,
     box_sample_rows,
+    leaf_file_rows,
     workload_sample,
 )
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
@@ -552,8 +553,7 @@ def _write_leaves(spec: WriteSpec, layout: QdTreeLayout, rows_per_file: int,
     seqno = 0  # one run of commit sequence numbers over the task's leaves
     for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
         rows = int(last - first)
-        files = max(1, round(rows / max(1, rows_per_file)))
-        leaf_spec = replace(spec, max_rows_per_file=-(-rows // files))
+        leaf_spec = replace(spec, max_rows_per_file=leaf_file_rows(rows, rows_per_file))
         yield from write_partition(leaf_spec, _gathered(table, order[first:last]), task, first_seqno=seqno)
         seqno += rows
 

@@ -15,6 +15,7 @@ from hudi_layout.clustering.qdtree import (
     code_spaces_of,
     fill_leaves,
     layout_for,
+    leaf_file_starts,
     query_shapes,
     rows_in_boxes,
     workload_boxes,
@@ -227,14 +228,7 @@ def _files_read(layout, codes: list[np.ndarray], files: int, queries: list[str],
     equal files (as the reduce tasks write them)."""
     keys = layout.keys_from_codes(codes)
     order = np.argsort(keys, kind="stable")
-    leaves = layout.leaf_of_keys(keys[order])
-    per_file = leaves.size / files
-    edges = np.flatnonzero(np.diff(leaves)) + 1
-    starts: list[int] = []
-    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
-        step = -(-int(last - first) // max(1, round((last - first) / per_file)))
-        starts.extend(range(int(first), int(last), step))
-    at = np.array(starts)
+    at = leaf_file_starts(layout.leaf_of_keys(keys[order]), keys.size / files)
     mins = np.stack([np.minimum.reduceat(c[order], at) for c in codes], axis=1)
     maxs = np.stack([np.maximum.reduceat(c[order], at) for c in codes], axis=1)
     total = 0
