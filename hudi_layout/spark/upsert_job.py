@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
@@ -36,6 +37,7 @@ from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.options import WriteOperation
 from hudi_layout.spark.curve_sort import balanced_bins
 from hudi_layout.spark.write_job import (
+    collect_results,
     collect_written,
     partition_value_exprs,
     record_key_expr,
@@ -48,17 +50,24 @@ from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import (
     PARTITION_PATH_COLUMN,
     RECORD_KEY_COLUMN,
+    RESULT_SCHEMA,
+    TaskIdentity,
     WriteSpec,
     WrittenFile,
+    decode_results,
     partition_value_column,
+    write_partition,
 )
 from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
     IS_DELETED_FIELD,
+    LOOKUP_CHUNK_ROWS,
     MERGE_TARGET_COLUMN,
     SEQUENCE_COLUMN,
     MergeRules,
     MergeTarget,
+    combine_records,
+    merge_broadcast,
     merge_partition,
 )
 from hudi_layout.writer.transaction import TagSnapshot, WriteSession
@@ -73,6 +82,12 @@ _PART = "_hl_part"
 BROADCAST_ROWS = 2_000_000
 #: new keys go to ceil(rows / this) hash buckets (at most a few per core)
 INSERT_ROWS_PER_BUCKET = 1_000_000
+#: a batch of at most this many rows and Arrow bytes is broadcast whole and merged in one pass
+#: (:func:`broadcast_merge`), as Spark broadcasts the small side of a join; larger batches are tagged and shuffled
+BROADCAST_MERGE_ROWS = 500_000
+BROADCAST_MERGE_BYTES = 128 << 20
+#: the broadcast merge's output: a written file's metadata row, or (``found`` set) a task's found positions
+_FOUND = "found"
 
 
 @dataclass(frozen=True)
@@ -222,10 +237,6 @@ def _keys_by_partition(keys: pa.Table) -> dict[str, pa.Array]:
             for i, part in enumerate(grouped.column(_PART).to_pylist())}
 
 
-#: stored keys looked up in one Arrow hash-set call (files of a task are read into chunks of about this many)
-LOOKUP_CHUNK_ROWS = 2_000_000
-
-
 def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted: Any = None) -> DataFrame:
     """``(key, file name, partition)`` of the rows of the candidate base files, read with pyarrow in a few
     Spark tasks (bins of files by size): every row, or with ``wanted`` (:func:`broadcast_keys`) only the rows
@@ -299,8 +310,110 @@ def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRul
     return mapper
 
 
+def small_batch(batch: DataFrame) -> pa.Table | None:
+    """The incoming rows as Arrow when there are at most :data:`BROADCAST_MERGE_ROWS` of them in at most
+    :data:`BROADCAST_MERGE_BYTES` (one Spark job, at most one row over the limit collected); else ``None``."""
+    rows = batch.limit(BROADCAST_MERGE_ROWS + 1).toArrow()
+    if rows.num_rows > BROADCAST_MERGE_ROWS or rows.nbytes > BROADCAST_MERGE_BYTES:
+        return None
+    return rows
+
+
+def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules: MergeRules
+                    ) -> tuple[list[WrittenFile], TagSnapshot, UpsertMetrics] | None:
+    """Upsert / delete a small batch without tagging or shuffle: combine its records here, broadcast them, and
+    let each task merge its share of the candidate file groups (:func:`merge_broadcast`: look up, rewrite the
+    files holding a key); then insert the new keys. ``None`` (the caller tags and shuffles instead) when a
+    candidate file group is under a pending clustering, so that path's clear rejection stays the only one.
+
+    For a 1% upsert of random keys every file group is rewritten anyway: the separate tagging pass over every
+    key column and the shuffle of the batch to the file groups' tasks were a third of the write's time."""
+    import time
+
+    t0 = time.time()
+    combined = combine_records(records, rules)
+    if combined.column(RECORD_KEY_COLUMN).null_count:
+        raise _null_key_error()
+    ones = pa.array(np.ones(combined.num_rows, dtype=np.int64))
+    summary = _summary_of_pairs(combined.select([PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN]).append_column(
+        "count", ones))
+    table = HudiTable(str(session.base))
+    candidates = candidate_slices(table, summary)
+    if {(s.partition_path, s.file_id) for s in candidates} & table.pending_clustering_file_groups():
+        return None
+    t1 = time.time()
+    crash_point("upsert.after_tagging")
+    parallelism = max(1, spark.sparkContext.defaultParallelism)
+    shared = spark.sparkContext.broadcast(combined)
+    try:
+        written, found = _merge_candidates(spark, session.spec, candidates, shared, rules, parallelism)
+        t2 = time.time()
+        is_new = np.ones(combined.num_rows, dtype=bool)
+        is_new[found] = False
+        deletes = combined.column(DELETE_FLAG_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
+        new_rows = np.flatnonzero(is_new & ~deletes)
+        if len(new_rows):
+            written += _insert_rows(spark, session.spec, shared, new_rows, parallelism,
+                                    first_partition=4 * parallelism)
+    finally:
+        shared.destroy()
+    t3 = time.time()
+    merged = [w for w in written if w.is_merge]
+    snapshot = TagSnapshot({(w.partition_path, w.file_id): w.prev_base_file for w in merged
+                            if w.prev_base_file is not None})
+    metrics = UpsertMetrics(records.num_rows, len(candidates), len(merged), int(len(np.unique(found))),
+                            t1 - t0, 0.0, t3 - t1)
+    del t2
+    return written, snapshot, metrics
+
+
+def _merge_candidates(spark: Any, spec: WriteSpec, candidates: Sequence[FileSlice], shared: Any,
+                      rules: MergeRules, parallelism: int) -> tuple[list[WrittenFile], np.ndarray]:
+    """One Spark job: bins of candidate file groups, each task :func:`merge_broadcast` on its bin."""
+    if not candidates:
+        return [], np.zeros(0, dtype=np.int64)
+    targets = {s.base_file_path: MergeTarget(s.partition_path, s.file_id, s.base_file_name, s.base_file_path,
+                                             s.commit_time) for s in candidates}
+    bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * parallelism)
+    schema = pa.schema([*RESULT_SCHEMA, pa.field(_FOUND, pa.binary())])
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task = task_identity()
+        for ids in batches:
+            for b in ids.column(0).to_pylist():
+                result = merge_broadcast(spec, [targets[p] for p in bins[b]], shared.value, rules, task)
+                rows = [{**r, _FOUND: None} for r in result.written]
+                rows.append({_FOUND: result.found.astype(np.int64).tobytes()})
+                yield pa.RecordBatch.from_pylist(rows, schema=schema)
+
+    rows = collect_results(spark.range(0, len(bins), 1, len(bins)), mapper, schema)
+    found = [np.frombuffer(r[_FOUND], dtype=np.int64) for r in rows if r[_FOUND] is not None]
+    written = decode_results([r for r in rows if r[_FOUND] is None])
+    return written, (np.concatenate(found) if found else np.zeros(0, dtype=np.int64))
+
+
+def _insert_rows(spark: Any, spec: WriteSpec, shared: Any, positions: np.ndarray, parallelism: int,
+                 first_partition: int) -> list[WrittenFile]:
+    """Write the broadcast batch's records at ``positions`` (new keys) as new file groups: a few tasks of
+    contiguous slices; task partition ids start at ``first_partition`` so commit sequence numbers never repeat
+    those of the merge tasks."""
+    tasks = max(1, min(3 * parallelism, math.ceil(len(positions) / INSERT_ROWS_PER_BUCKET)))
+    slices = [positions[i::tasks] for i in range(tasks)]
+
+    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task = task_identity()
+        for ids in batches:
+            for b in ids.column(0).to_pylist():
+                rows = shared.value.take(pa.array(np.sort(slices[b])))
+                identity = TaskIdentity(first_partition + b, task.stage_id, task.attempt_id)
+                yield from write_partition(spec, iter(rows.to_batches()), identity)
+
+    return collect_written(spark.range(0, tasks, 1, tasks), mapper)
+
+
 def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile], TagSnapshot, UpsertMetrics]:
-    """Summarise, tag and write; returns the files written and what the commit must check."""
+    """Summarise, tag and write (or, for a small batch, :func:`broadcast_merge`); returns the files written
+    and what the commit must check."""
     import time
 
     from pyspark import StorageLevel
@@ -310,6 +423,11 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
     assert rules is not None  # set by WriteSession.start for upsert / delete
     spark = df.sparkSession
     parallelism = max(1, spark.sparkContext.defaultParallelism)
+    records = small_batch(incoming_rows(df, session))
+    if records is not None:
+        done = broadcast_merge(spark, records, session, rules)
+        if done is not None:
+            return done
     t0 = time.time()
     batch = incoming_rows(df, session).persist(StorageLevel.MEMORY_AND_DISK)
     hits = None

@@ -141,8 +141,9 @@ def _counting(mapper: Any, counters: WriteCounters) -> Any:
     def counted(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for out in mapper(batches):
             if out.num_rows and "num_records" in out.schema.names:
-                counters.files.add(out.num_rows)
-                counters.rows.add(sum(v for v in out.column("num_records").to_pylist() if v))
+                records = out.column("num_records").to_pylist()
+                counters.files.add(sum(1 for v in records if v is not None))  # other rows: task metadata
+                counters.rows.add(sum(v for v in records if v))
                 counters.bytes.add(sum(v for v in out.column("file_size").to_pylist() if v))
             yield out
 
@@ -151,19 +152,24 @@ def _counting(mapper: Any, counters: WriteCounters) -> Any:
 
 def collect_written(df: DataFrame, mapper: Any) -> list[WrittenFile]:
     """Run ``mapper`` (a writer yielding :data:`RESULT_SCHEMA` rows) over ``df``; collect the metadata rows."""
+    return decode_results(collect_results(df, mapper, RESULT_SCHEMA))
+
+
+def collect_results(df: DataFrame, mapper: Any, schema: pa.Schema) -> list[Any]:
+    """Run ``mapper`` (yielding rows of ``schema``: :data:`RESULT_SCHEMA` and maybe more metadata columns) over
+    ``df``; collect its rows (metadata only), executor errors turned back into ours."""
     from pyspark.sql.types import StructType
 
     out_schema = StructType.fromJson({"type": "struct", "fields": [
         {"name": f.name, "type": {"string": "string", "int64": "long", "binary": "binary"}[str(f.type)],
-         "nullable": True, "metadata": {}} for f in RESULT_SCHEMA]})
+         "nullable": True, "metadata": {}} for f in schema]})
     counters = write_counters()
     if counters is not None:
         mapper = _counting(mapper, counters)
     try:
-        rows = df.mapInArrow(mapper, out_schema).collect()  # metadata rows only
+        return list(df.mapInArrow(mapper, out_schema).collect())
     except Exception as e:  # Spark wraps executor errors; surface ours as one clear line
         translated = _translate_spark_error(e)
         if translated is e:
             raise
         raise translated from None
-    return decode_results(rows)

@@ -24,7 +24,7 @@ Pure: no pyspark import; the Spark layer passes the task identity in.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,14 +162,14 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
         return MergedRows(None, 0, 0)
     keys_s = stored.column(RECORD_KEY_COLUMN).combine_chunks()
     keys_u = incoming.column(RECORD_KEY_COLUMN).combine_chunks()
-    absent = ~_as_numpy_bool(pc.is_in(keys_u, value_set=keys_s))
+    match = pc.index_in(keys_s, value_set=keys_u)  # stored row -> incoming row (null: untouched)
+    matched = _as_numpy_bool(pc.is_valid(match))
+    j = np.asarray(pc.fill_null(match, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    absent = np.bincount(j[matched], minlength=incoming.num_rows) == 0
     if absent.any():
         missing = keys_u.filter(pa.array(absent)).slice(0, 3).to_pylist()
         raise WriterInputError(f"tagged records not found in their base file (e.g. keys {missing}); "
                                "the table changed under the write")
-    match = pc.index_in(keys_s, value_set=keys_u)  # stored row -> incoming row (null: untouched)
-    matched = _as_numpy_bool(pc.is_valid(match))
-    j = np.asarray(pc.fill_null(match, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
     deletes = _as_numpy_bool(incoming.column(DELETE_FLAG_COLUMN))
     rows = np.flatnonzero(matched)
     apply = matched.copy()
@@ -222,15 +222,18 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
 
 def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, rules: MergeRules,
                      task: TaskIdentity, first_seqno: int = 0,
-                     dictionary_choices: dict[pa.Schema, list[str]] | None = None
-                     ) -> tuple[dict[str, Any] | None, int]:
+                     dictionary_choices: dict[pa.Schema, list[str]] | None = None,
+                     stored: pa.Table | None = None) -> tuple[dict[str, Any] | None, int]:
     """Rewrite one file group with ``incoming`` applied; returns its metadata row (``None``: unchanged) and the
-    number of sequence numbers used.
+    number of sequence numbers used. ``stored``: the base file's rows when the caller has read them.
 
     ``dictionary_choices`` carries the dictionary-column choice between the file groups of one task (decided on
     the first file of each schema, as the insert writer decides once per task): counting distinct values was a
     quarter of the time of rewriting a 1 MiB file group."""
-    stored = pq.read_table(target.base_file_path)
+    if stored is None:
+        stored = pq.ParquetFile(target.base_file_path).read()
+    # the old footer's key-value metadata (its key range, a Java writer's bloom filter) describes the old file
+    stored = stored.replace_schema_metadata(None)
     missing = [c for c in META_COLUMNS if c not in stored.column_names]
     if missing:
         raise WriterInputError(f"base file {target.base_file_name} lacks Hudi meta columns {missing}")
@@ -297,3 +300,93 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
             results.extend(out.to_pylist())
     if results:
         yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)
+
+
+#: stored keys looked up in one Arrow hash call by :func:`merge_broadcast` (key columns of about this many rows)
+LOOKUP_CHUNK_ROWS = 2_000_000
+
+
+@dataclass(frozen=True)
+class BroadcastMergeResult:
+    """What one task of :func:`merge_broadcast` wrote, and which batch records it found stored."""
+
+    written: list[dict[str, Any]]
+    found: np.ndarray  # positions in the batch (int64)
+    sequence_numbers_used: int
+
+
+def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.Table, rules: MergeRules,
+                    task: TaskIdentity | None = None, chunk_rows: int = LOOKUP_CHUNK_ROWS) -> BroadcastMergeResult:
+    """One task of the broadcast merge (docs/live-writes.md): every task has the whole combined ``batch`` (one
+    record per partition path and key, :func:`combine_records`) and a share of the candidate file groups.
+
+    The key columns of a chunk of candidates of one partition path are looked up in the batch's keys of that
+    partition in one hash call (building the set of 100,000 keys costs milliseconds, so it is paid per chunk,
+    not per file); a file holding any batch key is then read whole and rewritten with :func:`merge_file_group`
+    (rows in stored order). Nothing is shuffled: the tagging and the rewrite are one pass. Returns the metadata
+    rows and the batch positions found, so the caller inserts the records found nowhere."""
+    task = task or TaskIdentity()
+    batch = batch.combine_chunks()  # one take per file group below: over many chunks it cost a millisecond
+    keys = batch.column(RECORD_KEY_COLUMN).combine_chunks()
+    rows_of = _rows_by_partition(batch.column(PARTITION_PATH_COLUMN))
+    by_part: dict[str, list[MergeTarget]] = {}
+    for t in targets:
+        by_part.setdefault(t.partition_path, []).append(t)
+    written: list[dict[str, Any]] = []
+    found: list[np.ndarray] = []
+    seqno = 0
+    dictionary_choices: dict[pa.Schema, list[str]] = {}
+    for part, part_targets in by_part.items():
+        rows = rows_of.get(part)
+        if rows is None:
+            continue
+        lookup = pc.SetLookupOptions(keys.take(pa.array(rows)))
+        chunk: list[tuple[MergeTarget, pq.ParquetFile, pa.Array]] = []
+        held = 0
+        for i, target in enumerate(part_targets):
+            handle = pq.ParquetFile(target.base_file_path)
+            stored_keys = handle.read(columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
+            if not pa.types.is_string(stored_keys.type):
+                stored_keys = stored_keys.cast(pa.string())
+            chunk.append((target, handle, stored_keys))
+            held += len(stored_keys)
+            if held < chunk_rows and i + 1 < len(part_targets):
+                continue
+            where = pc.index_in(pa.concat_arrays([c[2] for c in chunk]), options=lookup)
+            hit = _as_numpy_bool(pc.is_valid(where))
+            at = np.asarray(pc.fill_null(where, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+            offset = 0
+            for target_i, handle_i, stored_i in chunk:
+                n = len(stored_i)
+                own = at[offset:offset + n][hit[offset:offset + n]]
+                offset += n
+                if not len(own):
+                    continue
+                positions = rows[np.unique(own)]
+                found.append(positions)
+                stored = _with_column(handle_i.read(columns=[c for c in handle_i.schema_arrow.names
+                                                             if c != RECORD_KEY_COLUMN]), handle_i, stored_i)
+                row, used = merge_file_group(spec, target_i, batch.take(pa.array(positions)), rules, task, seqno,
+                                             dictionary_choices, stored)
+                seqno += used
+                if row is not None:
+                    written.append(row)
+            chunk, held = [], 0
+    positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    return BroadcastMergeResult(written, positions, seqno)
+
+
+def _with_column(rest: pa.Table, handle: pq.ParquetFile, keys: pa.Array) -> pa.Table:
+    """The file's rows with its already-read record key column put back in its place (read once, not twice)."""
+    names = handle.schema_arrow.names
+    return rest.add_column(names.index(RECORD_KEY_COLUMN), handle.schema_arrow.field(RECORD_KEY_COLUMN), keys)
+
+
+def _rows_by_partition(parts: pa.ChunkedArray) -> dict[str, np.ndarray]:
+    """Row positions of each partition path (ascending), in one pass whatever the number of partitions."""
+    encoded = pc.dictionary_encode(parts.combine_chunks())
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    ends = np.cumsum(np.bincount(codes, minlength=len(encoded.dictionary)))
+    return {part: order[end - count:end] for part, end, count in zip(
+        encoded.dictionary.to_pylist(), ends, np.diff(np.concatenate([[0], ends])))}

@@ -270,8 +270,16 @@ def read_as_of_with_hudi_rs(path: str, instant: str) -> list[Row]:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("event_time", [True, False], ids=["event_time", "commit_time"])
-def test_random_operation_sequences_match_the_model(spark, tmp_path, seed, event_time) -> None:
+@pytest.mark.parametrize(("event_time", "merge_path"), [(True, "broadcast"), (False, "broadcast"), (True, "shuffle")],
+                         ids=["event_time", "commit_time", "event_time-shuffle"])
+def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch, seed, event_time,
+                                                    merge_path) -> None:
+    """``merge_path``: small batches take the broadcast merge; ``shuffle`` forces the tag-then-shuffle path of
+    large batches (``hudi_layout.spark.upsert_job``)."""
+    if merge_path == "shuffle":
+        import hudi_layout.spark.upsert_job as upsert_job
+
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
     seq = Sequence(spark, tmp_path / "t", seed, event_time)
     t = seq.step("insert")
     seq.history.append((t, seq.model.all()))

@@ -52,11 +52,13 @@ def table(spark, tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("tagging", ["broadcast keys", "spark join"])
+@pytest.mark.parametrize("tagging", ["broadcast merge", "broadcast keys", "spark join"])
 def test_every_operation_through_write(spark, table, monkeypatch, tagging) -> None:
-    if tagging == "spark join":  # the path of batches above BROADCAST_ROWS distinct keys
-        import hudi_layout.spark.upsert_job as upsert_job
+    import hudi_layout.spark.upsert_job as upsert_job
 
+    if tagging != "broadcast merge":  # the path of batches above BROADCAST_MERGE_ROWS: tag, then shuffle
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    if tagging == "spark join":  # the path of batches above BROADCAST_ROWS distinct keys
         monkeypatch.setattr(upsert_job, "BROADCAST_ROWS", 2)
     expect = model(rows(range(300)))
     batch = rows([1, 2, 3], ts=5, name="up") + rows([2], ts=9, name="later") + rows([4], ts=0, name="older") \
