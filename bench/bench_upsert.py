@@ -20,12 +20,12 @@ file ranges must not move):
 Per batch, ALTERNATING ``--pairs`` (3) pairs: copy the Hudi table (untimed, flushed to disk) and time
 ``hudi_layout.write(batch, {operation: upsert})``; copy the Delta table (the same way) and time
 ``DeltaTable.merge(batch, "t.id = s.id").when_matched_update_all().when_not_matched_insert_all().execute()``
-(reading the batch included on both sides). Reported: every pair, the median of the pair ratios (ours /
-delta-rs), file groups rewritten and bytes written (ours: the commit's new files; delta-rs: ``num_target_files_added`` and the bytes of the added
-files). Once per batch: the naive full rewrite (read the table, replace the matching rows, ``mode="overwrite"``)
-and the tagging cost (``hudi_layout.spark.upsert_job`` metrics). After the first upsert of each batch: every
-row exactly once (row count and the number of updated payloads), and files read by the ``bench_skipping``
-query shapes before and after (must be equal).
+(reading the batch included on both sides). Reported: every pair, the median of the pair ratios (ours / delta-rs),
+file groups rewritten and bytes written (ours: the commit's new files; delta-rs: ``num_target_files_added`` and the
+bytes of the added files). Once per batch: the naive full rewrite (read the table, replace the matching rows,
+``mode="overwrite"``) and the tagging cost (``hudi_layout.spark.upsert_job`` metrics). After the first upsert of
+each batch: every row exactly once (row count and the number of updated payloads), and files read by the
+``bench_skipping`` query shapes before and after (must be equal).
 
 Run: ``python -m bench.bench_upsert [--quick] [--rows N] [--files F] [--pairs P] [--fraction X]``.
 Writes ``bench/results/upsert.md|json|png`` (``upsert_quick`` with --quick).
