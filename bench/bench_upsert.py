@@ -337,14 +337,15 @@ def report_sections(data: dict[str, Any], qs: dict[str, dict[str, Any]]) -> list
     if tagging:
         out.append(("Key location (SIMPLE index: the key column of the candidates against the batch keys) vs table "
                     "size",
-                    "The tagging step alone (`hudi_layout.spark.upsert_job.tag`, median of 3) for the `random_keys` "
-                    "batch against the first quarter, half and all of the latest base files as candidates. It is "
-                    "one scan of the stored key column (below 2M batch keys: each task looks its stored keys up in "
-                    "the broadcast batch keys, only hits leave it; above: a Spark join), so it grows with the rows "
-                    "scanned, not with the batch; "
-                    "column_stats pruning on `_hoodie_record_key` removes candidates only when files are "
-                    "key-ordered, which a curve-clustered table is not (every file stays a candidate above). The "
-                    "in-write \"ours: tagging s\" above also includes the batch summary job. At small sizes Spark's "
+                    "The tagging step of batches above 500,000 rows (`hudi_layout.spark.upsert_job.tag`, then a "
+                    "shuffle to the file groups; smaller batches, as above, are broadcast and looked up inside the "
+                    "merge job, so their \"ours: tagging s\" is only the driver's combine and candidate choice), "
+                    "alone, median of 3, for the `random_keys` batch against the first quarter, half and all of "
+                    "the latest base files as candidates. It is one scan of the stored key column (below 2M batch "
+                    "keys: each task looks its stored keys up in the broadcast batch keys, only hits leave it; "
+                    "above: a Spark join), so it grows with the rows scanned, not with the batch; column_stats "
+                    "pruning on `_hoodie_record_key` removes candidates only when files are key-ordered, which a "
+                    "curve-clustered table is not (every file stays a candidate above). At small sizes Spark's "
                     "per-job overhead (seconds on a loaded 2-core box) dominates these times; read the per-row "
                     "cost only from runs of 2M rows or more.\n\n" + md_table(
                         ["candidate files", "stored rows scanned", "seconds", "keys found", "µs per stored row"],
