@@ -344,10 +344,9 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     t1 = time.time()
     crash_point("upsert.after_tagging")
     parallelism = max(1, spark.sparkContext.defaultParallelism)
-    shared = spark.sparkContext.broadcast(combined)
+    shared = spark.sparkContext.broadcast(combined.combine_chunks())  # one chunk: tasks take from it cheaply
     try:
         written, found = _merge_candidates(spark, session.spec, candidates, shared, rules, parallelism)
-        t2 = time.time()
         is_new = np.ones(combined.num_rows, dtype=bool)
         is_new[found] = False
         deletes = combined.column(DELETE_FLAG_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
@@ -363,7 +362,6 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
                             if w.prev_base_file is not None})
     metrics = UpsertMetrics(records.num_rows, len(candidates), len(merged), int(len(np.unique(found))),
                             t1 - t0, 0.0, t3 - t1)
-    del t2
     return written, snapshot, metrics
 
 

@@ -346,13 +346,11 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
         for i, target in enumerate(part_targets):
             handle = pq.ParquetFile(target.base_file_path)
             stored_keys = handle.read(columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
-            if not pa.types.is_string(stored_keys.type):
-                stored_keys = stored_keys.cast(pa.string())
             chunk.append((target, handle, stored_keys))
             held += len(stored_keys)
             if held < chunk_rows and i + 1 < len(part_targets):
                 continue
-            where = pc.index_in(pa.concat_arrays([c[2] for c in chunk]), options=lookup)
+            where = pc.index_in(pa.concat_arrays([c[2].cast(pa.string()) for c in chunk]), options=lookup)
             hit = _as_numpy_bool(pc.is_valid(where))
             at = np.asarray(pc.fill_null(where, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
             offset = 0
