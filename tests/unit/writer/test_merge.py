@@ -179,3 +179,16 @@ def test_combine_keeps_one_record_per_partition_and_key() -> None:
                     got.column("v").to_pylist()))[("a", "k")] == "w"
     t2 = t.set_column(4, SEQUENCE_COLUMN, pa.array([5, 1, 2, 0, 4], pa.int64()))
     assert "x" in combine_records(t2, EVENT).column("v").to_pylist()  # a tie on ts goes to the later record
+
+
+def test_an_incoming_negative_zero_replaces_a_stored_zero() -> None:
+    s = stored(["a"], [5], ["A"]).append_column("d", pa.array([0.0], pa.float64()))
+    i = incoming(["a"], [5], ["A"]).append_column("d", pa.array([-0.0], pa.float64()))
+    out = run(s, i)
+    assert str(out.table.column("d")[0].as_py()) == "-0.0"
+
+
+def test_null_and_value_are_not_the_same() -> None:
+    s = stored(["a", "b"], [None, 1], ["A", None])
+    out = run(s, incoming(["a", "b"], [None, 1], ["A", "now set"]))
+    assert out.table.column("v").to_pylist() == ["A", "now set"] and out.table.column("ts").to_pylist() == [None, 1]
