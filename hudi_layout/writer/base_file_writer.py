@@ -393,6 +393,12 @@ def _with_meta_columns(
     return pa.Table.from_arrays(columns, names=names)
 
 
+def task_dictionary_columns(spec: WriteSpec, data: pa.Table, task: TaskIdentity) -> list[str]:
+    """The dictionary-encoded columns of a task's files (:func:`dictionary_columns` of its first 8,192 rows with
+    their meta columns): decided once per task, as counting distinct values costs milliseconds per call."""
+    return dictionary_columns(_with_meta_columns(spec, data.slice(0, 8192), "f", task.partition_id, 0))
+
+
 class _TaskFiles:
     """What every output partition of one task shares: the spec, the task identity, the running row
     number (commit sequence numbers), the dictionary-column choice and the metadata rows of closed files."""
@@ -416,7 +422,7 @@ class _TaskFiles:
 
     def open_file(self, partition_path: str, data: pa.Table) -> OpenFile:
         if self.dictionary is None:  # decided once per task, on its first rows
-            self.dictionary = dictionary_columns(self.meta_table(data.slice(0, 8192), "f", 0))
+            self.dictionary = task_dictionary_columns(self.spec, data, self.task)
         schema = self.meta_table(data.slice(0, 0), "", 0).schema
         return OpenFile(self.spec, schema, partition_path, f"{uuid.uuid4()}-0", self.task.write_token,
                         self.dictionary)
@@ -506,7 +512,8 @@ class _PartitionOutput:
 
 
 def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
-                    task: TaskIdentity | None = None, *, first_seqno: int = 0) -> Iterator[pa.RecordBatch]:
+                    task: TaskIdentity | None = None, *, first_seqno: int = 0,
+                    dictionary: list[str] | None = None) -> Iterator[pa.RecordBatch]:
     """Write one Spark task's rows as Hudi base files; yield one metadata row per file written.
 
     Input batches carry the data columns plus ``_hoodie_record_key`` and ``_hoodie_partition_path``
@@ -514,10 +521,12 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
     Rows are written in arrival order, so a sort done by Spark before this step is kept inside each file.
     ``task`` names the Spark task attempt (the Spark layer passes it; zeros when run outside Spark);
     ``first_seqno`` is the first commit sequence number to use (a task that also merged file groups has used
-    the ones before it).
+    the ones before it); ``dictionary``: the task's dictionary columns when the caller decided them
+    (:func:`task_dictionary_columns`, for a task that calls this many times), else decided on the first rows.
     """
     files = _TaskFiles(spec, task or TaskIdentity())
     files.rows_seen = first_seqno
+    files.dictionary = dictionary
     outputs: dict[str, _PartitionOutput] = {}
     for batch in batches:
         if batch.num_rows == 0:

@@ -122,3 +122,20 @@ def test_layout_key_range_is_reported_per_file_and_not_written(tmp_path: Path) -
         assert "_layout_key" not in pq.read_schema(tmp_path / f.partition_path / f.file_name).names
     plain = decode_results(next(write_partition(_spec(tmp_path / "p"), iter([batch]))).to_pylist())
     assert plain[0].key_range is None
+
+
+def _dictionary_encoded(path: Path) -> set[str]:
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    return {meta.column(i).path_in_schema for i in range(meta.num_columns)
+            if meta.column(i).dictionary_page_offset is not None}
+
+
+def test_a_dictionary_choice_given_by_the_caller_is_used_for_every_file(tmp_path: Path) -> None:
+    """A task that calls the writer once per qdtree leaf decides its dictionary columns once and passes them."""
+    chosen = ["_hoodie_commit_time", "s"]
+    out = list(write_partition(_spec(tmp_path), iter([_batch(10)]), dictionary=chosen))
+    (f,) = decode_results(out[0].to_pylist())
+    assert _dictionary_encoded(tmp_path / f.partition_path / f.file_name) == set(chosen)
+    out = list(write_partition(_spec(tmp_path), iter([_batch(10, start=100)])))  # decided on the rows
+    (f,) = decode_results(out[0].to_pylist())
+    assert "s" not in _dictionary_encoded(tmp_path / f.partition_path / f.file_name)  # unique values
