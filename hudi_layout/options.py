@@ -540,11 +540,11 @@ QDTREE_LOOKAHEAD = Option("hudi_layout.layout.qdtree.lookahead", 4, _positive_in
 QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.01, _positive_float,
                                "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
                                "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
-QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", True, _parse_bool,
+QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", False, _parse_bool,
                            "hudi_layout's own: cut each `qdtree` leaf into cells of about one file along the "
                            "workload's query shapes, so queries of those shapes with other constants skip "
-                           "better (false: one Hilbert curve per leaf, ~5% less clustering time, "
-                           "docs/layouts.md).", used_by=(CLUSTER, SERVICE))
+                           "better (default false: one Hilbert curve per leaf; cells cost ~15-25% more "
+                           "clustering time, docs/layouts.md).", used_by=(CLUSTER, SERVICE))
 # read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options
 WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
                              "hudi_layout's own: record the predicates reads, `explain` and the data source see, "

@@ -827,7 +827,7 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
     held-out queries H1-H7 where Hilbert curves inside the leaves read 1,263 / 1,265 / 1,284, with the
     workload's own queries unchanged (64 / 60 / 61 vs 63 / 62 / 64).
 
-    On by default (``hudi_layout.layout.qdtree.leaf.cells``; docs/layouts.md has its cost and gain).
+    Opt-in (``hudi_layout.layout.qdtree.leaf.cells``): it costs clustering time, docs/layouts.md.
     ``sample_codes``: a uniform row sample of the rows to lay out (per column ``uint64`` codes);
     ``output_files``: the files those rows become. More cells than ``max_leaves`` allows make each cell a few
     files (the leaf's Hilbert curve orders them).

@@ -134,7 +134,7 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
                                                                cells: bool) -> None:
     """With a sample smaller than the table, the sketch job also keeps rows of every workload box and the
     tree is built on weighted rows (the path of large tables). The plan's tree records the workload's query
-    shapes unless ``hudi_layout.layout.qdtree.leaf.cells`` is false; the execution then cuts leaves into
+    shapes when ``hudi_layout.layout.qdtree.leaf.cells`` is true; the execution then cuts leaves into
     one-file cells, which never cross a leaf and leave the file count as the target size sets it."""
     from hudi_layout.clustering.schedule import schedule_clustering
     from hudi_layout.services.clustering import prepare_layout_options
@@ -147,8 +147,8 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
     files_before = sum(plan_scan(path, w, with_row_counts=False).files_read for w in WORKLOAD)
     # schedule (the tree goes into the plan), then execute it as a pending plan: a resume uses the same tree
     extra = {} if sample_size is None else {"hudi_layout.layout.qdtree.sample.size": str(sample_size)}
-    if not cells:  # one-file cells are the default
-        extra["hudi_layout.layout.qdtree.leaf.cells"] = "false"
+    if cells:
+        extra["hudi_layout.layout.qdtree.leaf.cells"] = "true"
     opts = prepare_layout_options(spark, str(path), {**_cluster_opts(path, 20), **extra}, columns=cols,
                                   strategy="qdtree", method="sample", workload=WORKLOAD, include_all_files=True)
     instant, _plan = schedule_clustering(str(path), opts, columns=cols, strategy="qdtree", include_all_files=True,
