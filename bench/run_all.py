@@ -4,15 +4,16 @@ Issue: "One command runs the whole conn benchmark (curves, ingest, clustering wi
 queries, index load, delta-rs comparison) at a size given on the command line and writes one Markdown
 report with tables and plots under ``bench/results/``."
 
-Every module runs in its own subprocess (``python -m bench.<module> ...``, a clean SparkSession each), in
-this order: ``bench_curves`` (``--rows N --parts N/10,000``), ``bench_ingest`` (``--rows N``),
-``bench_clustering`` (``--rows N``: linear, z-order direct, z-order sample, Hilbert sample, delta-rs),
-``bench_skipping`` (``--rows N``, reuses the clustering tables), ``bench_index`` (its own size: 100,000
-files, 10,000 with ``--quick``; ``--index-files`` overrides). Output of each goes to
-``bench/results/work/run_all_<module>.log``. A failing module does not stop the others; it is listed as
-failed. Then the individual reports (``bench/results/<name>.md``) are stitched into ``REPORT.md``
-(``REPORT_quick.md`` with ``--quick``) with, at the top, a summary of every target row (PASS / FAIL) found in
-them, and the run's status per module.
+Every module runs in its own subprocess (``python -m bench.<module> ...``, a clean SparkSession each), in this
+order: ``bench_curves`` (``--rows N --parts N/10,000``), ``bench_ingest`` (``--rows N``), ``bench_clustering``
+(``--rows N``: linear, z-order direct, z-order sample, Hilbert sample, delta-rs), ``bench_skipping`` (``--rows
+N``, reuses the clustering tables), ``bench_index`` (its own size: 100,000 files, 10,000 with ``--quick``;
+``--index-files`` overrides), ``bench_upsert`` (``--rows N``: 1% upserts vs delta-rs ``merge``) and
+``bench_workload`` (``--rows N``: the ``qdtree`` layout vs curves and delta-rs). Output of each goes to
+``bench/results/work/run_all_<module>.log``. A failing module does not stop the others; it is listed as failed.
+Then the individual reports (``bench/results/<name>.md``) are stitched into ``REPORT.md`` (``REPORT_quick.md``
+with ``--quick``) with, at the top, a summary of every target row (PASS / FAIL) found in them, and the run's
+status per module.
 
 Run: ``python -m bench.run_all --rows N [--quick] [--only a,b | --skip a,b] [--report-only]``
 (``make bench`` = ``--rows $(BENCH_ROWS)``, 10M). ``--report-only`` re-stitches the existing reports.
@@ -32,9 +33,10 @@ from typing import Any
 
 from .common import RESULTS_DIR, ROOT, WORK_DIR, command_line, git_commit, log, machine_info
 
-MODULES = ["curves", "ingest", "clustering", "skipping", "index"]
+MODULES = ["curves", "ingest", "clustering", "skipping", "index", "upsert", "workload"]
 TITLES = {"curves": "Curve layouts vs plain range sort", "ingest": "Ingest", "clustering": "Clustering vs delta-rs",
-          "skipping": "Data skipping", "index": "Column-stats index load"}
+          "skipping": "Data skipping", "index": "Column-stats index load", "upsert": "Upsert vs delta-rs merge",
+          "workload": "Workload-aware layout (qdtree)"}
 
 
 def module_argv(mod: str, rows: int | None, quick: bool, args: argparse.Namespace) -> list[str]:
@@ -85,8 +87,10 @@ def target_rows(md: str) -> list[dict[str, str]]:
         desc = cells[0]
         if len(header) > 1 and header[1] in ("what", "label") and cells[1]:
             desc = f"{cells[0]} ({cells[1]})"
-        value = next((row[h] for h in ("value", "ratio", "x", "seconds") if h in row), "")
+        value = next((row[h] for h in ("value", "ratio", "median ratio", "x", "seconds") if h in row), "")
         target = next((cells[j] for j, h in enumerate(header) if h == "target" and cells[j] and j != 0), "")
+        if not target:  # a verdict column named after its goal ("target <= 1.0")
+            target = next((h[len("target "):] for h in header if h.startswith("target ")), "")
         out.append({"target": desc, "value": value, "goal": target, "verdict": cells[vi]})
     return out
 
