@@ -61,14 +61,15 @@ from hudi_layout.writer.base_file_writer import (
 from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
     IS_DELETED_FIELD,
-    LOOKUP_CHUNK_ROWS,
     MERGE_TARGET_COLUMN,
     SEQUENCE_COLUMN,
     MergeRules,
     MergeTarget,
     combine_records,
+    key_lookup,
     merge_broadcast,
     merge_partition,
+    read_key_column,
 )
 from hudi_layout.writer.transaction import TagSnapshot, WriteSession
 
@@ -248,10 +249,7 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
 
     def key_column(path: str) -> pa.Array:
-        import pyarrow.parquet as pq
-
-        column = pq.read_table(path, columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
-        return column if pa.types.is_string(column.type) else column.cast(pa.string())
+        return read_key_column(path).cast(pa.string())
 
     def every_key(paths: list[str]) -> Iterator[pa.RecordBatch]:
         for path in paths:
@@ -262,7 +260,6 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
                 [column, pa.array([name] * n, pa.string()), pa.array([part] * n, pa.string())], schema=schema)
 
     def wanted_keys(paths: list[str], keys_by_part: Mapping[str, pa.Array]) -> Iterator[pa.RecordBatch]:
-        import numpy as np
         import pyarrow.compute as pc
 
         by_part: dict[str, list[str]] = {}
@@ -272,23 +269,11 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
             if part not in keys_by_part:
                 continue
             lookup = pc.SetLookupOptions(keys_by_part[part])
-            chunk: list[pa.Array] = []
-            names: list[str] = []
-            rows = 0
-            for i, path in enumerate(part_paths):
-                chunk.append(key_column(path))
-                names.append(where[path][0])
-                rows += len(chunk[-1])
-                if rows < LOOKUP_CHUNK_ROWS and i + 1 < len(part_paths):
-                    continue
-                stored = pa.concat_arrays(chunk)
-                hits = pc.indices_nonzero(pc.is_in(stored, options=lookup)).to_numpy()
-                if len(hits):
-                    owner = np.repeat(np.arange(len(chunk)), [len(c) for c in chunk])[hits]
-                    yield pa.RecordBatch.from_arrays(
-                        [stored.take(pa.array(hits)), pa.array(names, pa.string()).take(pa.array(owner)),
-                         pa.array([part] * len(hits), pa.string())], schema=schema)
-                chunk, names, rows = [], [], 0
+            for path, stored, hits, _at in key_lookup(part_paths, read_key_column, lookup):
+                n = len(hits)
+                yield pa.RecordBatch.from_arrays(
+                    [stored.take(pa.array(hits)).cast(pa.string()), pa.array([where[path][0]] * n, pa.string()),
+                     pa.array([part] * n, pa.string())], schema=schema)
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
@@ -365,13 +350,17 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     return written, snapshot, metrics
 
 
+def _merge_target(s: FileSlice) -> MergeTarget:
+    """The file group a merge rewrites: the slice's latest base file."""
+    return MergeTarget(s.partition_path, s.file_id, s.base_file_name, s.base_file_path, s.commit_time)
+
+
 def _merge_candidates(spark: Any, spec: WriteSpec, candidates: Sequence[FileSlice], shared: Any,
                       rules: MergeRules, parallelism: int) -> tuple[list[WrittenFile], np.ndarray]:
     """One Spark job: bins of candidate file groups, each task :func:`merge_broadcast` on its bin."""
     if not candidates:
         return [], np.zeros(0, dtype=np.int64)
-    targets = {s.base_file_path: MergeTarget(s.partition_path, s.file_id, s.base_file_name, s.base_file_path,
-                                             s.commit_time) for s in candidates}
+    targets = {s.base_file_path: _merge_target(s) for s in candidates}
     bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * parallelism)
     schema = pa.schema([*RESULT_SCHEMA, pa.field(_FOUND, pa.binary())])
 
@@ -402,7 +391,7 @@ def _insert_rows(spark: Any, spec: WriteSpec, shared: Any, positions: np.ndarray
         task = task_identity()
         for ids in batches:
             for b in ids.column(0).to_pylist():
-                rows = shared.value.take(pa.array(np.sort(slices[b])))
+                rows = shared.value.take(pa.array(slices[b]))  # positions ascending: batch order kept
                 identity = TaskIdentity(first_partition + b, task.stage_id, task.attempt_id)
                 yield from write_partition(spec, iter(rows.to_batches()), identity)
 
@@ -445,8 +434,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
                 s = by_name[r[MERGE_TARGET_COLUMN]]
-                targets[s.base_file_name] = MergeTarget(s.partition_path, s.file_id, s.base_file_name,
-                                                        s.base_file_path, s.commit_time)
+                targets[s.base_file_name] = _merge_target(s)
                 tagged_rows += int(r["count"])
         t2 = time.time()
         crash_point("upsert.after_tagging")

@@ -24,9 +24,9 @@ Pure: no pyspark import; the Spark layer passes the task identity in.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -302,8 +302,43 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
         yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)
 
 
-#: stored keys looked up in one Arrow hash call by :func:`merge_broadcast` (key columns of about this many rows)
+#: stored keys looked up in one Arrow hash call (key columns of about this many rows): building the set of a
+#: batch's 100,000 keys costs milliseconds, so it is paid per chunk of files, not per file
 LOOKUP_CHUNK_ROWS = 2_000_000
+
+_Item = TypeVar("_Item")
+
+
+def read_key_column(path: str) -> pa.Array:
+    """The ``_hoodie_record_key`` column of a base file, as stored (the file is closed on return)."""
+    with pq.ParquetFile(path) as handle:
+        return handle.read(columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
+
+
+def key_lookup(items: Sequence[_Item], read_keys: Callable[[_Item], pa.Array], lookup: pc.SetLookupOptions,
+               chunk_rows: int = LOOKUP_CHUNK_ROWS) -> Iterator[tuple[_Item, pa.Array, np.ndarray, np.ndarray]]:
+    """Look the stored keys of ``items`` (``read_keys`` of each) up in ``lookup``'s value set, one hash call per
+    chunk of about ``chunk_rows`` keys (only key arrays are held, never open files). Yields, per item holding
+    any of the keys: its keys as stored, the rows whose key is in the set, and each one's position in the set."""
+    chunk: list[tuple[_Item, pa.Array]] = []
+    held = 0
+    for i, item in enumerate(items):
+        stored = read_keys(item)
+        chunk.append((item, stored))
+        held += len(stored)
+        if held < chunk_rows and i + 1 < len(items):
+            continue
+        where = pc.index_in(pa.concat_arrays([c[1].cast(pa.string()) for c in chunk]), options=lookup)
+        hit = _as_numpy_bool(pc.is_valid(where))
+        at = np.asarray(pc.fill_null(where, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        offset = 0
+        for owner, keys in chunk:
+            n = len(keys)
+            rows = np.flatnonzero(hit[offset:offset + n])
+            if len(rows):
+                yield owner, keys, rows, at[offset:offset + n][rows]
+            offset += n
+        chunk, held = [], 0
 
 
 @dataclass(frozen=True)
@@ -341,43 +376,21 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
         if rows is None:
             continue
         lookup = pc.SetLookupOptions(keys.take(pa.array(rows)))
-        chunk: list[tuple[MergeTarget, pq.ParquetFile, pa.Array]] = []
-        held = 0
-        for i, target in enumerate(part_targets):
-            handle = pq.ParquetFile(target.base_file_path)
-            stored_keys = handle.read(columns=[RECORD_KEY_COLUMN]).column(0).combine_chunks()
-            chunk.append((target, handle, stored_keys))
-            held += len(stored_keys)
-            if held < chunk_rows and i + 1 < len(part_targets):
-                continue
-            where = pc.index_in(pa.concat_arrays([c[2].cast(pa.string()) for c in chunk]), options=lookup)
-            hit = _as_numpy_bool(pc.is_valid(where))
-            at = np.asarray(pc.fill_null(where, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-            offset = 0
-            for target_i, handle_i, stored_i in chunk:
-                n = len(stored_i)
-                own = at[offset:offset + n][hit[offset:offset + n]]
-                offset += n
-                if not len(own):
-                    continue
-                positions = rows[np.unique(own)]
-                found.append(positions)
-                stored = _with_column(handle_i.read(columns=[c for c in handle_i.schema_arrow.names
-                                                             if c != RECORD_KEY_COLUMN]), handle_i, stored_i)
-                row, used = merge_file_group(spec, target_i, batch.take(pa.array(positions)), rules, task, seqno,
-                                             dictionary_choices, stored)
-                seqno += used
-                if row is not None:
-                    written.append(row)
-            chunk, held = [], 0
+        for target, stored_keys, _hits, own in key_lookup(part_targets, lambda t: read_key_column(t.base_file_path),
+                                                          lookup, chunk_rows):
+            positions = rows[np.unique(own)]
+            found.append(positions)
+            with pq.ParquetFile(target.base_file_path) as handle:
+                rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
+                stored = rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
+                                         handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys)
+            row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,
+                                         dictionary_choices, stored)
+            seqno += used
+            if row is not None:
+                written.append(row)
     positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return BroadcastMergeResult(written, positions, seqno)
-
-
-def _with_column(rest: pa.Table, handle: pq.ParquetFile, keys: pa.Array) -> pa.Table:
-    """The file's rows with its already-read record key column put back in its place (read once, not twice)."""
-    names = handle.schema_arrow.names
-    return rest.add_column(names.index(RECORD_KEY_COLUMN), handle.schema_arrow.field(RECORD_KEY_COLUMN), keys)
 
 
 def _rows_by_partition(parts: pa.ChunkedArray) -> dict[str, np.ndarray]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -16,6 +17,7 @@ from hudi_layout.writer.merge import (
     MergeRules,
     MergeTarget,
     combine_records,
+    key_lookup,
     merge_broadcast,
 )
 
@@ -120,3 +122,14 @@ def test_the_new_slice_does_not_carry_the_old_footer_metadata(tmp_path, table_fi
     meta = pq.ParquetFile(str(tmp_path / "a" / row["file_name"])).metadata.metadata
     assert b"org.apache.hudi.bloomfilter" not in meta
     assert meta[b"hoodie_min_record_key"] == b"1"
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 3, 1_000_000])
+def test_key_lookup_reports_each_holding_item_whatever_the_chunk(chunk_rows) -> None:
+    """The one lookup loop of both tagging paths: per item holding a key, its keys, the hit rows and each hit's
+    position in the looked-up set; items without a hit are left out."""
+    stored = {"f1": ["a", "b", "c"], "f2": ["x", "y"], "f3": ["c", "z"]}
+    lookup = pc.SetLookupOptions(pa.array(["z", "c", "q"]))
+    got = [(item, keys.to_pylist(), rows.tolist(), at.tolist()) for item, keys, rows, at in
+           key_lookup(list(stored), lambda f: pa.array(stored[f]), lookup, chunk_rows)]
+    assert got == [("f1", ["a", "b", "c"], [2], [1]), ("f3", ["c", "z"], [0, 1], [1, 0])]
