@@ -31,7 +31,7 @@ from __future__ import annotations
 import heapq
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -659,13 +659,19 @@ def leaf_file_rows(rows: int, rows_per_file: float) -> int:
     return -(-int(rows) // max(1, round(rows / max(1.0, rows_per_file))))
 
 
+def leaf_runs(leaves: np.ndarray) -> Iterator[tuple[int, int]]:
+    """``(first, last)`` row ranges of each leaf among rows in key order (``leaves``: each row's leaf)."""
+    edges = np.flatnonzero(np.diff(leaves)) + 1
+    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
+        yield int(first), int(last)
+
+
 def leaf_file_starts(leaves: np.ndarray, rows_per_file: float) -> np.ndarray:
     """Where files start among rows in key order (``leaves``: each row's leaf, in that order), by
     :func:`leaf_file_rows`: what the reduce tasks write, for offline replays and tests."""
-    edges = np.flatnonzero(np.diff(leaves)) + 1
     starts: list[int] = []
-    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
-        starts.extend(range(int(first), int(last), leaf_file_rows(int(last - first), rows_per_file)))
+    for first, last in leaf_runs(leaves):
+        starts.extend(range(first, last, leaf_file_rows(last - first, rows_per_file)))
     return np.array(starts, np.int64)
 
 

@@ -44,6 +44,7 @@ from hudi_layout.clustering.qdtree import (
     box_candidates,
     box_sample_rows,
     leaf_file_rows,
+    leaf_runs,
     workload_sample,
 )
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
@@ -554,14 +555,13 @@ def _write_leaves(spec: WriteSpec, layout: QdTreeLayout, rows_per_file: int,
     keys = from_sortable_int64(table.column(KEY_COLUMN).to_numpy()[order])
     leaves = layout.leaf_of_keys(keys)
     del keys
-    edges = np.flatnonzero(np.diff(leaves)) + 1
     task = task_identity()
     seqno = 0  # one run of commit sequence numbers over the task's leaves
     # one dictionary choice for all the task's leaves: with one-file cells a task writes ~150 leaves, and
     # deciding per leaf cost ~4 ms each
     dictionary = task_dictionary_columns(spec, table.take(order[:8192]), task)
-    for first, last in zip(np.concatenate([[0], edges]), np.concatenate([edges, [leaves.size]])):
-        rows = int(last - first)
+    for first, last in leaf_runs(leaves):
+        rows = last - first
         leaf_spec = replace(spec, max_rows_per_file=leaf_file_rows(rows, rows_per_file))
         yield from write_partition(leaf_spec, _gathered(table, order[first:last]), task, first_seqno=seqno,
                                    dictionary=dictionary)
