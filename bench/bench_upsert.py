@@ -154,8 +154,7 @@ def run_full_rewrite(spark: Any, src: Path, dest: Path, batch_path: Path) -> dic
     """The naive alternative: read everything, replace the batch's rows, overwrite the whole table."""
     import hudi_layout as hl
 
-    remove(dest)
-    shutil.copytree(src, dest)
+    _copy(src, dest)
 
     def rewrite() -> Any:
         batch = spark.read.parquet(str(batch_path))
