@@ -104,6 +104,13 @@ def _positive_float(v: str) -> float:
     return x
 
 
+def _fraction(v: str) -> float:
+    f = float(v)
+    if not 0.0 <= f < 1.0:
+        raise ValueError("expected a number from 0 (inclusive) to 1 (exclusive)")
+    return f
+
+
 def _codec(v: str) -> str:
     norm = v.strip().lower()
     norm = "none" if norm == "uncompressed" else norm
@@ -378,6 +385,11 @@ MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_in
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
                        "Parquet compression of base files (snappy, zstd, gzip, none...).",
                        used_by=(INGEST, CLUSTER, SERVICE))
+PARQUET_MIN_SAVING = Option(
+    "hudi_layout.parquet.compression.min.saving", 0.1, _fraction,
+    "hudi_layout's own: a column whose parquet codec saves less than this share of its size (hashes, UUIDs, "
+    "random ids) is written uncompressed; decided per task on its first rows (0: compress every column).",
+    used_by=(INGEST, CLUSTER, SERVICE))
 TABLE_VERSION = Option("hoodie.table.version", 9, int, "Table version of a new table: 9 or 8.",
                        used_by=(INGEST,))
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),

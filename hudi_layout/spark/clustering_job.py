@@ -352,6 +352,7 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
         spec = WriteSpec(
             base_path=str(base), instant_time=pending.instant_time, data_columns=tuple(data_columns),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
+            compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
             stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True,
             gate=pending.file_gate)
         written, regions = _write_group(spark, df, group, plan, spec, opts, merge, timer)

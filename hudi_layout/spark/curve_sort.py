@@ -56,10 +56,11 @@ from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
 from hudi_layout.spark.read import SliceInput
 from hudi_layout.spark.write_job import collect_written, spark_to_arrow_schema_of, task_identity, write_task
 from hudi_layout.writer.base_file_writer import (
+    ENCODING_SAMPLE_ROWS,
     WriterInputError,
     WriteSpec,
     WrittenFile,
-    task_dictionary_columns,
+    task_encoding,
     write_partition,
 )
 
@@ -557,14 +558,14 @@ def _write_leaves(spec: WriteSpec, layout: QdTreeLayout, rows_per_file: int,
     del keys
     task = task_identity()
     seqno = 0  # one run of commit sequence numbers over the task's leaves
-    # one dictionary choice for all the task's leaves: with one-file cells a task writes ~150 leaves, and
+    # one encoding choice for all the task's leaves: with one-file cells a task writes ~150 leaves, and
     # deciding per leaf cost ~4 ms each
-    dictionary = task_dictionary_columns(spec, table.take(order[:8192]), task)
+    encoding = task_encoding(spec, table.take(order[:ENCODING_SAMPLE_ROWS]), task)
     for first, last in leaf_runs(leaves):
         rows = last - first
         leaf_spec = replace(spec, max_rows_per_file=leaf_file_rows(rows, rows_per_file))
         yield from write_partition(leaf_spec, _gathered(table, order[first:last]), task, first_seqno=seqno,
-                                   dictionary=dictionary)
+                                   encoding=encoding)
         seqno += rows
 
 

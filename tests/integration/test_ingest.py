@@ -246,3 +246,33 @@ def test_overwrite_replaces_everything(spark, tmp_path):
     assert any(f.endswith(".replacecommit") for f in timeline_files(path))
     # our own reader agrees
     assert hudi_layout.read(str(path), spark=spark).count() == second.num_rows
+
+
+def test_incompressible_columns_are_stored_plain_and_other_readers_read_them(spark, tmp_path):
+    """A hex-digest column (snappy saves ~8%) is written uncompressed by inserts and by the upsert's rewrite;
+    hudi-rs reads both slices; with the saving threshold at 0 every column keeps the codec."""
+    import hashlib
+    n = 5000
+    data = pa.table({"id": pa.array(range(n), pa.int64()),
+                     "digest": [hashlib.sha256(str(i).encode()).hexdigest() for i in range(n)],
+                     "region": [f"r{i % 3}" for i in range(n)]})
+    opts = {"hoodie.table.name": "digests", "hoodie.datasource.write.recordkey.field": "id"}
+
+    def codecs(path: Path) -> set[tuple[str, str]]:
+        out = set()
+        for f in base_files_on_disk(path):
+            meta = pq.ParquetFile(path / f).metadata.row_group(0)
+            out |= {(meta.column(i).path_in_schema, meta.column(i).compression) for i in range(meta.num_columns)}
+        return out
+
+    path = tmp_path / "plain"
+    write(spark, data, path, opts)
+    assert ("digest", "UNCOMPRESSED") in codecs(path) and ("region", "SNAPPY") in codecs(path)
+    changed = data.slice(0, 50).set_column(1, "digest", pa.array(["f" * 64] * 50))
+    write(spark, changed, path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    assert ("digest", "SNAPPY") not in codecs(path)  # the rewritten slices too
+    expected = pa.concat_tables([changed, data.slice(50)])
+    assert rows_digest(normalise(hudi_rs_read(path)).select(data.column_names)) == rows_digest(normalise(expected))
+    path0 = tmp_path / "all_compressed"
+    write(spark, data, path0, {**opts, "hudi_layout.parquet.compression.min.saving": "0"})
+    assert all(codec == "SNAPPY" for _col, codec in codecs(path0))

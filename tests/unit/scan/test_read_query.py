@@ -12,7 +12,7 @@ from hudi_layout.format.capabilities import read_refusal
 from hudi_layout.format.properties import TableProperties
 from hudi_layout.options import QueryType, parse_instant_time
 from hudi_layout.scan.query import ReadQuery
-from hudi_layout.writer.base_file_writer import footer_options
+from hudi_layout.writer.base_file_writer import ColumnEncoding, footer_options
 
 
 @pytest.mark.parametrize(("text", "want"), [
@@ -92,11 +92,11 @@ def test_mor_reads_snapshot_and_read_optimized_but_not_incremental():
 def test_float_columns_get_no_footer_statistics_or_dictionary():
     schema = pa.schema([("id", pa.int64()), ("d", pa.float64()), ("f", pa.float32()),
                         ("s", pa.struct([("x", pa.float64()), ("y", pa.string())]))])
-    opts = footer_options(schema, True)
+    opts = footer_options(schema, ColumnEncoding(True))
     assert opts["write_statistics"] == ["id", "s.y"]
     assert opts["use_dictionary"] == ["id", "s.y"]
-    assert footer_options(schema, ["d", "id"])["use_dictionary"] == ["id"]
-    assert footer_options(schema, False)["use_dictionary"] is False
+    assert footer_options(schema, ColumnEncoding(("d", "id")))["use_dictionary"] == ["id"]
+    assert footer_options(schema, ColumnEncoding(False))["use_dictionary"] is False
 
 
 def test_read_settings_are_read_options_and_override_the_defaults_file(tmp_path, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,10 +15,13 @@ from hudi_layout.format.file_naming import parse_base_file_name
 from hudi_layout.writer.base_file_writer import (
     ERROR_MARKER,
     META_COLUMNS,
+    ColumnEncoding,
     WriterInputError,
     WriteSpec,
+    choose_encoding,
     constant_strings,
     decode_results,
+    footer_options,
     write_partition,
 )
 
@@ -133,9 +137,49 @@ def _dictionary_encoded(path: Path) -> set[str]:
 def test_a_dictionary_choice_given_by_the_caller_is_used_for_every_file(tmp_path: Path) -> None:
     """A task that calls the writer once per qdtree leaf decides its dictionary columns once and passes them."""
     chosen = ["_hoodie_commit_time", "s"]
-    out = list(write_partition(_spec(tmp_path), iter([_batch(10)]), dictionary=chosen))
+    out = list(write_partition(_spec(tmp_path), iter([_batch(10)]), encoding=ColumnEncoding(tuple(chosen))))
     (f,) = decode_results(out[0].to_pylist())
     assert _dictionary_encoded(tmp_path / f.partition_path / f.file_name) == set(chosen)
     out = list(write_partition(_spec(tmp_path), iter([_batch(10, start=100)])))  # decided on the rows
     (f,) = decode_results(out[0].to_pylist())
     assert "s" not in _dictionary_encoded(tmp_path / f.partition_path / f.file_name)  # unique values
+
+
+def _codecs(path: Path) -> dict[str, str]:
+    meta = pq.ParquetFile(path).metadata.row_group(0)
+    return {meta.column(i).path_in_schema: meta.column(i).compression for i in range(meta.num_columns)}
+
+
+def test_columns_the_codec_barely_shrinks_are_written_uncompressed(tmp_path: Path) -> None:
+    """Hex digests gain ~8% from snappy: below the 10% saving they are stored plain; repetitive text keeps the
+    codec; every reader reads the per-column codecs (pyarrow here, hudi-rs in the differential tests)."""
+    import hashlib
+    n = 4000
+    digests = [hashlib.sha256(str(i).encode()).hexdigest()[:50] for i in range(n)]
+    words = [f"region-{i % 7}-" + "abc" * (i % 5) for i in range(n)]
+    batch = pa.RecordBatch.from_pydict({
+        "_hoodie_record_key": [str(i) for i in range(n)], "_hoodie_partition_path": [""] * n,
+        "digest": digests, "text": words, "nested": [{"h": d, "t": w} for d, w in zip(digests, words)]})
+    spec = replace(_spec(tmp_path), data_columns=("digest", "text", "nested"))
+    (f,) = decode_results(next(write_partition(spec, iter([batch]))).to_pylist())
+    path = tmp_path / f.partition_path / f.file_name
+    codecs = _codecs(path)
+    assert codecs["digest"] == "UNCOMPRESSED" and codecs["nested.h"] == "UNCOMPRESSED"
+    assert codecs["text"] == "SNAPPY" and codecs["nested.t"] == "SNAPPY"
+    assert pq.read_table(path).column("digest").to_pylist() == digests
+    for off in ({"compression_min_saving": 0.0}, {"compression": "zstd", "compression_min_saving": 0.0}):
+        spec_off = replace(spec, base_path=str(tmp_path / str(len(off))), **off)
+        (g,) = decode_results(next(write_partition(spec_off, iter([batch]))).to_pylist())
+        assert "UNCOMPRESSED" not in _codecs(tmp_path / str(len(off)) / g.partition_path / g.file_name).values()
+
+
+def test_choose_encoding_trials_the_codec_on_the_sample() -> None:
+    import hashlib
+    digests = pa.array([hashlib.sha256(str(i).encode()).hexdigest() for i in range(3000)])
+    table = pa.table({"d": digests, "z": pa.array([0] * 3000, pa.int64())})
+    enc = choose_encoding(table, "snappy", 0.1)
+    assert enc.uncompressed == frozenset({"d"}) and enc.dictionary == ("z",)
+    assert choose_encoding(table, "none", 0.1).uncompressed == frozenset()
+    assert choose_encoding(table, "snappy", 0.0).uncompressed == frozenset()
+    assert footer_options(table.schema, enc, "snappy")["compression"] == {"d": "none", "z": "snappy"}
+    assert footer_options(table.schema, ColumnEncoding(), "snappy")["compression"] == "snappy"
