@@ -153,20 +153,24 @@ def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
 
 
 def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, instant_time: str, file_name: str,
-               seqno_prefix: str, first_seqno: int = 0) -> MergedRows:
+               seqno_prefix: str, first_seqno: int = 0, match: np.ndarray | None = None) -> MergedRows:
     """Apply ``incoming`` (data columns, ``_hoodie_record_key``, :data:`DELETE_FLAG_COLUMN`; keys unique) to the
     rows of one base file ``stored`` (meta + data columns). Returns the new slice's rows in the stored order.
 
     Every incoming key must be in ``stored`` (the tagging put it there). A key stored twice (tables fed by
-    plain inserts may hold duplicates) has every copy updated or deleted.
+    plain inserts may hold duplicates) has every copy updated or deleted. ``match``: each stored row's incoming
+    row (-1: none) when the caller has looked the keys up already (the broadcast merge), else found here.
     """
     if incoming.num_rows == 0:
         return MergedRows(None, 0, 0)
-    keys_s = stored.column(RECORD_KEY_COLUMN).combine_chunks()
     keys_u = incoming.column(RECORD_KEY_COLUMN).combine_chunks()
-    match = pc.index_in(keys_s, value_set=keys_u)  # stored row -> incoming row (null: untouched)
-    matched = _as_numpy_bool(pc.is_valid(match))
-    j = np.asarray(pc.fill_null(match, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    if match is None:
+        found = pc.index_in(stored.column(RECORD_KEY_COLUMN).combine_chunks(), value_set=keys_u)
+        matched = _as_numpy_bool(pc.is_valid(found))
+        j = np.asarray(pc.fill_null(found, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    else:
+        matched = match >= 0
+        j = np.where(matched, match, 0)
     absent = np.bincount(j[matched], minlength=incoming.num_rows) == 0
     if absent.any():
         missing = keys_u.filter(pa.array(absent)).slice(0, 3).to_pylist()
@@ -225,9 +229,11 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
 def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, rules: MergeRules,
                      task: TaskIdentity, first_seqno: int = 0,
                      encodings: dict[pa.Schema, ColumnEncoding] | None = None,
-                     stored: pa.Table | None = None) -> tuple[dict[str, Any] | None, int]:
+                     stored: pa.Table | None = None, match: np.ndarray | None = None
+                     ) -> tuple[dict[str, Any] | None, int]:
     """Rewrite one file group with ``incoming`` applied; returns its metadata row (``None``: unchanged) and the
-    number of sequence numbers used. ``stored``: the base file's rows when the caller has read them.
+    number of sequence numbers used. ``stored``: the base file's rows when the caller has read them; ``match``:
+    their incoming rows when it has looked them up (:func:`merge_rows`).
 
     ``encodings`` carries the column encoding between the file groups of one task (decided on the first file of
     each schema, as the insert writer decides once per task): counting distinct values alone was a quarter of
@@ -242,7 +248,8 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
     merged = merge_rows(stored, incoming, rules, instant_time=spec.instant_time, file_name=file_name,
-                        seqno_prefix=f"{spec.instant_time}_{task.partition_id}_", first_seqno=first_seqno)
+                        seqno_prefix=f"{spec.instant_time}_{task.partition_id}_", first_seqno=first_seqno,
+                        match=match)
     if merged.table is None:
         return None, 0
     table = merged.table
@@ -379,16 +386,19 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
         if rows is None:
             continue
         lookup = pc.SetLookupOptions(keys.take(pa.array(rows)))
-        for target, stored_keys, _hits, own in key_lookup(part_targets, lambda t: read_key_column(t.base_file_path),
-                                                          lookup, chunk_rows):
-            positions = rows[np.unique(own)]
+        for target, stored_keys, hits, own in key_lookup(part_targets, lambda t: read_key_column(t.base_file_path),
+                                                         lookup, chunk_rows):
+            wanted = np.unique(own)
+            positions = rows[wanted]
             found.append(positions)
+            match = np.full(len(stored_keys), -1, dtype=np.int64)
+            match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
             with pq.ParquetFile(target.base_file_path) as handle:
                 rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
                 stored = rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
                                          handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys)
             row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,
-                                         encodings, stored)
+                                         encodings, stored, match)
             seqno += used
             if row is not None:
                 written.append(row)
