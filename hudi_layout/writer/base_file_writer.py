@@ -347,15 +347,18 @@ class OpenFile:
         self.writer.write_table(table)
         crash_point("executor.mid_file")
         self.num_records += table.num_rows
-        keys = table.column(RECORD_KEY_COLUMN)
-        mm = pc.min_max(keys)
+        for name, acc in self.stats.items():
+            acc.update(table.column(name))
+        key_stats = self.stats.get(RECORD_KEY_COLUMN)
+        if key_stats is not None:  # the key range for the footer is the key column's statistics
+            self.min_key, self.max_key = key_stats.min, key_stats.max
+            return
+        mm = pc.min_max(table.column(RECORD_KEY_COLUMN))
         lo, hi = mm["min"].as_py(), mm["max"].as_py()
         if self.min_key is None or (lo is not None and lo < self.min_key):
             self.min_key = lo
         if self.max_key is None or (hi is not None and hi > self.max_key):
             self.max_key = hi
-        for name, acc in self.stats.items():
-            acc.update(table.column(name))
 
     def size(self) -> int:
         return self.sink.tell()

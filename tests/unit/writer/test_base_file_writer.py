@@ -183,3 +183,14 @@ def test_choose_encoding_trials_the_codec_on_the_sample() -> None:
     assert choose_encoding(table, "snappy", 0.0).uncompressed == frozenset()
     assert footer_options(table.schema, enc, "snappy")["compression"] == {"d": "none", "z": "snappy"}
     assert footer_options(table.schema, ColumnEncoding(), "snappy")["compression"] == "snappy"
+
+
+@pytest.mark.parametrize("key_stats", [True, False])
+def test_footer_key_range_with_and_without_key_statistics(tmp_path: Path, key_stats: bool) -> None:
+    """The footer's hoodie_min/max_record_key come from the key column's statistics when it has them (one
+    min / max pass), else from their own pass: the same range either way, over every row group."""
+    stats = ("id", "_hoodie_record_key") if key_stats else ("id",)
+    spec = replace(_spec(tmp_path), stats_columns=stats, parquet_row_group_rows=3)
+    (f,) = decode_results(next(write_partition(spec, iter([_batch(10, start=5)]))).to_pylist())
+    meta = pq.ParquetFile(tmp_path / f.partition_path / f.file_name).metadata.metadata
+    assert (meta[b"hoodie_min_record_key"], meta[b"hoodie_max_record_key"]) == (b"10", b"9")
