@@ -276,3 +276,4 @@ def test_incompressible_columns_are_stored_plain_and_other_readers_read_them(spa
     path0 = tmp_path / "all_compressed"
     write(spark, data, path0, {**opts, "hudi_layout.parquet.compression.min.saving": "0"})
     assert all(codec == "SNAPPY" for _col, codec in codecs(path0))
+
