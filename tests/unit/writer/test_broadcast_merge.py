@@ -133,3 +133,20 @@ def test_key_lookup_reports_each_holding_item_whatever_the_chunk(chunk_rows) -> 
     got = [(item, keys.to_pylist(), rows.tolist(), at.tolist()) for item, keys, rows, at in
            key_lookup(list(stored), lambda f: pa.array(stored[f]), lookup, chunk_rows)]
     assert got == [("f1", ["a", "b", "c"], [2], [1]), ("f3", ["c", "z"], [0, 1], [1, 0])]
+
+
+@pytest.mark.parametrize("chunk_rows", [1, 1_000_000])
+def test_a_key_stored_twice_has_every_copy_updated_by_the_broadcast_merge(tmp_path, chunk_rows) -> None:
+    """The merge takes each stored row's record from the key lookup (no second hash per file): a key a plain
+    insert stored twice in one file, and keys in any stored order, still get their own record everywhere."""
+    spec = _spec(tmp_path, T0)
+    stored = _rows([7, 3, 7, 5], "a")
+    (meta,) = [r for b in write_partition(spec, iter(stored.to_batches()), TaskIdentity()) for r in b.to_pylist()]
+    target = MergeTarget("a", meta["file_id"], meta["file_name"], str(tmp_path / "a" / meta["file_name"]), T0)
+    batch = _batch([(5, "a", 0, "five", False), (7, "a", 0, "seven", False), (9, "a", 0, "absent", False)])
+    result = merge_broadcast(_spec(tmp_path, T1), [target], batch, COMMIT, chunk_rows=chunk_rows)
+    (row,) = result.written
+    t = pq.read_table(str(tmp_path / "a" / row["file_name"]), columns=["id", "v"])
+    assert list(zip(t.column("id").to_pylist(), t.column("v").to_pylist())) == \
+        [(7, "seven"), (3, "old"), (7, "seven"), (5, "five")]
+    assert row["num_updates"] == 3 and len(result.found) == 2
