@@ -4,18 +4,32 @@ Binding resolves each column name to the schema's spelling (exact match first, t
 case-insensitive one, as Spark does by default) and raises :class:`InvalidArgumentError` naming the
 first unknown column. Literal conversion happens at evaluation time (:mod:`.coerce`), where a literal
 that cannot be compared only disables skipping for that leaf.
+
+One rule of Spark's analyzer is applied here, because it changes which rows match: Spark's type coercion
+(``DecimalPrecision``, integral vs decimal literal) turns ``<``, ``<=``, ``>``, ``>=`` between an integral
+column and a decimal literal outside the range of a 64-bit integer into the constant TRUE or FALSE, *NULLs
+included*: ``l > -9223372036854775808.25`` keeps the rows whose ``l`` is NULL (Spark 4.3, checked). Skipping a
+file of NULLs for it would drop rows Spark returns, so the leaf becomes :class:`AlwaysTrue` /
+:class:`AlwaysFalse` as in Spark (docs/read-semantics.md).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 from typing import Any, cast
 
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.skipping.ir import (
+    AlwaysFalse,
+    AlwaysTrue,
+    Gt,
+    GtEq,
     LeafPredicate,
+    Lt,
+    LtEq,
     Predicate,
     Ref,
 )
@@ -57,8 +71,49 @@ class _BindVisitor(LeafRewriter):
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         name = resolve_column(pred.term.name, self.schema)
+        folded = spark_integral_decimal_fold(pred, _field_type(name, self.schema))
+        if folded is not None:
+            return folded
         # every concrete leaf is a dataclass with a ``term`` field
         return pred if name == pred.term.name else dataclasses.replace(cast(Any, pred), term=Ref(name))
+
+
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+
+def spark_integral_decimal_fold(pred: LeafPredicate, column_type: pa.DataType | None) -> Predicate | None:
+    """Spark's constant for ``integral_column <op> decimal_literal`` when the literal lies outside the 64-bit
+    range (see the module docstring), else ``None``. An integer literal outside that range is a decimal
+    literal in Spark SQL too."""
+    if column_type is None or not pa.types.is_integer(column_type):
+        return None
+    if not isinstance(pred, (Lt, LtEq, Gt, GtEq)):
+        return None
+    value = pred.literal.value
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        return None
+    if isinstance(value, Decimal) and not value.is_finite():
+        return None
+    below, above = value < _LONG_MIN, value > _LONG_MAX
+    if not below and not above:
+        return None
+    upward = isinstance(pred, (Gt, GtEq))  # column > literal: TRUE below the range, FALSE above it
+    return AlwaysTrue() if upward == below else AlwaysFalse()
+
+
+def _field_type(name: str, schema: pa.Schema) -> pa.DataType | None:
+    """The type of a top-level column or a dotted struct field path, if the schema has it."""
+    if name in schema.names:
+        return schema.field(name).type
+    parts = name.split(".")
+    if parts[0] not in schema.names:
+        return None
+    t: pa.DataType = schema.field(parts[0]).type
+    for part in parts[1:]:
+        if not pa.types.is_struct(t) or t.get_field_index(part) < 0:
+            return None
+        t = t.field(part).type
+    return t
 
 
 

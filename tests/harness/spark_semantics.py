@@ -17,7 +17,9 @@ Spark's rules implemented here:
   round-to-nearest long -> double); a float column against a double literal is widened exactly; a float
   column against an integer literal narrows the integer to float (Spark's int -> float cast);
 * strings compare by UTF-8 bytes (the same order as Python's code-point order); ``LIKE 'p%'`` is a prefix
-  test; booleans order FALSE < TRUE; dates by day; timestamps by UTC microsecond.
+  test; booleans order FALSE < TRUE; dates by day; timestamps by UTC microsecond;
+* an integral column compared (``<``, ``<=``, ``>``, ``>=``) with a decimal literal beyond the 64-bit range is a
+  constant TRUE or FALSE, even for NULL values (Spark's analyzer folds it; found by the soak in session 10).
 """
 
 from __future__ import annotations
@@ -240,7 +242,23 @@ def evaluate(pred: Pred, row: Mapping[str, Any]) -> Truth:
     return _cmp_truth(pred.op, value, kind, pred.lit)
 
 
+def _spark_folded(op: str, kind: str, lit: Lit) -> Truth:
+    """Spark's analyzer (DecimalPrecision) turns ``<``, ``<=``, ``>``, ``>=`` between an integral column and a
+    decimal literal beyond the 64-bit range into a constant, NULL values included (checked on Spark 4.3:
+    ``l > -9223372036854775808.25BD`` keeps the rows whose ``l`` is NULL). ``None``: no folding."""
+    if kind not in INTEGRAL or lit.kind != "decimal" or lit.value is None or op not in ("<", "<=", ">", ">="):
+        return None
+    if lit.value < -(2**63):
+        return op in (">", ">=")
+    if lit.value > 2**63 - 1:
+        return op in ("<", "<=")
+    return None
+
+
 def _cmp_truth(op: str, value: Any, kind: str, lit: Lit) -> Truth:
+    folded = _spark_folded(op, kind, lit)
+    if folded is not None:
+        return folded
     c = compare(value, kind, lit)
     return None if c is None else _OPS[op](c)
 
