@@ -85,7 +85,8 @@ def spark_integral_decimal_fold(pred: LeafPredicate, column_type: pa.DataType | 
     """Spark's constant for ``integral_column <op> decimal_literal`` when the literal lies outside the 64-bit
     range (see the module docstring), else ``None``. An integer literal outside that range is a decimal
     literal in Spark SQL too."""
-    if column_type is None or not pa.types.is_integer(column_type):
+    # Spark's integral types; a uint64 column reaches Spark as decimal(20, 0), which it does not fold
+    if column_type is None or not pa.types.is_integer(column_type) or pa.types.is_uint64(column_type):
         return None
     if not isinstance(pred, (Lt, LtEq, Gt, GtEq)):
         return None

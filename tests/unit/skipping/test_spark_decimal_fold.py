@@ -14,7 +14,7 @@ from hudi_layout.skipping.bind import bind
 from hudi_layout.skipping.sql import from_sql
 
 SCHEMA = pa.schema([("l", pa.int64()), ("i", pa.int32()), ("d", pa.float64()), ("dec", pa.decimal128(10, 2)),
-                    ("s", pa.struct([("n", pa.int16())]))])
+                    ("s", pa.struct([("n", pa.int16())])), ("u", pa.uint64())])
 BELOW = Decimal("-9223372036854775808.25")
 ABOVE = Decimal("9223372036854775808.5")
 
@@ -40,6 +40,7 @@ def test_out_of_range_decimal_comparisons_fold_like_spark(pred, want) -> None:
     ir.Gt(ir.Ref("dec"), ir.lit(BELOW)),
     ir.Gt(ir.Ref("l"), ir.lit(-1e30)),  # a double literal: no folding in Spark
     ir.Gt(ir.Ref("l"), ir.lit(5)),
+    ir.Gt(ir.Ref("u"), ir.lit(ABOVE)),  # Spark reads uint64 as decimal(20, 0): compared exactly, not folded
 ])
 def test_other_comparisons_stay(pred) -> None:
     assert bind(pred, SCHEMA) == pred
