@@ -390,6 +390,12 @@ PARQUET_MIN_SAVING = Option(
     "hudi_layout's own: a column whose parquet codec saves less than this share of its size (hashes, UUIDs, "
     "random ids) is written uncompressed; decided per task on its first rows (0: compress every column).",
     used_by=(INGEST, CLUSTER, SERVICE))
+MERGE_COPY_UNCHANGED = Option(
+    "hudi_layout.merge.copy.unchanged.columns", True, _parse_bool,
+    "hudi_layout's own: a Copy-on-Write update copies the parquet column chunks no updated row changed byte for "
+    "byte from the old base file and encodes only the changed columns (docs/parquet-splice.md); false: "
+    "re-encode every column.",
+    used_by=(INGEST,))
 TABLE_VERSION = Option("hoodie.table.version", 9, int, "Table version of a new table: 9 or 8.",
                        used_by=(INGEST,))
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),

@@ -30,7 +30,7 @@ import pickle
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -97,6 +97,8 @@ class WriteSpec:
     compression: str = cfg.PARQUET_CODEC.default
     #: a column the codec shrinks by less than this share is written uncompressed (:func:`choose_encoding`)
     compression_min_saving: float = cfg.PARQUET_MIN_SAVING.default
+    #: a merge copies the column chunks its updates left unchanged (:mod:`hudi_layout.format.parquet_splice`)
+    copy_unchanged_columns: bool = cfg.MERGE_COPY_UNCHANGED.default
     stats_columns: tuple[str, ...] = ()
     preserve_commit_metadata: bool = False
     parquet_row_group_rows: int = _ROW_GROUP_ROWS
@@ -148,6 +150,8 @@ class _StatsAcc:
     has_nan: bool = False
 
     def update(self, array: pa.ChunkedArray | pa.Array) -> None:
+        if pa.types.is_dictionary(array.type):
+            array = array.cast(array.type.value_type)
         self.null_count += array.null_count
         if len(array) == array.null_count:
             return
@@ -301,6 +305,89 @@ def base_file_name(file_id: str, token: str, instant_time: str) -> str:
     return f"{file_id}_{token}_{instant_time}.parquet"
 
 
+class EncodedFile(Protocol):
+    """A base file's bytes built in memory: ``pieces`` written in order, ``size`` bytes in all, and each
+    column's (compressed, uncompressed) chunk bytes."""
+
+    @property
+    def pieces(self) -> Sequence[bytes | memoryview]: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def chunk_sizes(self) -> dict[str, tuple[int, int]]: ...
+
+
+def _create_base_file(spec: WriteSpec, partition_path: str, file_name: str, io_type: str) -> tuple[str, Any]:
+    """Create base file ``file_name`` of ``partition_path`` for writing, after its DIRECT marker (and the
+    partition's metadata file when it is new); returns its path and binary sink."""
+    try:
+        marker = marker_path(spec.base_path, spec.instant_time, partition_path, file_name, io_type)
+        path = data_file_path(spec.base_path, partition_path, file_name)
+        with spec.gate.creating() if spec.gate is not None else contextlib.nullcontext():
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            os.close(create_new_file(marker))
+            crash_point("executor.after_marker")
+            part_dir = os.path.dirname(path)
+            os.makedirs(part_dir, exist_ok=True)
+            if not has_partition_metadata(part_dir):
+                depth = len(partition_path.strip("/").split("/")) if partition_path else 0
+                write_partition_metadata(part_dir, spec.instant_time, depth)
+            return path, os.fdopen(create_new_file(path), "wb")
+    except HudiLayoutError as e:
+        raise WriterInputError.of(e) from None
+
+
+def file_statistics(spec: WriteSpec, table: pa.Table) -> tuple[dict[str, _StatsAcc], str | None, str | None]:
+    """Exact statistics of ``table``'s stats columns, and its record-key range (the footer's)."""
+    stats = {c: _StatsAcc() for c in spec.stats_columns
+             if c in table.schema.names and _stats_supported(_value_type(table.schema.field(c).type))}
+    for name, acc in stats.items():
+        acc.update(table.column(name))
+    key_stats = stats.get(RECORD_KEY_COLUMN)
+    if key_stats is not None:
+        return stats, key_stats.min, key_stats.max
+    mm = pc.min_max(table.column(RECORD_KEY_COLUMN))
+    return stats, mm["min"].as_py(), mm["max"].as_py()
+
+
+def _value_type(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
+
+
+def hudi_footer_metadata(min_key: str | None, max_key: str | None) -> dict[str, str]:
+    """The footer key-value entries Hudi readers look for: the file's record-key range."""
+    return {} if min_key is None else {"hoodie_min_record_key": min_key, "hoodie_max_record_key": max_key or ""}
+
+
+def write_encoded_file(spec: WriteSpec, num_rows: int, partition_path: str, file_id: str, token: str,
+                       encoded: EncodedFile, stats: dict[str, _StatsAcc], io_type: str = "MERGE") -> dict[str, Any]:
+    """Write a base file whose parquet bytes were built in memory (``encoded``) with its statistics ``stats``
+    (:func:`file_statistics`): the same marker, file creation and metadata row as :class:`OpenFile`."""
+    file_name = base_file_name(file_id, token, spec.instant_time)
+    _path, sink = _create_base_file(spec, partition_path, file_name, io_type)
+    with sink:
+        half = len(encoded.pieces) // 2
+        for i, piece in enumerate(encoded.pieces):
+            if i == half:
+                crash_point("executor.mid_file")
+            sink.write(piece)
+    result = {name: acc.result(num_rows) for name, acc in stats.items()}
+    for name, entry in result.items():
+        entry["total_size"], entry["total_uncompressed_size"] = encoded.chunk_sizes.get(name, (0, 0))
+    return {
+        "partition_path": partition_path,
+        "file_id": file_id,
+        "file_name": file_name,
+        "num_records": num_rows,
+        "file_size": encoded.size,
+        "stats": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL),
+        "key_min": None,
+        "key_max": None,
+    }
+
+
 class OpenFile:
     """One base file being written: DIRECT marker first (``io_type`` CREATE for a new file group, MERGE for a
     new slice of an existing one), then parquet with exact running statistics; :meth:`close` gives its
@@ -311,21 +398,7 @@ class OpenFile:
         self.partition_path = partition_path
         self.file_id = file_id
         self.file_name = base_file_name(file_id, token, spec.instant_time)
-        try:
-            marker = marker_path(spec.base_path, spec.instant_time, partition_path, self.file_name, io_type)
-            self.path = data_file_path(spec.base_path, partition_path, self.file_name)
-            with spec.gate.creating() if spec.gate is not None else contextlib.nullcontext():
-                os.makedirs(os.path.dirname(marker), exist_ok=True)
-                os.close(create_new_file(marker))
-                crash_point("executor.after_marker")
-                part_dir = os.path.dirname(self.path)
-                os.makedirs(part_dir, exist_ok=True)
-                if not has_partition_metadata(part_dir):
-                    depth = len(partition_path.strip("/").split("/")) if partition_path else 0
-                    write_partition_metadata(part_dir, spec.instant_time, depth)
-                self.sink = os.fdopen(create_new_file(self.path), "wb")
-        except HudiLayoutError as e:
-            raise WriterInputError.of(e) from None
+        self.path, self.sink = _create_base_file(spec, partition_path, self.file_name, io_type)
         self.writer = pq.ParquetWriter(self.sink, schema,
                                        **footer_options(schema, encoding or ColumnEncoding(), spec.compression))
         self.num_records = 0

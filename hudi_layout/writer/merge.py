@@ -24,6 +24,9 @@ Pure: no pyspark import; the Spark layer passes the task identity in.
 
 from __future__ import annotations
 
+import base64
+import functools
+import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -33,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_layout.format import parquet_splice
 from hudi_layout.format.merge_config import MergeMode
 from hudi_layout.writer.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
@@ -50,6 +54,10 @@ from hudi_layout.writer.base_file_writer import (
     base_file_name,
     choose_encoding,
     constant_strings,
+    file_statistics,
+    footer_options,
+    hudi_footer_metadata,
+    write_encoded_file,
     write_partition,
 )
 
@@ -98,6 +106,8 @@ class MergedRows:
     table: pa.Table | None
     updated: int
     deleted: int
+    #: columns whose values no row changed (every row kept, in place): their parquet chunks can be copied
+    unchanged: frozenset[str] = frozenset()
 
 
 def _as_numpy_bool(a: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -153,13 +163,16 @@ def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
 
 
 def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, instant_time: str, file_name: str,
-               seqno_prefix: str, first_seqno: int = 0, match: np.ndarray | None = None) -> MergedRows:
+               seqno_prefix: str, first_seqno: int = 0, match: np.ndarray | None = None,
+               file_names_as_dictionary: bool = False) -> MergedRows:
     """Apply ``incoming`` (data columns, ``_hoodie_record_key``, :data:`DELETE_FLAG_COLUMN`; keys unique) to the
     rows of one base file ``stored`` (meta + data columns). Returns the new slice's rows in the stored order.
 
     Every incoming key must be in ``stored`` (the tagging put it there). A key stored twice (tables fed by
     plain inserts may hold duplicates) has every copy updated or deleted. ``match``: each stored row's incoming
     row (-1: none) when the caller has looked the keys up already (the broadcast merge), else found here.
+    ``file_names_as_dictionary``: ``_hoodie_file_name`` (one value in every row) as a one-value dictionary array,
+    which costs nothing to build, for a caller that writes it as such (:func:`_splice`).
     """
     if incoming.num_rows == 0:
         return MergedRows(None, 0, 0)
@@ -202,6 +215,8 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
         pa.scalar(seqno_prefix, pa.string()),
         pc.cast(pa.array(np.arange(first_seqno, first_seqno + n_replace, dtype=np.int64)), pa.string()), "")
     out_rows = int(keep.sum())
+    replaced_at = pa.array(np.flatnonzero(replace), pa.int64()) if n_drop == 0 else None
+    unchanged: set[str] = set()
     columns: list[pa.Array | pa.ChunkedArray] = []
     for field in stored.schema:
         name = field.name
@@ -211,35 +226,62 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
         elif name == COMMIT_SEQNO_COLUMN:
             extra = new_seq.cast(field.type)
         elif name == FILE_NAME_COLUMN:
-            columns.append(constant_strings(file_name, out_rows).cast(field.type))
+            columns.append(_constant_dictionary(file_name, out_rows, field.type) if file_names_as_dictionary
+                           else constant_strings(file_name, out_rows).cast(field.type))
             continue
         elif name in (RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN) or n_replace == 0:
             columns.append(col.filter(pa.array(keep)) if n_drop else col)
+            if not n_drop:
+                unchanged.add(name)
             continue
         elif name in incoming.column_names:
             extra = _conform(incoming.column(name).take(repl_rows), field.type, name)
+            if replaced_at is not None and _same_values(col.take(replaced_at), extra):
+                columns.append(col)  # the updates left this column as it was
+                unchanged.add(name)
+                continue
         else:
             raise WriterInputError(f"incoming records lack column {name!r} of the stored file")
         chunks = [c for c in col.chunks] + ([extra] if isinstance(extra, pa.Array) else list(extra.chunks))
         columns.append(pa.chunked_array(chunks, field.type).take(take))
-    table = pa.Table.from_arrays(columns, schema=stored.schema)
-    return MergedRows(table, n_replace, n_drop)
+    schema = pa.schema([f.with_type(c.type) if c.type != f.type else f for f, c in zip(stored.schema, columns)])
+    table = pa.Table.from_arrays(columns, schema=schema)
+    return MergedRows(table, n_replace, n_drop, frozenset(unchanged))
+
+
+def _constant_dictionary(value: str, n: int, value_type: pa.DataType) -> pa.Array:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+                                          pa.array([value], value_type))
+
+
+def _same_values(stored: pa.Array | pa.ChunkedArray, incoming: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether the replaced rows' stored values are exactly the incoming ones (nulls at the same rows). Never
+    for floating point (``-0.0 == 0.0`` while their bits differ; NaN never equals itself) or nested types."""
+    t = stored.type
+    if pa.types.is_floating(t) or pa.types.is_nested(t) or t != incoming.type:
+        return False
+    a = stored.combine_chunks() if isinstance(stored, pa.ChunkedArray) else stored
+    b = incoming.combine_chunks() if isinstance(incoming, pa.ChunkedArray) else incoming
+    return bool(a.equals(b))
 
 
 def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, rules: MergeRules,
                      task: TaskIdentity, first_seqno: int = 0,
                      encodings: dict[pa.Schema, ColumnEncoding] | None = None,
-                     stored: pa.Table | None = None, match: np.ndarray | None = None
-                     ) -> tuple[dict[str, Any] | None, int]:
+                     stored: pa.Table | None = None, match: np.ndarray | None = None,
+                     stored_bytes: bytes | None = None) -> tuple[dict[str, Any] | None, int]:
     """Rewrite one file group with ``incoming`` applied; returns its metadata row (``None``: unchanged) and the
-    number of sequence numbers used. ``stored``: the base file's rows when the caller has read them; ``match``:
-    their incoming rows when it has looked them up (:func:`merge_rows`).
+    number of sequence numbers used. ``stored``: the base file's rows when the caller has read them (then
+    ``stored_bytes``, when given, are the file's bytes they were read from); ``match``: their incoming rows
+    when it has looked them up (:func:`merge_rows`).
 
     ``encodings`` carries the column encoding between the file groups of one task (decided on the first file of
     each schema, as the insert writer decides once per task): counting distinct values alone was a quarter of
-    the time of rewriting a 1 MiB file group."""
+    the time of rewriting a 1 MiB file group. When every row stays in place, the column chunks no update
+    changed are copied from the old file (:func:`_spliced_encoder`)."""
     if stored is None:
-        stored = pq.ParquetFile(target.base_file_path).read()
+        stored_bytes = read_file_bytes(target.base_file_path)
+        stored = pq.ParquetFile(pa.BufferReader(stored_bytes)).read()
     # the old footer's key-value metadata (its key range, a Java writer's bloom filter) describes the old file
     stored = stored.replace_schema_metadata(None)
     missing = [c for c in META_COLUMNS if c not in stored.column_names]
@@ -247,9 +289,10 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
         raise WriterInputError(f"base file {target.base_file_name} lacks Hudi meta columns {missing}")
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
+    splice_wanted = spec.copy_unchanged_columns and stored_bytes is not None
     merged = merge_rows(stored, incoming, rules, instant_time=spec.instant_time, file_name=file_name,
                         seqno_prefix=f"{spec.instant_time}_{task.partition_id}_", first_seqno=first_seqno,
-                        match=match)
+                        match=match, file_names_as_dictionary=splice_wanted)
     if merged.table is None:
         return None, 0
     table = merged.table
@@ -257,18 +300,83 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     encoding = ColumnEncoding()
     if table.num_rows:
         if table.schema not in choices:
-            choices[table.schema] = choose_encoding(table.slice(0, ENCODING_SAMPLE_ROWS), spec.compression,
-                                                    spec.compression_min_saving)
+            choices[table.schema] = choose_encoding(_plain_file_names(table.slice(0, ENCODING_SAMPLE_ROWS)),
+                                                    spec.compression, spec.compression_min_saving)
         encoding = choices[table.schema]
-    handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding,
-                      io_type="MERGE")
-    step = max(1, spec.parquet_row_group_rows)
-    for offset in range(0, table.num_rows, step):
-        handle.write(table.slice(offset, step))
-    row = handle.close()
+    row = None
+    if splice_wanted and stored_bytes is not None and merged.unchanged:
+        stats, min_key, max_key = file_statistics(spec, table)
+        spliced = _splice(spec, table, merged.unchanged, stored_bytes, encoding, hudi_footer_metadata(min_key, max_key))
+        if spliced is not None:
+            row = write_encoded_file(spec, table.num_rows, target.partition_path, target.file_id, token, spliced,
+                                     stats)
+    if row is None:
+        table = _plain_file_names(table)
+        handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding,
+                          io_type="MERGE")
+        step = max(1, spec.parquet_row_group_rows)
+        for offset in range(0, table.num_rows, step):
+            handle.write(table.slice(offset, step))
+        row = handle.close()
     row.update(num_updates=merged.updated, num_deletes=merged.deleted, prev_commit=target.base_instant,
                prev_base_file=target.base_file_name)
     return row, merged.updated
+
+
+def read_file_bytes(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+@functools.lru_cache(maxsize=16)
+def _arrow_schema_value(schema: pa.Schema) -> str:
+    """The footer's ``ARROW:schema`` entry as pyarrow writes it (base64 of the IPC schema message)."""
+    return base64.b64encode(schema.serialize().to_pybytes()).decode()
+
+
+def _plain_file_names(table: pa.Table) -> pa.Table:
+    """``table`` with its ``_hoodie_file_name`` column (a one-value dictionary, :func:`merge_rows`) as plain
+    strings: what the parquet writer is given, so the footer's Arrow schema says string."""
+    at = table.schema.get_field_index(FILE_NAME_COLUMN)
+    col = table.column(at)
+    if not pa.types.is_dictionary(col.type):
+        return table
+    return table.set_column(at, table.schema.field(at).with_type(col.type.value_type), col.cast(col.type.value_type))
+
+
+def _splice(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str], old: bytes, encoding: ColumnEncoding,
+            footer_kv: dict[str, str]) -> parquet_splice.SplicedFile | None:
+    """``table`` (a merge's rows, all in their old places) as parquet built from the old file's chunks of the
+    ``unchanged`` columns and a fresh encoding of the others (docs/parquet-splice.md). None when the old file
+    cannot be spliced: another shape, other column names or order, or an unchanged column stored with a codec
+    other than this write's or none (the new slice is written with the table's current codec, as a rewrite
+    would; a chunk the per-column choice left uncompressed may stay so)."""
+    layout = parquet_splice.splice_layout(old)
+    if layout is None or layout.names != tuple(table.schema.names) or sum(layout.row_group_rows) != table.num_rows:
+        return None
+    wanted = parquet_splice.CODEC_IDS.get(spec.compression.lower())
+    if wanted is None or any(pa.types.is_nested(f.type) for f in table.schema):
+        return None
+    allowed = {wanted, parquet_splice.CODEC_IDS["none"]}
+    copied = [name for name in table.schema.names if name in unchanged]
+    if not copied or any(not layout.codecs(layout.names.index(name)) <= allowed for name in copied):
+        return None
+    # the one-value dictionary of file names is written as a dictionary page as it is (no strings built)
+    fresh_table = table.select([name for name in table.schema.names if name not in unchanged])
+    sink = io.BytesIO()
+    with pq.ParquetWriter(sink, fresh_table.schema,
+                          **footer_options(fresh_table.schema, encoding, spec.compression)) as writer:
+        offset = 0
+        for rows in layout.row_group_rows:  # the old file's row groups, so chunks line up
+            writer.write_table(fresh_table.slice(offset, rows), row_group_size=max(1, rows))
+            offset += rows
+    fresh = sink.getbuffer()
+    fresh_layout = parquet_splice.splice_layout(fresh)
+    if fresh_layout is None or not parquet_splice.same_columns(layout, fresh_layout):
+        return None
+    plain = _plain_file_names(table.slice(0, 0)).schema
+    kv = [("ARROW:schema", _arrow_schema_value(plain)), *footer_kv.items()]
+    return parquet_splice.splice(old, layout, fresh, fresh_layout, kv)
 
 
 def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets: Mapping[str, MergeTarget],
@@ -393,12 +501,13 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             found.append(positions)
             match = np.full(len(stored_keys), -1, dtype=np.int64)
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
-            with pq.ParquetFile(target.base_file_path) as handle:
-                rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
-                stored = rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
-                                         handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys)
+            data = read_file_bytes(target.base_file_path)
+            handle = pq.ParquetFile(pa.BufferReader(data))
+            rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
+            stored = rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
+                                     handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys)
             row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,
-                                         encodings, stored, match)
+                                         encodings, stored, match, data)
             seqno += used
             if row is not None:
                 written.append(row)

@@ -239,6 +239,7 @@ class WriteSession:
             base_path=str(base), instant_time="", data_columns=tuple(target.names),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
+            copy_unchanged_columns=cfg.MERGE_COPY_UNCHANGED.get(opts),
             stats_columns=stats_columns_for(layout.props, opts, stats_schema), partition_rule=layout.rule,
             data_schema=None if keys_only else target)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
