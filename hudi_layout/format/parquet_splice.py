@@ -47,13 +47,18 @@ _CC_REFUSED = frozenset((_CC_FILE_PATH, 4, 5, 6, 7, 8, 9))
 _CMD_PATH, _CMD_CODEC = 3, 4
 _CMD_UNCOMPRESSED, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE = 6, 7, 9, 10, 11
 _CMD_REFUSED = frozenset((_CMD_INDEX_PAGE, 14, 15))  # index page, bloom filter offset / length
+_CMD_NUM_VALUES, _CMD_STATISTICS = 5, 12
+# Statistics: null_count, max_value, min_value, is_max_value_exact, is_min_value_exact
+_ST_NULLS, _ST_MAX, _ST_MIN, _ST_MAX_EXACT, _ST_MIN_EXACT = 3, 5, 6, 7, 8
 # SchemaElement
-_SE_NUM_CHILDREN, _SE_NAME = 5, 4
+_SE_TYPE, _SE_NUM_CHILDREN, _SE_NAME = 1, 5, 4
+#: parquet physical types whose statistics :func:`chunk_statistics` decodes
+_INT32, _INT64, _BYTE_ARRAY = 1, 2, 6
 
 # What a splice decodes; everything else (statistics, encodings, column orders, key-value metadata) stays raw
 # bytes and is written back as read.
-_CMD_SHAPE: Shape = {f: None for f in (_CMD_CODEC, _CMD_UNCOMPRESSED, _CMD_COMPRESSED, _CMD_DATA_PAGE,
-                                       _CMD_INDEX_PAGE, _CMD_DICT_PAGE)}
+_CMD_SHAPE: Shape = {f: None for f in (_CMD_CODEC, _CMD_NUM_VALUES, _CMD_UNCOMPRESSED, _CMD_COMPRESSED,
+                                       _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE)}
 _CC_SHAPE: Shape = {_CC_FILE_OFFSET: None, _CC_META: _CMD_SHAPE}
 _RG_SHAPE: Shape = {_RG_COLUMNS: _CC_SHAPE, _RG_TOTAL_BYTE_SIZE: None, _RG_NUM_ROWS: None, _RG_FILE_OFFSET: None,
                     _RG_TOTAL_COMPRESSED: None}
@@ -248,6 +253,61 @@ def splice(old: bytes | memoryview, old_layout: SpliceLayout, fresh: bytes | mem
     encoded = write_struct(footer)
     pieces += [encoded, len(encoded).to_bytes(4, "little"), MAGIC]
     return SplicedFile(tuple(pieces), at + len(encoded) + 4 + len(MAGIC), sizes)
+
+
+@dataclass(frozen=True)
+class ChunkStatistics:
+    """A column's min / max / null count over all row groups, from the footer (None min / max: all null)."""
+
+    min: int | str | None
+    max: int | str | None
+    null_count: int
+
+
+def chunk_statistics(layout: SpliceLayout, column: int, kind: str) -> ChunkStatistics | None:
+    """The statistics the footer records for ``column``, decoded as ``kind`` (``"int"``: a signed INT32 /
+    INT64 column, ``"string"``: a UTF-8 BYTE_ARRAY column), when they are exact: every chunk has a null count
+    and, unless all its values are null, ``min_value`` / ``max_value`` marked exact (writers that truncate
+    long values, or do not say, give None, and the caller computes the statistics from the values).
+
+    Parquet orders signed integers by value and UTF-8 strings by unsigned bytes, which is code-point order:
+    the same order as the statistics the writer computes (``base_file_writer._StatsAcc``)."""
+    physical = layout.schema_elements[column].get(_SE_TYPE)
+    if (kind, physical) not in (("int", _INT32), ("int", _INT64), ("string", _BYTE_ARRAY)):
+        return None
+    lo: int | str | None = None
+    hi: int | str | None = None
+    nulls = 0
+    for group in layout.groups:
+        meta = group.chunks[column].get(_CC_META)
+        stats = decode_raw(STRUCT, meta.get(_CMD_STATISTICS))
+        values = meta.get(_CMD_NUM_VALUES)
+        if not isinstance(stats, ThriftStruct) or not isinstance(values, int):
+            return None
+        null_count = stats.get(_ST_NULLS)
+        if not isinstance(null_count, int):
+            return None
+        nulls += null_count
+        raw_min, raw_max = stats.get(_ST_MIN), stats.get(_ST_MAX)
+        if raw_min is None and raw_max is None and null_count == values:
+            continue  # every value null: no bounds
+        if not isinstance(raw_min, bytes) or not isinstance(raw_max, bytes) or \
+                stats.get(_ST_MIN_EXACT) is not True or stats.get(_ST_MAX_EXACT) is not True:
+            return None
+        if kind == "int":
+            width = 4 if physical == _INT32 else 8
+            if len(raw_min) != width or len(raw_max) != width:
+                return None
+            g_lo: int | str = int.from_bytes(raw_min, "little", signed=True)
+            g_hi: int | str = int.from_bytes(raw_max, "little", signed=True)
+        else:
+            try:
+                g_lo, g_hi = raw_min.decode("utf-8"), raw_max.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        lo = g_lo if lo is None or g_lo < lo else lo  # type: ignore[operator]
+        hi = g_hi if hi is None or g_hi > hi else hi  # type: ignore[operator]
+    return ChunkStatistics(lo, hi, nulls)
 
 
 def same_columns(old: SpliceLayout, fresh: SpliceLayout) -> bool:

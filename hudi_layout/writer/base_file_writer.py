@@ -28,7 +28,7 @@ import io
 import os
 import pickle
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -339,12 +339,20 @@ def _create_base_file(spec: WriteSpec, partition_path: str, file_name: str, io_t
         raise WriterInputError.of(e) from None
 
 
-def file_statistics(spec: WriteSpec, table: pa.Table) -> tuple[dict[str, _StatsAcc], str | None, str | None]:
-    """Exact statistics of ``table``'s stats columns, and its record-key range (the footer's)."""
+def file_statistics(spec: WriteSpec, table: pa.Table,
+                    known: Callable[[str, pa.DataType], tuple[Any, Any, int] | None] | None = None,
+                    ) -> tuple[dict[str, _StatsAcc], str | None, str | None]:
+    """Exact statistics of ``table``'s stats columns, and its record-key range (the footer's). ``known``: the
+    (min, max, null count) of a column when the caller knows them exactly (the old file's footer, for the
+    chunks a merge copies), else None and they are computed from the values."""
     stats = {c: _StatsAcc() for c in spec.stats_columns
              if c in table.schema.names and _stats_supported(_value_type(table.schema.field(c).type))}
     for name, acc in stats.items():
-        acc.update(table.column(name))
+        given = known(name, table.schema.field(name).type) if known is not None else None
+        if given is None:
+            acc.update(table.column(name))
+        else:
+            acc.min, acc.max, acc.null_count = given
     key_stats = stats.get(RECORD_KEY_COLUMN)
     if key_stats is not None:
         return stats, key_stats.min, key_stats.max

@@ -304,9 +304,12 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
                                                     spec.compression, spec.compression_min_saving)
         encoding = choices[table.schema]
     row = None
-    if splice_wanted and stored_bytes is not None and merged.unchanged:
-        stats, min_key, max_key = file_statistics(spec, table)
-        spliced = _splice(spec, table, merged.unchanged, stored_bytes, encoding, hudi_footer_metadata(min_key, max_key))
+    layout = parquet_splice.splice_layout(stored_bytes) \
+        if splice_wanted and stored_bytes is not None and merged.unchanged else None
+    if layout is not None and stored_bytes is not None:
+        stats, min_key, max_key = file_statistics(spec, table, _footer_statistics(layout, merged.unchanged))
+        spliced = _splice(spec, table, merged.unchanged, stored_bytes, layout, encoding,
+                          hudi_footer_metadata(min_key, max_key))
         if spliced is not None:
             row = write_encoded_file(spec, table.num_rows, target.partition_path, target.file_id, token, spliced,
                                      stats)
@@ -344,15 +347,33 @@ def _plain_file_names(table: pa.Table) -> pa.Table:
     return table.set_column(at, table.schema.field(at).with_type(col.type.value_type), col.cast(col.type.value_type))
 
 
-def _splice(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str], old: bytes, encoding: ColumnEncoding,
+def _footer_statistics(layout: parquet_splice.SpliceLayout, unchanged: frozenset[str]
+                       ) -> Callable[[str, pa.DataType], tuple[Any, Any, int] | None]:
+    """Statistics of the columns a splice copies, from the old file's footer where they are exact (signed
+    integers, strings; :func:`parquet_splice.chunk_statistics`): the copied chunks hold the same values."""
+    def known(name: str, t: pa.DataType) -> tuple[Any, Any, int] | None:
+        if name not in unchanged or name not in layout.names:
+            return None
+        if pa.types.is_signed_integer(t):
+            kind = "int"
+        elif pa.types.is_string(t) or pa.types.is_large_string(t):
+            kind = "string"
+        else:
+            return None
+        found = parquet_splice.chunk_statistics(layout, layout.names.index(name), kind)
+        return None if found is None else (found.min, found.max, found.null_count)
+    return known
+
+
+def _splice(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str], old: bytes,
+            layout: parquet_splice.SpliceLayout, encoding: ColumnEncoding,
             footer_kv: dict[str, str]) -> parquet_splice.SplicedFile | None:
     """``table`` (a merge's rows, all in their old places) as parquet built from the old file's chunks of the
     ``unchanged`` columns and a fresh encoding of the others (docs/parquet-splice.md). None when the old file
     cannot be spliced: another shape, other column names or order, or an unchanged column stored with a codec
     other than this write's or none (the new slice is written with the table's current codec, as a rewrite
     would; a chunk the per-column choice left uncompressed may stay so)."""
-    layout = parquet_splice.splice_layout(old)
-    if layout is None or layout.names != tuple(table.schema.names) or sum(layout.row_group_rows) != table.num_rows:
+    if layout.names != tuple(table.schema.names) or sum(layout.row_group_rows) != table.num_rows:
         return None
     wanted = parquet_splice.CODEC_IDS.get(spec.compression.lower())
     if wanted is None or any(pa.types.is_nested(f.type) for f in table.schema):

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hudi_layout.format import parquet_splice as ps
+from hudi_layout.format import thrift_compact as tc
 
 
 def _write(table: pa.Table, row_groups: list[int] | None = None, **options) -> bytes:
@@ -121,3 +122,33 @@ def test_mismatched_row_groups_or_types_are_refused() -> None:
     assert not ps.same_columns(old_layout, ps.splice_layout(retyped))
     renamed = _write(pa.table({"zz": old.column("i")}), [50, 50])
     assert not ps.same_columns(old_layout, ps.splice_layout(renamed))
+
+
+@pytest.mark.parametrize("row_groups", [[100], [30, 70], [1, 1, 98]])
+def test_footer_statistics_are_the_values_min_max_and_nulls(row_groups) -> None:
+    t = _table(100).append_column("allnull", pa.array([None] * 100, pa.string())).append_column(
+        "astral", pa.array(["\U0001d11e", "\uffff", "z", None] * 25))
+    t = t.append_column("i8", pc.cast(t.column("i"), pa.int8(), safe=False))
+    layout = ps.splice_layout(_write(t, row_groups))
+    for name, kind in (("i", "int"), ("i8", "int"), ("k", "string"), ("s", "string"), ("astral", "string"),
+                       ("allnull", "string")):
+        got = ps.chunk_statistics(layout, layout.names.index(name), kind)
+        col = t.column(name)
+        mm = pc.min_max(col)
+        assert got == ps.ChunkStatistics(mm["min"].as_py(), mm["max"].as_py(), col.null_count), name
+    # types it does not decode, and a kind that does not match the physical type
+    assert ps.chunk_statistics(layout, layout.names.index("f"), "int") is None
+    assert ps.chunk_statistics(layout, layout.names.index("t"), "string") is None
+    assert ps.chunk_statistics(layout, layout.names.index("k"), "int") is None
+
+
+def test_footer_statistics_not_marked_exact_are_not_used() -> None:
+    layout = ps.splice_layout(_write(_table(50)))
+    column = layout.names.index("k")
+    meta = layout.groups[0].chunks[column].get(3)
+    stats = tc.decode_raw(tc.STRUCT, meta.get(12))
+    stats.remove(7)  # is_max_value_exact: a writer that does not say (or truncated the value)
+    meta.set(12, stats)
+    assert ps.chunk_statistics(layout, column, "string") is None
+    no_stats = ps.splice_layout(_write(_table(50), write_statistics=False))
+    assert ps.chunk_statistics(no_stats, no_stats.names.index("i"), "int") is None

@@ -37,8 +37,8 @@ def _rows(n: int, seed: int) -> pa.Table:
     return pa.table({
         "id": pa.array(ids, pa.int64()),
         "n": pa.array(rng.integers(-50, 50, n).astype(np.int32), mask=rng.random(n) < 0.2),
-        "s": pa.array([None if i % 5 == 0 else f"v{int(x)}é" for i, x in enumerate(rng.integers(0, 9, n))],
-                      pa.string()),
+        "s": pa.array([None if i % 5 == 0 else f"v{int(x)}é" + "\U0001d11e" * (i % 3) + "\uffff" * (i % 2)
+                       for i, x in enumerate(rng.integers(0, 9, n))], pa.string()),
         "d": pa.array(rng.normal(size=n)),
         "ts": pa.array(rng.integers(0, 10**12, n), pa.timestamp("us", "UTC")),
         "_hoodie_record_key": pa.array([f"k{i:05d}" for i in ids], pa.string()),
