@@ -287,9 +287,12 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     missing = [c for c in META_COLUMNS if c not in stored.column_names]
     if missing:
         raise WriterInputError(f"base file {target.base_file_name} lacks Hudi meta columns {missing}")
+    evolved = _with_table_columns(stored, spec.data_schema)
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
-    splice_wanted = spec.copy_unchanged_columns and stored_bytes is not None
+    # a file written before the schema evolved gets the table's columns: nothing of it can be copied as it is
+    splice_wanted = spec.copy_unchanged_columns and stored_bytes is not None and evolved is stored
+    stored = evolved
     merged = merge_rows(stored, incoming, rules, instant_time=spec.instant_time, file_name=file_name,
                         seqno_prefix=f"{spec.instant_time}_{task.partition_id}_", first_seqno=first_seqno,
                         match=match, file_names_as_dictionary=splice_wanted)
@@ -324,6 +327,24 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     row.update(num_updates=merged.updated, num_deletes=merged.deleted, prev_commit=target.base_instant,
                prev_base_file=target.base_file_name)
     return row, merged.updated
+
+
+def _with_table_columns(stored: pa.Table, data_schema: pa.Schema | None) -> pa.Table:
+    """``stored`` (a base file's rows) with the table's current data columns (docs/schema-evolution.md): a
+    column added to the table after the file was written is appended, all null, and a widened column is cast
+    to its new type, so the incoming records' values for them are merged, not dropped. Other columns stay as
+    stored. ``stored`` itself when nothing differs (or ``data_schema`` is None: a delete's keys-only rows)."""
+    if data_schema is None:
+        return stored
+    table = stored
+    for i, f in enumerate(stored.schema):
+        if f.name in data_schema.names and data_schema.field(f.name).type != f.type:
+            wider = data_schema.field(f.name).type
+            table = table.set_column(i, f.with_type(wider), _conform(stored.column(i), wider, f.name))
+    for f in data_schema:
+        if f.name not in stored.schema.names:
+            table = table.append_column(f.with_nullable(True), pa.nulls(stored.num_rows, f.type))
+    return table
 
 
 def read_file_bytes(path: str) -> bytes:

@@ -137,3 +137,33 @@ def test_data_source_writes_evolve_too(spark, tmp_path: Path) -> None:
     assert df.schema.simpleString() == "struct<id:string,a:bigint,c:string>"
     assert sorted(tuple(r) for r in df.collect()) == sorted(
         [(str(i), i, None) for i in range(10)] + [(str(i), i, "new") for i in range(10, 20)])
+
+
+@pytest.mark.parametrize("copy_chunks", ["true", "false"])
+@pytest.mark.parametrize("broadcast", [True, False], ids=["broadcast_merge", "tag_and_shuffle"])
+def test_upserts_into_files_written_before_the_evolution_keep_the_new_columns(
+        spark, evolved: Path, tmp_path: Path, monkeypatch, copy_chunks: str, broadcast: bool) -> None:
+    """An upsert of rows stored in files older than the new column (and the widening) set the new column and a
+    value beyond the old int range: both are kept (they were dropped and refused before: the rewrite kept the
+    old file's columns and types), and the new slices carry the table's schema and statistics."""
+    import shutil
+
+    import hudi_layout.spark.upsert_job as upsert_job
+
+    if not broadcast:
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    path = tmp_path / "up"
+    shutil.copytree(evolved, path)
+    want = expected()
+    ids = ["k0003", "k0010", "k0151", "k0250"]  # three in old files, one in a new file
+    rows = [{**want[i], "a": 2**35 + n, "c": f"set{n}", "s": f"up{n}"} for n, i in enumerate(ids)]
+    hudi_layout.write(spark.createDataFrame(pa.Table.from_pylist(rows, schema=TARGET)), str(path),
+                      {"hoodie.datasource.write.operation": "upsert",
+                       "hudi_layout.merge.copy.unchanged.columns": copy_chunks})
+    want.update({r["id"]: r for r in rows})
+    assert as_rows(hudi_layout.read(str(path), spark=spark).toArrow()) == want
+    got = pa.Table.from_batches([conform_batch(b, TARGET) for b in hudi_rs_table(path).read()])
+    assert as_rows(got) == want
+    plan = hudi_layout.explain(str(path), "c = 'set0'")
+    assert plan.files_read >= 1
+    assert as_rows(hudi_layout.read(str(path), "c = 'set0'", spark=spark).toArrow()) == {"k0003": want["k0003"]}
