@@ -65,11 +65,6 @@ _RG_SHAPE: Shape = {_RG_COLUMNS: _CC_SHAPE, _RG_TOTAL_BYTE_SIZE: None, _RG_NUM_R
 # the schema stays raw too: files of one table share it, so it is decoded once (:func:`_flat_schema`)
 _FOOTER_SHAPE: Shape = {_FMD_ROW_GROUPS: _RG_SHAPE, _FMD_CREATED_BY: None}
 
-#: parquet's CompressionCodec enum, by the names pyarrow's writer takes
-CODEC_IDS = {"none": 0, "uncompressed": 0, "snappy": 1, "gzip": 2, "lzo": 3, "brotli": 4, "lz4": 5, "zstd": 6,
-             "lz4_raw": 7}
-
-
 @dataclass(frozen=True)
 class RowGroupLayout:
     """One row group: its struct, its column chunks and each chunk's (start, length) in the file."""

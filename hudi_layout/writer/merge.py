@@ -353,6 +353,16 @@ def read_file_bytes(path: str) -> bytes:
 
 
 @functools.lru_cache(maxsize=16)
+def _written_codec_id(codec: str) -> int:
+    """The parquet codec id pyarrow writes for ``codec`` (its ``lz4`` is LZ4_RAW, id 7, not the Hadoop LZ4)."""
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"x": [1]}), sink, compression=codec)
+    layout = parquet_splice.splice_layout(sink.getvalue())
+    assert layout is not None
+    return min(layout.codecs(0))
+
+
+@functools.lru_cache(maxsize=16)
 def _arrow_schema_value(schema: pa.Schema) -> str:
     """The footer's ``ARROW:schema`` entry as pyarrow writes it (base64 of the IPC schema message)."""
     return base64.b64encode(schema.serialize().to_pybytes()).decode()
@@ -396,10 +406,9 @@ def _splice(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str], old: by
     would; a chunk the per-column choice left uncompressed may stay so)."""
     if layout.names != tuple(table.schema.names) or sum(layout.row_group_rows) != table.num_rows:
         return None
-    wanted = parquet_splice.CODEC_IDS.get(spec.compression.lower())
-    if wanted is None or any(pa.types.is_nested(f.type) for f in table.schema):
+    if any(pa.types.is_nested(f.type) for f in table.schema):
         return None
-    allowed = {wanted, parquet_splice.CODEC_IDS["none"]}
+    allowed = {_written_codec_id(spec.compression), _written_codec_id("none")}
     copied = [name for name in table.schema.names if name in unchanged]
     if not copied or any(not layout.codecs(layout.names.index(name)) <= allowed for name in copied):
         return None

@@ -5,6 +5,7 @@ another codec, files of another shape)."""
 
 from __future__ import annotations
 
+import decimal
 import pickle
 
 import numpy as np
@@ -23,7 +24,7 @@ from hudi_layout.writer.merge import DELETE_FLAG_COLUMN, MergeRules, MergeTarget
 T0 = "20260101000000000"
 T1 = "20260102000000000"
 COMMIT = MergeRules(MergeMode.COMMIT_TIME_ORDERING)
-DATA = ("id", "n", "s", "d", "ts")
+DATA = ("id", "n", "s", "d", "ts", "dec", "day", "flag", "raw", "tiny")
 
 
 def _spec(base, instant: str, **kw) -> WriteSpec:
@@ -41,6 +42,12 @@ def _rows(n: int, seed: int) -> pa.Table:
                        for i, x in enumerate(rng.integers(0, 9, n))], pa.string()),
         "d": pa.array(rng.normal(size=n)),
         "ts": pa.array(rng.integers(0, 10**12, n), pa.timestamp("us", "UTC")),
+        "dec": pa.array([None if i % 7 == 3 else decimal.Decimal(int(x)) / 100 for i, x in
+                         enumerate(rng.integers(-10**6, 10**6, n))], pa.decimal128(12, 2)),
+        "day": pa.array(rng.integers(0, 20000, n).astype(np.int32), pa.date32()),
+        "flag": pa.array(rng.random(n) < 0.5, mask=rng.random(n) < 0.1),
+        "raw": pa.array([bytes([int(x) % 256, 0, 255]) for x in rng.integers(0, 999, n)], pa.binary()),
+        "tiny": pa.array(rng.integers(-128, 127, n).astype(np.int8)),
         "_hoodie_record_key": pa.array([f"k{i:05d}" for i in ids], pa.string()),
         "_hoodie_partition_path": pa.array(["p"] * n, pa.string()),
     })
@@ -157,11 +164,20 @@ def test_the_option_off_never_splices(tmp_path, spy) -> None:
         assert parquet_splice.splice_layout(f.read()) is not None  # it could have been
 
 
+@pytest.mark.parametrize("codec", ["zstd", "lz4", "gzip", "none"])
+def test_tables_of_other_codecs_splice_too(tmp_path, spy, codec: str) -> None:
+    target = _base_file(tmp_path, 200, 8, compression=codec)
+    stored = pq.read_table(target.base_file_path)
+    _same_result(tmp_path, target, _incoming(stored, [4, 90], {"s": "c"}), compression=codec)
+    assert spy["spliced"] == 1
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.integers(1, 400), st.integers(0, 10**6), st.data())
-def test_random_updates_give_the_same_file_either_way(tmp_path_factory, n: int, seed: int, data) -> None:
+@given(st.integers(1, 400), st.integers(0, 10**6), st.data(), st.sampled_from(["snappy", "zstd"]))
+def test_random_updates_give_the_same_file_either_way(tmp_path_factory, n: int, seed: int, data,
+                                                      codec: str) -> None:
     tmp_path = tmp_path_factory.mktemp("copy")
-    target = _base_file(tmp_path, n, seed)
+    target = _base_file(tmp_path, n, seed, compression=codec)
     stored = pq.read_table(target.base_file_path)
     rows = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=min(n, 30))))
     fresh = _rows(n, seed + 1).take(pa.array(rows, pa.int64()))
@@ -169,4 +185,4 @@ def test_random_updates_give_the_same_file_either_way(tmp_path_factory, n: int, 
     for name in data.draw(st.sets(st.sampled_from(DATA[1:]))):
         inc = inc.set_column(inc.schema.get_field_index(name), name, fresh.column(name))
     inc = inc.append_column(DELETE_FLAG_COLUMN, pa.array([False] * len(rows), pa.bool_()))
-    _same_result(tmp_path, target, inc)
+    _same_result(tmp_path, target, inc, compression=codec)
