@@ -427,29 +427,36 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
     pairs = [(b, c) for b in range(boxes.lo.shape[0]) for c in range(k)
              if not (boxes.lo[b, c] == 0 and boxes.hi[b, c] == np.uint64(U64_MAX))]
 
-    def counts_before(srt: np.ndarray, sw: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        """``(len(pos), boxes, k)``: weight of the first ``pos`` rows of ``srt`` (row weights ``sw``) inside
-        each interval."""
+    # each constrained (box, column) pair's membership of every sampled row, computed once for the search
+    pair_b = np.array([b for b, _c in pairs], np.int64)
+    pair_c = np.array([c for _b, c in pairs], np.int64)
+    pair_inside = np.stack([(matrix[c] >= boxes.lo[b, c]) & (matrix[c] <= boxes.hi[b, c]) for b, c in pairs]) \
+        if pairs else np.zeros((0, n), bool)
+
+    def counts_before(order: np.ndarray, sw: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """``(len(pos), boxes, k)``: weight of the first ``pos`` rows of ``order`` (sample rows, weights ``sw``)
+        inside each interval."""
         total = np.concatenate([[0.0], np.cumsum(sw)])
         out = np.repeat(total[pos][:, None, None], boxes.lo.shape[0], axis=1)
         out = np.repeat(out, k, axis=2)
-        for b, c in pairs:
-            inside = (srt[c] >= boxes.lo[b, c]) & (srt[c] <= boxes.hi[b, c])
-            running = np.concatenate([[0.0], np.cumsum(np.where(inside, sw, 0.0))])
-            out[:, b, c] = running[pos]
+        if pairs:  # one cumulative sum over all pairs (the same sums, in the same order, as one per pair)
+            running = np.cumsum(np.where(pair_inside[:, order], sw, 0.0), axis=1)
+            at = np.clip(pos - 1, 0, None)
+            out[:, pair_b, pair_c] = np.where(pos[:, None] > 0, running[:, at].T, 0.0)
         return out
 
-    def part_cost(srt: np.ndarray, sw: np.ndarray) -> float:
-        """Estimated reads of the rows ``srt`` (codes, one column per row; weights ``sw``) as one leaf."""
+    def part_cost(rows: np.ndarray) -> float:
+        """Estimated reads of the sample rows ``rows`` as one leaf."""
+        srt, sw = matrix[:, rows], wt[rows]
         touch = _touch(srt.min(axis=1)[None, :], srt.max(axis=1)[None, :], boxes)
         mass = float(sw.sum())
         inside = np.full((1, boxes.lo.shape[0], k), mass)
-        for b, c in pairs:  # totals only: a dot product, not the running sums of counts_before
-            inside[0, b, c] = float(sw @ ((srt[c] >= boxes.lo[b, c]) & (srt[c] <= boxes.hi[b, c])))
+        if pairs:  # totals only: a product, not the running sums of counts_before
+            inside[0, pair_b, pair_c] = pair_inside[:, rows].astype(np.float64) @ sw
         return float(_files_read(touch, inside, np.array([mass], np.float64), per_file, dims, qmat, weights)[0])
 
     def cost_of(rows: np.ndarray) -> float:
-        return part_cost(matrix[:, rows], wt[rows])
+        return part_cost(rows)
 
     def leaf_moves(rows: np.ndarray, base: float) -> list[Move]:
         """The moves for a leaf that lower the estimate, best first: per column the best cut ``(t,)``, and
@@ -488,7 +495,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                 ts_ok = ts[ok][first]
                 t_left = _touch(pmin[:, pos_ok - 1].T, pmax[:, pos_ok - 1].T, boxes)
                 t_right = _touch(smin[:, pos_ok].T, smax[:, pos_ok].T, boxes)
-                both = counts_before(srt, sw, np.concatenate([pos_ok, [m]]))
+                both = counts_before(order, sw, np.concatenate([pos_ok, [m]]))
                 before = both[:-1]
                 after = both[-1][None, :, :] - before
                 p = before_w[pos_ok]
@@ -512,7 +519,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
                     edges[0::2], edges[1::2] = p1, p2
                     mid_min = np.minimum.reduceat(srt, edges, axis=1)[:, 0::2]
                     mid_max = np.maximum.reduceat(srt, edges, axis=1)[:, 0::2]
-                    cnt = counts_before(srt, sw, np.concatenate([p1, p2, [m]]))
+                    cnt = counts_before(order, sw, np.concatenate([p1, p2, [m]]))
                     below, upto = cnt[:p1.size], cnt[p1.size:2 * p1.size]
                     cost = (_files_read(_touch(pmin[:, p1 - 1].T, pmax[:, p1 - 1].T, boxes), below, w1, per_file,
                                         dims, qmat, weights)

@@ -10,6 +10,7 @@ Found in session 11: an upsert into a file written before a column was added dro
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -23,6 +24,8 @@ from tests.helpers.integration import hudi_rs_table
 pytestmark = pytest.mark.integration
 
 PARTITIONS = ("a", "b")
+#: CI: one seeded sequence; HUDI_LAYOUT_LONG_TESTS=1: more
+SEEDS = [5, 6, 7, 8, 9] if os.environ.get("HUDI_LAYOUT_LONG_TESTS") == "1" else [5]
 
 
 class EvolvingTable:
@@ -118,7 +121,7 @@ class EvolvingTable:
                 assert got == sorted(k for k, r in self.rows.items() if r.get(newest) == some), label
 
 
-@pytest.mark.parametrize("seed", [5])
+@pytest.mark.parametrize("seed", SEEDS)
 def test_evolving_tables_match_the_model(spark, tmp_path, seed: int) -> None:
     table = EvolvingTable(spark, str(tmp_path / "t"), seed)
     ops = ["add_column", "upsert", "add_column", "upsert", "delete", "widen", "upsert", "cluster", "add_column",
