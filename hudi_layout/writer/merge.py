@@ -278,7 +278,7 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     ``encodings`` carries the column encoding between the file groups of one task (decided on the first file of
     each schema, as the insert writer decides once per task): counting distinct values alone was a quarter of
     the time of rewriting a 1 MiB file group. When every row stays in place, the column chunks no update
-    changed are copied from the old file (:func:`_spliced_encoder`)."""
+    changed are copied from the old file (:func:`_splice`)."""
     if stored is None:
         stored_bytes = read_file_bytes(target.base_file_path)
         stored = pq.ParquetFile(pa.BufferReader(stored_bytes)).read()
