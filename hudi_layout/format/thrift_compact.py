@@ -20,6 +20,8 @@ import struct as _struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from hudi_layout.format.varint import read_uvarint
+
 STOP = 0
 BOOL_TRUE = 1
 BOOL_FALSE = 2
@@ -121,20 +123,10 @@ class _Reader:
         return b
 
     def varint(self) -> int:
-        buf, pos, end = self.buf, self.pos, self.end
-        out = shift = 0
-        while True:
-            if pos >= end:
-                raise ThriftDecodeError("truncated varint")
-            b = buf[pos]
-            pos += 1
-            out |= (b & 0x7F) << shift
-            if b < 0x80:
-                self.pos = pos
-                return out
-            shift += 7
-            if shift > 70:
-                raise ThriftDecodeError("varint too long")
+        out, self.pos = read_uvarint(self.buf, self.pos, what="thrift varint", error=ThriftDecodeError)
+        if self.pos > self.end:
+            raise ThriftDecodeError("truncated varint")
+        return out
 
     def zigzag(self) -> int:
         n = self.varint()
@@ -227,6 +219,11 @@ class _Reader:
                 fields.append([fid, t, self.value(t, depth) if sub is None else self.shaped(t, sub, depth)])
 
 
+def _varint_at(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """The unsigned varint at ``pos`` and the position after it."""
+    return read_uvarint(buf, pos, what="thrift varint", error=ThriftDecodeError)
+
+
 def _skip(buf: bytes | memoryview, pos: int, t: int, depth: int) -> int:
     """The position after a value of type ``t`` at ``pos`` (hot: a footer skips hundreds of values, so varints
     and field headers are read inline). Raises IndexError past the buffer's end."""
@@ -235,14 +232,8 @@ def _skip(buf: bytes | memoryview, pos: int, t: int, depth: int) -> int:
             pos += 1
         return pos + 1
     if t == BINARY:
-        n = shift = 0
-        while True:
-            b = buf[pos]
-            pos += 1
-            n |= (b & 0x7F) << shift
-            if b < 0x80:
-                return pos + n
-            shift += 7
+        n, pos = _varint_at(buf, pos)
+        return pos + n
     if t == STRUCT:
         if depth > 64:
             raise ThriftDecodeError("structs nested too deeply")
@@ -267,14 +258,7 @@ def _skip(buf: bytes | memoryview, pos: int, t: int, depth: int) -> int:
         pos += 1
         size, et = head >> 4, head & 0x0F
         if size == 15:
-            size = shift = 0
-            while True:
-                b = buf[pos]
-                pos += 1
-                size |= (b & 0x7F) << shift
-                if b < 0x80:
-                    break
-                shift += 7
+            size, pos = _varint_at(buf, pos)
         if et == BOOL_TRUE or et == BOOL_FALSE or et == BYTE:
             return pos + size
         for _ in range(size):
@@ -287,9 +271,7 @@ def _skip(buf: bytes | memoryview, pos: int, t: int, depth: int) -> int:
     if t == UUID:
         return pos + 16
     if t == MAP:
-        r = _Reader(buf, pos)
-        size = r.varint()
-        pos = r.pos
+        size, pos = _varint_at(buf, pos)
         if size:
             kv = buf[pos]
             pos += 1

@@ -9,26 +9,13 @@ Decoders take ``(buf, pos)`` and return ``(value, new_pos)``; they raise ``HFile
 from __future__ import annotations
 
 from hudi_layout.errors import HFileFormatError
-
-Buffer = bytes | bytearray | memoryview
+from hudi_layout.format.varint import Buffer
+from hudi_layout.format.varint import read_uvarint as _read_uvarint
 
 
 def read_uvarint(buf: Buffer, pos: int, *, what: str = "varint") -> tuple[int, int]:
     """Decode an unsigned protobuf varint (up to 64 bits) at ``pos``."""
-    result = 0
-    shift = 0
-    end = len(buf)
-    while True:
-        if pos >= end:
-            raise HFileFormatError(f"truncated {what} at offset {pos}: expected more bytes, buffer ends at {end}")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift >= 70:
-            raise HFileFormatError(f"{what} at offset {pos} is longer than 10 bytes")
+    return _read_uvarint(buf, pos, what=what, error=HFileFormatError)
 
 
 def encode_uvarint(value: int) -> bytes:
