@@ -8,7 +8,8 @@ columns' chunks from a small file written with only those columns; only the foot
 with each chunk's offsets moved, the row group's sizes summed, and the caller's key-value metadata.
 
 Only the simple case is spliced (:func:`splice_layout` says why not otherwise): flat columns, no
-encryption, no page index, no bloom filters, chunks inside the file; the fresh file must have the same row
+encryption, chunks inside the file (an old page index or bloom filter is not carried over: they lie outside
+the chunks, and the new file has none, as a file our writer writes); the fresh file must have the same row
 groups (the caller writes it with the old file's row-group sizes), and the caller rewrites the file the
 ordinary way when it cannot. Field ids are parquet-format's ``parquet.thrift``.
 """
@@ -42,11 +43,16 @@ _FMD_ENCRYPTION = (8, 9)
 _RG_COLUMNS, _RG_TOTAL_BYTE_SIZE, _RG_NUM_ROWS, _RG_FILE_OFFSET, _RG_TOTAL_COMPRESSED = 1, 2, 3, 5, 6
 # ColumnChunk: file_path, file_offset, meta_data; 4-7 page index, 8-9 encryption
 _CC_FILE_PATH, _CC_FILE_OFFSET, _CC_META = 1, 2, 3
-_CC_REFUSED = frozenset((_CC_FILE_PATH, 4, 5, 6, 7, 8, 9))
+_CC_REFUSED = frozenset((_CC_FILE_PATH, 8, 9))  # chunks in another file; encryption
+#: the page index (OffsetIndex / ColumnIndex offsets and lengths): stored outside the chunks, not copied, so
+#: the spliced file has none (as a file our writer writes)
+_CC_DROPPED = frozenset((4, 5, 6, 7))
 # ColumnMetaData
 _CMD_PATH, _CMD_CODEC = 3, 4
 _CMD_UNCOMPRESSED, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE = 6, 7, 9, 10, 11
-_CMD_REFUSED = frozenset((_CMD_INDEX_PAGE, 14, 15))  # index page, bloom filter offset / length
+_CMD_REFUSED = frozenset((_CMD_INDEX_PAGE,))
+#: bloom filter offset / length: the filter is stored outside the chunk, not copied (a new file has none)
+_CMD_DROPPED = frozenset((14, 15))
 _CMD_NUM_VALUES, _CMD_STATISTICS = 5, 12
 # Statistics: null_count, max_value, min_value, is_max_value_exact, is_min_value_exact
 _ST_NULLS, _ST_MAX, _ST_MIN, _ST_MAX_EXACT, _ST_MIN_EXACT = 3, 5, 6, 7, 8
@@ -110,7 +116,7 @@ def read_footer(data: bytes | memoryview, shape: Shape | None = None) -> ThriftS
 
 def splice_layout(data: bytes | memoryview) -> SpliceLayout | None:
     """The layout of ``data`` (a whole parquet file) when its chunks can be reused by :func:`splice`; None when
-    the file has another shape (no rows, nested columns, encryption, page index, bloom filters)."""
+    the file has another shape (no rows, nested columns, encryption, an index page, chunks elsewhere)."""
     try:
         footer = read_footer(data, _FOOTER_SHAPE)
     except ThriftDecodeError:
@@ -170,12 +176,14 @@ def _chunk_start(meta: ThriftStruct) -> int | None:
 
 
 def _moved(chunk: ThriftStruct, delta: int) -> ThriftStruct:
-    """A copy of a ColumnChunk whose pages now start ``delta`` bytes later."""
+    """A copy of a ColumnChunk whose pages now start ``delta`` bytes later, without references to what lies
+    outside the chunk (page index, bloom filter): the splice copies chunks only."""
     meta = chunk.get(_CC_META)
     moved_meta = ThriftStruct([[f, t, v + delta if f in (_CMD_DATA_PAGE, _CMD_DICT_PAGE) and v > 0 else v]
-                               for f, t, v in meta.fields])
+                               for f, t, v in meta.fields if f not in _CMD_DROPPED])
     return ThriftStruct([[f, t, moved_meta if f == _CC_META else
-                          (v + delta if f == _CC_FILE_OFFSET and v > 0 else v)] for f, t, v in chunk.fields])
+                          (v + delta if f == _CC_FILE_OFFSET and v > 0 else v)]
+                         for f, t, v in chunk.fields if f not in _CC_DROPPED])
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,6 @@ def test_any_choice_of_changed_columns_reads_back_exactly(n: int, seed: int, cha
 def test_files_of_other_shapes_are_not_spliced() -> None:
     flat = _table(10)
     assert ps.splice_layout(_write(flat)) is not None
-    assert ps.splice_layout(_write(flat, write_page_index=True)) is None
     assert ps.splice_layout(_write(pa.table({"st": pa.array([{"x": 1}])}))) is None
     assert ps.splice_layout(_write(pa.table({"l": pa.array([[1]])}))) is None
     assert ps.splice_layout(b"PAR1garbagePAR1") is None
@@ -152,3 +151,17 @@ def test_footer_statistics_not_marked_exact_are_not_used() -> None:
     assert ps.chunk_statistics(layout, column, "string") is None
     no_stats = ps.splice_layout(_write(_table(50), write_statistics=False))
     assert ps.chunk_statistics(no_stats, no_stats.names.index("i"), "int") is None
+
+
+def test_a_page_index_of_the_old_file_is_not_carried_over() -> None:
+    """parquet-java writes page indexes (outside the chunks): the spliced file reads back right and has none."""
+    old = _table(300)
+    new = old.set_column(2, "s", pa.array(["z"] * 300))
+    got = _spliced(old, new, ["s"], [100, 200], write_page_index=True)
+    assert got.equals(new)
+    old_bytes = _write(old, [100, 200], write_page_index=True)
+    fresh = _write(new.select(["s"]), [100, 200], write_page_index=True)
+    data = ps.splice(old_bytes, ps.splice_layout(old_bytes), fresh, ps.splice_layout(fresh), []).to_bytes()
+    meta = pq.ParquetFile(pa.BufferReader(data)).metadata
+    assert not any(meta.row_group(g).column(c).has_offset_index or meta.row_group(g).column(c).has_column_index
+                   for g in range(meta.num_row_groups) for c in range(meta.num_columns))
