@@ -307,6 +307,7 @@ class HudiLayoutDataSource(DataSource):
                 return HudiLayoutReader(self._path(), schema, ReadQuery(), False)  # raises "needs a path"
             path, read_options = stored["path"], dict(stored.get("options") or {})
             pinned = _latest_completion(path)
+            _require_catalog_types(schema, path, str(read_options.get(INCLUDE_META_OPTION, "false")).lower() == "true")
         else:
             pinned = self.pinned
         read_options.pop(INCLUDE_META_OPTION, None)
@@ -325,6 +326,25 @@ class HudiLayoutDataSource(DataSource):
                 "df.write.format('hudi_layout').save(path)")
         return HudiLayoutWriter(self._path(), {k: v for k, v in self.options.items() if k != INCLUDE_META_OPTION},
                                 schema, overwrite)
+
+
+def _require_catalog_types(catalog: Any, path: str, include_meta: bool) -> None:
+    """A SQL table reads the table's latest commit with the schema the catalog stored when it was created. A
+    column added since is simply not in it, but a column whose type was widened since (int -> long, float ->
+    double, ...) would have to be narrowed back, which fails on values beyond the old type in the workers:
+    refuse the query with one line that names the column and the way out (docs/schema-evolution.md)."""
+    current = spark_schema(HudiTable(path), include_meta=include_meta)
+    if current is None:
+        return
+    now = {f.name: f.dataType for f in current.fields}
+    for f in catalog.fields:
+        if f.name in now and now[f.name] != f.dataType:
+            raise InvalidArgumentError(
+                f"the SQL table over {path} was created when column {f.name!r} was "
+                f"{f.dataType.simpleString()}; the table's schema has evolved and it is now "
+                f"{now[f.name].simpleString()}",
+                hint=f"create the SQL table again to take the new schema: DROP TABLE <name>; CREATE TABLE <name> "
+                     f"USING hudi_layout LOCATION '{path}'")
 
 
 def _read_options(options: Mapping[str, str]) -> dict[str, str]:

@@ -167,3 +167,30 @@ def test_upserts_into_files_written_before_the_evolution_keep_the_new_columns(
     plan = hudi_layout.explain(str(path), "c = 'set0'")
     assert plan.files_read >= 1
     assert as_rows(hudi_layout.read(str(path), "c = 'set0'", spark=spark).toArrow()) == {"k0003": want["k0003"]}
+
+
+def test_sql_tables_created_before_the_evolution(spark, tmp_path: Path) -> None:
+    """A SQL table keeps the schema the catalog stored at CREATE TABLE. After a new column it still answers
+    (the new column is not in it; the new rows are); after a widening it refuses with one line naming the
+    column and how to re-create it - it failed in the workers with an Arrow overflow traceback before."""
+    path = tmp_path / "sql"
+    _write(spark, v1(20), path, 2)
+    spark.sql("DROP TABLE IF EXISTS evo_before")
+    spark.sql(f"CREATE TABLE evo_before USING hudi_layout LOCATION '{path}'")
+    added = pa.table({"id": ["k9000"], "p": ["x"], "a": pa.array([7], pa.int32()), "b": pa.array([1], pa.int32()),
+                      "f": pa.array([0.5], pa.float32()), "s": ["s"], "c": ["new"]})
+    _write(spark, added, path, 1)
+    assert spark.sql("SELECT count(*) AS n FROM evo_before").collect()[0].n == 21
+    assert "c" not in spark.table("evo_before").columns
+    widened = pa.table({"id": ["k9001"], "p": ["y"], "a": pa.array([2**40], pa.int64()),
+                        "b": pa.array([1], pa.int32()), "f": pa.array([0.5], pa.float32()), "s": ["s"], "c": ["w"]})
+    _write(spark, widened, path, 1)
+    with pytest.raises(Exception) as info:
+        spark.sql("SELECT max(a) AS m FROM evo_before").collect()
+    message = str(info.value)
+    assert "column 'a' was int" in message and "bigint" in message and "CREATE TABLE" in message
+    assert "not in range" not in message  # not the workers' overflow
+    spark.sql("DROP TABLE evo_before")
+    spark.sql(f"CREATE TABLE evo_before USING hudi_layout LOCATION '{path}'")
+    assert spark.sql("SELECT max(a) AS m FROM evo_before").collect()[0].m == 2**40
+    spark.sql("DROP TABLE evo_before")
