@@ -445,7 +445,7 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
             out[:, pair_b, pair_c] = np.where(pos[:, None] > 0, running[:, at].T, 0.0)
         return out
 
-    def part_cost(rows: np.ndarray) -> float:
+    def cost_of(rows: np.ndarray) -> float:
         """Estimated reads of the sample rows ``rows`` as one leaf."""
         srt, sw = matrix[:, rows], wt[rows]
         touch = _touch(srt.min(axis=1)[None, :], srt.max(axis=1)[None, :], boxes)
@@ -454,9 +454,6 @@ def build_qdtree(codes: Sequence[np.ndarray], columns: Sequence[str], code_space
         if pairs:  # totals only: a product, not the running sums of counts_before
             inside[0, pair_b, pair_c] = pair_inside[:, rows].astype(np.float64) @ sw
         return float(_files_read(touch, inside, np.array([mass], np.float64), per_file, dims, qmat, weights)[0])
-
-    def cost_of(rows: np.ndarray) -> float:
-        return part_cost(rows)
 
     def leaf_moves(rows: np.ndarray, base: float) -> list[Move]:
         """The moves for a leaf that lower the estimate, best first: per column the best cut ``(t,)``, and

@@ -48,7 +48,7 @@ _CC_REFUSED = frozenset((_CC_FILE_PATH, 8, 9))  # chunks in another file; encryp
 #: the spliced file has none (as a file our writer writes)
 _CC_DROPPED = frozenset((4, 5, 6, 7))
 # ColumnMetaData
-_CMD_PATH, _CMD_CODEC = 3, 4
+_CMD_CODEC = 4
 _CMD_UNCOMPRESSED, _CMD_COMPRESSED, _CMD_DATA_PAGE, _CMD_INDEX_PAGE, _CMD_DICT_PAGE = 6, 7, 9, 10, 11
 _CMD_REFUSED = frozenset((_CMD_INDEX_PAGE,))
 #: bloom filter offset / length: the filter is stored outside the chunk, not copied (a new file has none)
@@ -321,14 +321,3 @@ def same_columns(old: SpliceLayout, fresh: SpliceLayout) -> bool:
     at = {name: i for i, name in enumerate(old.names)}
     return all(name in at and element.fields == old.schema_elements[at[name]].fields
                for name, element in zip(fresh.names, fresh.schema_elements))
-
-
-def key_value_metadata(footer: ThriftStruct) -> dict[str, str]:
-    """A footer's key-value metadata (later keys win, as readers do)."""
-    kv = decode_raw(LIST, footer.get(_FMD_KEY_VALUE))
-    out: dict[str, str] = {}
-    if isinstance(kv, ThriftList):
-        for entry in kv.values:
-            value = entry.get(2)
-            out[entry.get(1).decode()] = value.decode() if value is not None else ""
-    return out

@@ -16,7 +16,6 @@ stop is a zero byte.
 
 from __future__ import annotations
 
-import struct as _struct
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -377,8 +376,3 @@ def write_struct(s: ThriftStruct) -> bytes:
     out = bytearray()
     _write_struct(out, s)
     return bytes(out)
-
-
-def double_value(raw: bytes) -> float:
-    """A DOUBLE field's value (kept as its 8 wire bytes)."""
-    return float(_struct.unpack("<d", raw)[0])

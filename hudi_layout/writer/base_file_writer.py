@@ -384,15 +384,21 @@ def write_encoded_file(spec: WriteSpec, num_rows: int, partition_path: str, file
     result = {name: acc.result(num_rows) for name, acc in stats.items()}
     for name, entry in result.items():
         entry["total_size"], entry["total_uncompressed_size"] = encoded.chunk_sizes.get(name, (0, 0))
+    return _file_row(partition_path, file_id, file_name, num_rows, encoded.size, result, None, None)
+
+
+def _file_row(partition_path: str, file_id: str, file_name: str, num_records: int, file_size: int,
+              stats: dict[str, dict[str, Any]], key_min: int | None, key_max: int | None) -> dict[str, Any]:
+    """The metadata row (:data:`RESULT_SCHEMA`) of a base file the executor wrote."""
     return {
         "partition_path": partition_path,
         "file_id": file_id,
         "file_name": file_name,
-        "num_records": num_rows,
-        "file_size": encoded.size,
-        "stats": pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL),
-        "key_min": None,
-        "key_max": None,
+        "num_records": num_records,
+        "file_size": file_size,
+        "stats": pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL),
+        "key_min": key_min,
+        "key_max": key_max,
     }
 
 
@@ -445,25 +451,16 @@ class OpenFile:
         return self.sink.tell()
 
     def close(self) -> dict[str, Any]:
-        if self.min_key is not None:
-            self.writer.add_key_value_metadata(
-                {"hoodie_min_record_key": self.min_key, "hoodie_max_record_key": self.max_key or ""}
-            )
+        footer_kv = hudi_footer_metadata(self.min_key, self.max_key)
+        if footer_kv:
+            self.writer.add_key_value_metadata(footer_kv)
         self.writer.close()
         self.sink.close()
         size = os.path.getsize(self.path)
         stats = {name: acc.result(self.num_records) for name, acc in self.stats.items()}
         _add_chunk_sizes(self.writer.writer.metadata, stats)
-        return {
-            "partition_path": self.partition_path,
-            "file_id": self.file_id,
-            "file_name": self.file_name,
-            "num_records": self.num_records,
-            "file_size": size,
-            "stats": pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL),
-            "key_min": self.key_min,
-            "key_max": self.key_max,
-        }
+        return _file_row(self.partition_path, self.file_id, self.file_name, self.num_records, size, stats,
+                         self.key_min, self.key_max)
 
 
 def _add_chunk_sizes(meta: pq.FileMetaData, stats: dict[str, dict[str, Any]]) -> None:

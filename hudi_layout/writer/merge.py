@@ -172,7 +172,7 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
     plain inserts may hold duplicates) has every copy updated or deleted. ``match``: each stored row's incoming
     row (-1: none) when the caller has looked the keys up already (the broadcast merge), else found here.
     ``file_names_as_dictionary``: ``_hoodie_file_name`` (one value in every row) as a one-value dictionary array,
-    which costs nothing to build, for a caller that writes it as such (:func:`_splice`).
+    which costs nothing to build, for a caller that writes it as such (:func:`_spliced_row`).
     """
     if incoming.num_rows == 0:
         return MergedRows(None, 0, 0)
@@ -278,7 +278,7 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     ``encodings`` carries the column encoding between the file groups of one task (decided on the first file of
     each schema, as the insert writer decides once per task): counting distinct values alone was a quarter of
     the time of rewriting a 1 MiB file group. When every row stays in place, the column chunks no update
-    changed are copied from the old file (:func:`_splice`)."""
+    changed are copied from the old file (:func:`_spliced_row`)."""
     if stored is None:
         stored_bytes = read_file_bytes(target.base_file_path)
         stored = pq.ParquetFile(pa.BufferReader(stored_bytes)).read()
@@ -291,11 +291,11 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
     # a file written before the schema evolved gets the table's columns: nothing of it can be copied as it is
-    splice_wanted = spec.copy_unchanged_columns and stored_bytes is not None and evolved is stored
+    splice_source = stored_bytes if spec.copy_unchanged_columns and evolved is stored else None
     stored = evolved
     merged = merge_rows(stored, incoming, rules, instant_time=spec.instant_time, file_name=file_name,
                         seqno_prefix=f"{spec.instant_time}_{task.partition_id}_", first_seqno=first_seqno,
-                        match=match, file_names_as_dictionary=splice_wanted)
+                        match=match, file_names_as_dictionary=splice_source is not None)
     if merged.table is None:
         return None, 0
     table = merged.table
@@ -306,16 +306,8 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
             choices[table.schema] = choose_encoding(_plain_file_names(table.slice(0, ENCODING_SAMPLE_ROWS)),
                                                     spec.compression, spec.compression_min_saving)
         encoding = choices[table.schema]
-    row = None
-    layout = parquet_splice.splice_layout(stored_bytes) \
-        if splice_wanted and stored_bytes is not None and merged.unchanged else None
-    if layout is not None and stored_bytes is not None:
-        stats, min_key, max_key = file_statistics(spec, table, _footer_statistics(layout, merged.unchanged))
-        spliced = _splice(spec, table, merged.unchanged, stored_bytes, layout, encoding,
-                          hudi_footer_metadata(min_key, max_key))
-        if spliced is not None:
-            row = write_encoded_file(spec, table.num_rows, target.partition_path, target.file_id, token, spliced,
-                                     stats)
+    row = _spliced_row(spec, target, token, table, merged.unchanged, splice_source, encoding) \
+        if splice_source is not None and merged.unchanged else None
     if row is None:
         table = _plain_file_names(table)
         handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding,
@@ -396,22 +388,42 @@ def _footer_statistics(layout: parquet_splice.SpliceLayout, unchanged: frozenset
     return known
 
 
+def _spliced_row(spec: WriteSpec, target: MergeTarget, token: str, table: pa.Table, unchanged: frozenset[str],
+                 old: bytes, encoding: ColumnEncoding) -> dict[str, Any] | None:
+    """Write ``table`` (a merge's rows, all in their old places) as the file group's new slice built from the
+    old file's chunks of the ``unchanged`` columns and a fresh encoding of the others (docs/parquet-splice.md);
+    its metadata row, or None (nothing written) when the old file ``old`` cannot be spliced."""
+    layout = parquet_splice.splice_layout(old)
+    if layout is None or not _splicable(spec, table, unchanged, layout):
+        return None
+    stats, min_key, max_key = file_statistics(spec, table, _footer_statistics(layout, unchanged))
+    spliced = _splice(spec, table, unchanged, old, layout, encoding, hudi_footer_metadata(min_key, max_key))
+    if spliced is None:
+        return None
+    return write_encoded_file(spec, table.num_rows, target.partition_path, target.file_id, token, spliced, stats)
+
+
+def _splicable(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str],
+               layout: parquet_splice.SpliceLayout) -> bool:
+    """Whether the old file of ``layout`` can give ``table`` its ``unchanged`` columns: the same column names in
+    the same order and as many rows, no nested column, at least one column to copy, and every copied chunk
+    stored with this write's codec or none (the new slice is written with the table's current codec, as a
+    rewrite would; a chunk the per-column choice left uncompressed may stay so)."""
+    if layout.names != tuple(table.schema.names) or sum(layout.row_group_rows) != table.num_rows:
+        return False
+    if any(pa.types.is_nested(f.type) for f in table.schema):
+        return False
+    allowed = {_written_codec_id(spec.compression), _written_codec_id("none")}
+    copied = [name for name in table.schema.names if name in unchanged]
+    return bool(copied) and all(layout.codecs(layout.names.index(name)) <= allowed for name in copied)
+
+
 def _splice(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str], old: bytes,
             layout: parquet_splice.SpliceLayout, encoding: ColumnEncoding,
             footer_kv: dict[str, str]) -> parquet_splice.SplicedFile | None:
-    """``table`` (a merge's rows, all in their old places) as parquet built from the old file's chunks of the
-    ``unchanged`` columns and a fresh encoding of the others (docs/parquet-splice.md). None when the old file
-    cannot be spliced: another shape, other column names or order, or an unchanged column stored with a codec
-    other than this write's or none (the new slice is written with the table's current codec, as a rewrite
-    would; a chunk the per-column choice left uncompressed may stay so)."""
-    if layout.names != tuple(table.schema.names) or sum(layout.row_group_rows) != table.num_rows:
-        return None
-    if any(pa.types.is_nested(f.type) for f in table.schema):
-        return None
-    allowed = {_written_codec_id(spec.compression), _written_codec_id("none")}
-    copied = [name for name in table.schema.names if name in unchanged]
-    if not copied or any(not layout.codecs(layout.names.index(name)) <= allowed for name in copied):
-        return None
+    """The parquet bytes of a splice :func:`_splicable` allowed: the fresh encoding of the changed columns with
+    the old file's row groups, then :func:`parquet_splice.splice`. None when the fresh file does not line up
+    with the old one (another parquet type for a changed column)."""
     # the one-value dictionary of file names is written as a dictionary page as it is (no strings built)
     fresh_table = table.select([name for name in table.schema.names if name not in unchanged])
     sink = io.BytesIO()
