@@ -12,7 +12,8 @@ at least ``EXECUTION_SAMPLE_ROWS`` rows as the execution does; ``--no-cells``: n
 box meets each query's boxes. On 10M rows it gave 62-65 files for Q1-Q7 where the benchmark measured 62.
 
 Run: ``python -m bench.qdtree_replay --work-dir /tmp/bw10m [--sample N] [--lookahead M] [--min-leaf F]
-[--seeds 17,5,99] [--uniform]``; prints one line per seed (no report: an exploration tool).
+[--seeds 17,5,99] [--uniform] [--no-cells] [--shape-weight W]``; prints one line per seed (no report: an
+exploration tool).
 """
 
 from __future__ import annotations
@@ -63,7 +64,9 @@ def files_read(codes: np.ndarray, layout: Any, boxes: dict[str, Any],
 
 
 def replay(codes: np.ndarray, schema: Any, columns: list[str], files: int, *, sample: int, lookahead: int,
-           min_leaf: float, seed: int, boosted: bool, cells: bool = True) -> dict[str, Any]:
+           min_leaf: float, seed: int, boosted: bool, cells: bool = True,
+           shape_weight: float | None = None) -> dict[str, Any]:
+    from hudi_layout import options as cfg
     from hudi_layout.clustering import qdtree as qd
     from hudi_layout.clustering.workload import Workload
 
@@ -81,15 +84,20 @@ def replay(codes: np.ndarray, schema: Any, columns: list[str], files: int, *, sa
         sent = np.union1d(picked, qd.box_candidates(list(codes), u, boxes))
         keep, weights = qd.workload_sample(list(codes[:, sent]), u[sent], boxes, rate)
         picked = sent[keep]
-    tree, stats = qd.build_qdtree_for_files(list(codes[:, picked]), columns, qd.code_spaces_of(schema, columns),
-                                            boxes, output_files=files, min_leaf_files=min_leaf, lookahead=lookahead,
-                                            row_weights=weights)
     # the execution's sample: at least EXECUTION_SAMPLE_ROWS uniform rows (a superset of the tree's)
     uniform = list(codes[:, u < min(1.0, 1.1 * max(EXECUTION_SAMPLE_ROWS, sample) / n)])
+    tree, stats = qd.build_qdtree_for_files(list(codes[:, picked]), columns, qd.code_spaces_of(schema, columns),
+                                            boxes, output_files=files, min_leaf_files=min_leaf, lookahead=lookahead,
+                                            row_weights=weights, shapes=qd.query_shapes(boxes, uniform),
+                                            shape_weight=(cfg.QDTREE_SHAPE_WEIGHT.default if cells else 0.0)
+                                            if shape_weight is None else shape_weight)
+    one_file = False
     if cells:
-        tree = qd.fill_leaves(tree.with_shapes(qd.query_shapes(boxes, uniform)), uniform, files)
+        tree = tree.with_shapes(qd.query_shapes(boxes, uniform))
+        one_file = qd.cells_of_one_file(tree, files)
+        tree = qd.fill_leaves(tree, uniform, files)
     build = time.perf_counter() - started
-    layout = qd.layout_for(tree, uniform)
+    layout = qd.layout_for(tree, uniform, one_file_cells=one_file)
     per_query = {q: boxes_of([w]) for q, w in {**WORKLOAD, **HELD_OUT}.items()}
     got, n_files = files_read(codes, layout, per_query, n / files)
     return {"seed": seed, "leaves": tree.num_leaves, "files": n_files, "estimate": stats.cost_after,
@@ -108,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", default="17")
     p.add_argument("--uniform", action="store_true", help="uniform sample only (no workload-box rows)")
     p.add_argument("--no-cells", action="store_true", help="one Hilbert curve per leaf (no one-file cells)")
+    p.add_argument("--shape-weight", type=float, default=None,
+                   help="weight of the query shapes in the cut search (default: the option "
+                        "hudi_layout.layout.qdtree.shape.weight with cells, 0 without)")
     args = p.parse_args(argv)
     files = args.files or max(1, round(args.rows / 8_500))
     cols = list(CURVE_COLUMNS)
@@ -115,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     codes, schema = load_codes(f"{args.work_dir}/layouts_{args.rows}_f{files}/random", cols)
     for seed in (int(s) for s in args.seeds.split(",")):
         r = replay(codes, schema, cols, files, sample=args.sample, lookahead=args.lookahead, min_leaf=args.min_leaf,
-                   seed=seed, boosted=not args.uniform, cells=not args.no_cells)
+                   seed=seed, boosted=not args.uniform, cells=not args.no_cells,
+                   shape_weight=args.shape_weight)
         print(f"seed {seed}: workload {r['workload']} files, held-out {r['held_out']}, {r['files']} files, "
               f"{r['leaves']} leaves, estimate {r['estimate']:.0f}, build {r['build_seconds']:.1f} s  "
               f"{r['per_query']}", flush=True)

@@ -104,6 +104,13 @@ def _positive_float(v: str) -> float:
     return x
 
 
+def _non_negative_float(v: str) -> float:
+    x = float(v.strip())
+    if not 0 <= x < float("inf"):
+        raise ValueError("expected a number >= 0")
+    return x
+
+
 def _fraction(v: str) -> float:
     f = float(v)
     if not 0.0 <= f < 1.0:
@@ -563,6 +570,10 @@ QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", False, _parse
                            "workload's query shapes, so queries of those shapes with other constants skip "
                            "better (default false: one Hilbert curve per leaf; cells cost ~15-25% more "
                            "clustering time, docs/layouts.md).", used_by=(CLUSTER, SERVICE))
+QDTREE_SHAPE_WEIGHT = Option("hudi_layout.layout.qdtree.shape.weight", 0.1, _non_negative_float,
+                             "hudi_layout's own: with `leaf.cells`, how much the `qdtree` cut search also counts "
+                             "the workload's query shapes with other constants (0: its own constants only; "
+                             "docs/layouts.md).", used_by=(CLUSTER, SERVICE))
 # read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options
 WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
                              "hudi_layout's own: record the predicates reads, `explain` and the data source see, "

@@ -138,7 +138,8 @@ def prepare_layout_options(spark: SparkSession | Callable[[], SparkSession], pat
                                           sample_rows=cfg.QDTREE_SAMPLE_SIZE.get(out),
                                           min_leaf_files=cfg.QDTREE_MIN_LEAF_FILES.get(out),
                                           lookahead=cfg.QDTREE_LOOKAHEAD.get(out),
-                                          leaf_cells=cfg.QDTREE_LEAF_CELLS.get(out))
+                                          leaf_cells=cfg.QDTREE_LEAF_CELLS.get(out),
+                                          shape_weight=cfg.QDTREE_SHAPE_WEIGHT.get(out))
         log.info("qdtree for %s: %d leaves, estimated workload cost %.0f -> %.0f files", path, stats.leaves,
                  stats.cost_before, stats.cost_after)
         out[cfg.QDTREE_CUTS.key] = tree.to_json()

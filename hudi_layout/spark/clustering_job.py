@@ -29,6 +29,7 @@ from hudi_layout.clustering.qdtree import (
     BuildStats,
     QdTree,
     build_qdtree_for_files,
+    cells_of_one_file,
     code_spaces_of,
     fill_leaves,
     layout_for,
@@ -225,8 +226,9 @@ def _write_qdtree_group(spark: SparkSession, df: DataFrame, group: ClusteringGro
         cached = None if merged else _tree_samples.pop((frozenset(map(str, paths)), tuple(cols)), None)
         sk = cached or sketch(spark, bins, cols, rows, max(EXECUTION_SAMPLE_ROWS, plan.options.curve_sample_size),
                               types=types)
+        one_file = cells_of_one_file(tree, n)
         tree = fill_leaves(tree, list(sk.sample), n)
-        layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols))
+        layout = layout_for(tree, list(sk.sample), weights=plan.options.weights_for(cols), one_file_cells=one_file)
     spec = replace(spec, max_rows_per_file=max(1, -(-(sk.rows if merged else rows) // n)))
     with timer.phase("write"):
         return write_qdtree_sorted(spark, bins, df.schema, layout, sk, parts, spec, spec.max_rows_per_file)
@@ -386,13 +388,14 @@ _tree_samples: dict[tuple[frozenset[str], tuple[str, ...]], Sketch] = {}
 def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns: Sequence[str],
                         predicates: Sequence[tuple[Predicate, float]], schema: pa.Schema, *, output_files: int,
                         sample_rows: int, min_leaf_files: float, lookahead: int,
-                        leaf_cells: bool) -> tuple[QdTree, BuildStats]:
+                        leaf_cells: bool, shape_weight: float = 0.0) -> tuple[QdTree, BuildStats]:
     """Choose the qdtree cuts for ``columns`` on a sample of ``base_files`` (one Spark job: the curve sort's
     sketch, which also keeps rows of each workload box), aiming at ``output_files`` files, no leaf below
     ``min_leaf_files`` of a file, ``lookahead`` moves tried per upper node. The cuts are chosen on
     ``sample_rows`` uniform rows (and the boxes' rows); the sketch keeps at least 100,000 uniform rows for the
     execution (leaf curves and cells). ``leaf_cells``: record the workload's query shapes in the tree, so the
-    execution cuts each leaf into one-file cells along them (:func:`~hudi_layout.clustering.qdtree.fill_leaves`)."""
+    execution cuts each leaf into one-file cells along them (:func:`~hudi_layout.clustering.qdtree.fill_leaves`),
+    and let the cut search count them too, with ``shape_weight`` (``build_qdtree``)."""
     cols = list(columns)
     files = [f for f in base_files if f]  # a Merge-on-Read slice may have no base file yet
     types = [schema.field(c).type for c in cols]
@@ -404,7 +407,9 @@ def build_workload_tree(spark: SparkSession, base_files: Sequence[str], columns:
     _tree_samples.clear()
     _tree_samples[(frozenset(files), tuple(cols))] = sk
     codes, weights = sk.workload if sk.workload is not None else (sk.sample, None)
+    shapes = query_shapes(boxes, sk.sample) if leaf_cells else ()
     tree, stats = build_qdtree_for_files(list(codes), cols, code_spaces_of(schema, cols), boxes,
                                          output_files=output_files, min_leaf_files=min_leaf_files,
-                                         lookahead=lookahead, row_weights=weights)
-    return (tree.with_shapes(query_shapes(boxes, sk.sample)) if leaf_cells else tree), stats
+                                         lookahead=lookahead, row_weights=weights, shapes=shapes,
+                                         shape_weight=shape_weight if leaf_cells else 0.0)
+    return (tree.with_shapes(shapes) if leaf_cells else tree), stats
