@@ -17,10 +17,11 @@ executors (routing every row):
   workload's query *shapes* (:func:`query_shapes`: each query's weight and share of every column's rows);
 * :func:`fill_leaves` (in each clustering group, on the group's own sample) cuts every leaf further into
   cells of about one file, k-d style along those shapes, so queries of the workload's shapes with other
-  constants skip too;
+  constants skip too (the cut search then counts the shapes as well: ``build_qdtree``'s ``shape_weight``);
 * :class:`QdTreeLayout` is the full sort key the executors compute: ``leaf << inner_bits | hilbert(...)``,
   the Hilbert index taken over the sort columns' sampled quantile buckets, *zoomed* to each leaf's own
-  bucket range (it orders the rows of a leaf that stays larger than a file).
+  bucket range (it orders the rows of a leaf that stays larger than a file); one-file cells need no curve
+  and are ordered by one column's bucket.
 
 The layout only decides where rows go: whatever the tree, the clustering writes every row once and the
 column statistics stay exact.
@@ -748,7 +749,7 @@ class QdTreeLayout:
         """Sort keys from per-column codes of the sort :attr:`columns` (the tree's columns are the same)."""
         leaves = self.tree.route(codes)
         if self.cell_column is not None:
-            return self._cell_keys(codes, leaves)
+            return self._cell_keys(codes, leaves, self.cell_column)
         widths = self.widths if self.widths is not None else np.tile(np.array(self.bits), (self.tree.num_leaves, 1))
         row_widths = widths[leaves]  # (n, k)
         coords = []
@@ -772,12 +773,11 @@ class QdTreeLayout:
             inner[rows] = part << np.uint64(self.inner_bits - sum(w))
         return (leaves.astype(np.uint64) << np.uint64(self.inner_bits)) | inner
 
-    def _cell_keys(self, codes: Sequence[np.ndarray], leaves: np.ndarray) -> np.ndarray:
-        """Keys ordering each leaf's rows by the bucket of its :attr:`cell_column` alone (one pass of
+    def _cell_keys(self, codes: Sequence[np.ndarray], leaves: np.ndarray, cell_column: np.ndarray) -> np.ndarray:
+        """Keys ordering each leaf's rows by the bucket of its ``cell_column`` alone (one pass of
         ``bucketize`` over the rows in all, no curve)."""
-        assert self.cell_column is not None
         inner = np.zeros(leaves.size, np.uint64)
-        by = self.cell_column[leaves]
+        by = cell_column[leaves]
         for j, c in enumerate(codes):
             rows = np.flatnonzero(by == j)
             if rows.size == 0:
@@ -905,9 +905,11 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
     random). Cells are exact boxes, so files do not overlap the way chunks of one curve do. On the 10M-row
     conn data (``bench/qdtree_replay.py``, seeds 17 / 5 / 99) this read 1,035 / 1,045 / 1,136 files over the
     held-out queries H1-H7 where Hilbert curves inside the leaves read 1,263 / 1,265 / 1,284, with the
-    workload's own queries unchanged (64 / 60 / 61 vs 63 / 62 / 64).
+    workload's own queries unchanged (64 / 60 / 61 vs 63 / 62 / 64); with the shapes in the cut search too
+    (``build_qdtree``'s ``shape_weight`` 0.1) 1,014 / 1,015 / 1,026, workload 63 / 64 / 62.
 
-    Opt-in (``hudi_layout.layout.qdtree.leaf.cells``): it costs clustering time, docs/layouts.md.
+    Opt-in (``hudi_layout.layout.qdtree.leaf.cells``): the workload's own constants read a few more files
+    (docs/layouts.md).
     ``sample_codes``: a uniform row sample of the rows to lay out (per column ``uint64`` codes);
     ``output_files``: the files those rows become. More cells than ``max_leaves`` allows make each cell a few
     files (the leaf's Hilbert curve orders them).
