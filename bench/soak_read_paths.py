@@ -4,9 +4,9 @@
 
 Steps are drawn with fixed weights (queries through every entry point, time travel, incremental reads,
 appends, upserts, deletes, overwrites, clusterings with each strategy and method, cleans, killed
-writers); every ``--table-steps`` steps a new table is started. Mismatches are recorded, not fatal, and the
-run ends with the number of query checks (per entry point) and mismatches (with the question and the step log)
-in ``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
+writers, schema evolution); every ``--table-steps`` steps a new table is started. Mismatches are recorded,
+not fatal, and the run ends with the number of query checks (per entry point) and mismatches (with the
+question and the step log) in ``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from tests.harness.read_paths import METHODS, STRATEGIES, Checker, ReadPathsHarn
 STEPS: tuple[tuple[str, float], ...] = (
     ("query", 0.38), ("time_travel", 0.11), ("incremental", 0.11), ("append", 0.1), ("upsert", 0.07),
     ("delete", 0.04), ("overwrite", 0.02), ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04),
+    ("evolve", 0.04),
 )
 
 
@@ -69,6 +70,8 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
                 strategy = rng.choice(STRATEGIES)
                 counts[f"cluster {strategy}"] = counts.get(f"cluster {strategy}", 0) + 1
                 harness.cluster(strategy, rng.choice(METHODS))
+            elif name == "evolve":
+                harness.evolve()
             else:
                 harness.crash_writer()
         except Exception as e:  # noqa: BLE001 - a failing step (not a query) is reported, the run goes on

@@ -127,25 +127,6 @@ def _check_columns(schema: pa.Schema, fields: list[str], what: str) -> None:
                 f"{what} field {f!r} is not a column of the DataFrame (columns: {', '.join(schema.names)})")
 
 
-def _check_append_schema(props: TableProperties, table_schema: pa.Schema, df_schema: pa.Schema) -> None:
-    want = {f.name: comparable_type(f.type) for f in table_schema}
-    got = {f.name: comparable_type(f.type) for f in df_schema}
-    missing = [n for n in want if n not in got]
-    extra = [n for n in got if n not in want]
-    changed = [f"{n} ({want[n]} in the table, {got[n]} in the data)" for n in want if n in got and want[n] != got[n]]
-    if missing or extra or changed:
-        parts = []
-        if missing:
-            parts.append(f"missing columns: {', '.join(missing)}")
-        if extra:
-            parts.append(f"new columns: {', '.join(extra)}")
-        if changed:
-            parts.append(f"changed types: {', '.join(changed)}")
-        raise SchemaMismatchError(
-            f"the data does not match the schema of table {props.table_name!r}: " + "; ".join(parts),
-            hint="schema evolution is not supported; select/cast the columns to the table schema")
-
-
 def _check_key_columns(props: TableProperties, table_schema: pa.Schema | None, df_schema: pa.Schema,
                        fields: list[str]) -> None:
     """A delete needs only the key and partition fields; their types must be the table's."""
@@ -463,9 +444,9 @@ def _merge_rules(props: TableProperties, opts: Mapping[str, str], operation: Wri
 def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str, Any],
                            operation: WriteOperation) -> _KeyLayout:
     """A write into an existing table: the table decides keys and partitioning; the data (and every option the
-    caller gave) must match it. Inserts may evolve the schema (new nullable columns, safe widenings); an
-    upsert's rows must have the table's schema (its merge keeps stored rows as they are); a delete needs only
-    the key and partition fields."""
+    caller gave) must match it. Inserts and upserts may evolve the schema (new nullable columns, safe
+    widenings; an upsert's merge gives the stored rows it rewrites the new columns and types,
+    ``merge._with_table_columns``); a delete needs only the key and partition fields."""
     props = load_properties(base / ".hoodie")
     require(props, Action.WRITE)
     _check_table_config(props, given)
@@ -480,9 +461,6 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
     if operation is WriteOperation.DELETE:
         _check_key_columns(props, table_schema, df_schema, [*props.record_key_fields, *props.partition_fields])
         return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, current)
-    if operation.merges_by_key and table_schema is not None:
-        _check_append_schema(props, table_schema, df_schema)
-        return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, table_schema)
     # a table without any schema yet takes the data's; otherwise the data may evolve it (new nullable
     # columns, safe widenings) and every other change is refused naming the column
     schema = df_schema if table_schema is None else evolve_schema(table_schema, df_schema,

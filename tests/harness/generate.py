@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -130,8 +131,14 @@ def random_value(rng: random.Random, kind: str) -> Any:
     raise AssertionError(kind)
 
 
-def random_rows(rng: random.Random, first_id: int, n: int) -> list[dict[str, Any]]:
-    """``n`` rows with ids ``first_id ..``; every non-key column may be NULL."""
+#: kinds a column added by schema evolution may have (every kind of the fixed columns)
+ADDED_KINDS = tuple(ARROW_TYPES)
+
+
+def random_rows(rng: random.Random, first_id: int, n: int,
+                added: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    """``n`` rows with ids ``first_id ..``; every non-key column may be NULL. ``added``: (name, kind) of the
+    columns schema evolution added, after the fixed ones."""
     rows = []
     for k in range(n):
         row: dict[str, Any] = {"id": first_id + k}
@@ -140,12 +147,16 @@ def random_rows(rng: random.Random, first_id: int, n: int) -> list[dict[str, Any
                 row[name] = _maybe_null(rng, rng.choice(PARTITIONS), 0.05)
             else:
                 row[name] = _maybe_null(rng, random_value(rng, kind))
+        for name, kind in added:
+            row[name] = _maybe_null(rng, random_value(rng, kind), 0.2)
         rows.append(row)
     return rows
 
 
-def rows_to_arrow(rows: list[dict[str, Any]]) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+def rows_to_arrow(rows: list[dict[str, Any]], added: Sequence[tuple[str, str]] = ()) -> pa.Table:
+    """The rows with the fixed columns and then ``added`` (a row without an added column has NULL there)."""
+    schema = pa.schema([*ARROW_SCHEMA, *(pa.field(n, ARROW_TYPES[k]) for n, k in added)]) if added else ARROW_SCHEMA
+    return pa.Table.from_pylist(rows, schema=schema)
 
 
 # ---------------------------------------------------------------------------------------------- predicates
@@ -172,7 +183,7 @@ class PredicateGenerator:
         self.sample = sample
 
     def _present(self, name: str) -> Any:
-        values = [r[name] for r in self.sample if r[name] is not None] if self.sample else []
+        values = [r.get(name) for r in self.sample if r.get(name) is not None] if self.sample else []
         return self.rng.choice(values) if values else None
 
     def literal(self, col: Col) -> Lit:
@@ -257,5 +268,5 @@ class PredicateGenerator:
         return pred
 
 
-def all_columns() -> list[Col]:
-    return [Col(n, k) for n, k in COLUMNS]
+def all_columns(added: Sequence[tuple[str, str]] = ()) -> list[Col]:
+    return [Col(n, k) for n, k in (*COLUMNS, *added)]

@@ -38,9 +38,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .generate import KIND, PredicateGenerator, all_columns, random_rows, rows_to_arrow
+from .generate import ADDED_KINDS, KIND, PredicateGenerator, all_columns, random_rows, rows_to_arrow
 from .model import Instant, TableModel, completed_instants
-from .spark_semantics import Pred, evaluate, micros, to_column, to_sql, to_tuples
+from .spark_semantics import Pred, columns_of, evaluate, micros, to_column, to_sql, to_tuples
 
 DATA_COLUMNS = list(KIND)
 CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
@@ -118,7 +118,7 @@ def normalised(row: Mapping[str, Any], columns: Sequence[str]) -> tuple[Any, ...
     """A comparable form of a row: floats by ``repr`` (NaN, -0.0 kept apart), timestamps in micros."""
     out: list[Any] = []
     for c in columns:
-        v = row[c]
+        v = row.get(c)  # a column added after the row was written: NULL
         if isinstance(v, float):
             v = ("f", repr(v))
         elif hasattr(v, "tzinfo") and hasattr(v, "hour"):
@@ -179,6 +179,8 @@ class LoadedFrame:
     label: str
     #: a clean deleted files since it was loaded: its snapshot may be refused
     cleaned_since: bool = False
+    #: the table's columns when it was loaded (a column added later is not in its schema)
+    columns: frozenset[str] = frozenset(KIND)
 
 
 class ReadPathsHarness:
@@ -213,6 +215,9 @@ class ReadPathsHarness:
         #: versions before this instant may be refused (a clean deleted files they need)
         self.readable_from = ""
         self.refusals = 0
+        #: (name, kind) of the columns schema evolution added, in order; the SQL tables' columns
+        self.added: list[tuple[str, str]] = []
+        self.sql_columns: frozenset[str] = frozenset(KIND)
 
     # ------------------------------------------------------------------ changing the table
 
@@ -229,9 +234,9 @@ class ReadPathsHarness:
         import hudi_layout as hl
 
         n = self.rng.choice([0, 1, 7, 40, 120, 250]) if n is None else n
-        rows = random_rows(self.rng, self.next_id, n)
+        rows = random_rows(self.rng, self.next_id, n, self.added)
         self.next_id += n
-        df = self.spark.createDataFrame(rows_to_arrow(rows)).repartition(self.rng.randint(1, 3))
+        df = self.spark.createDataFrame(rows_to_arrow(rows, self.added)).repartition(self.rng.randint(1, 3))
         before = self._known()
         hl.write(df, self.path, self.opts, mode=mode)
         inst = self._new_instant(before)
@@ -259,11 +264,11 @@ class ReadPathsHarness:
             return
         chosen = self.rng.sample(current, self.rng.randint(1, min(30, len(current))))
         rows = [{**fresh, "id": old["id"], "part": old["part"]}
-                for fresh, old in zip(random_rows(self.rng, 0, len(chosen)), chosen)]
+                for fresh, old in zip(random_rows(self.rng, 0, len(chosen), self.added), chosen)]
         n_new = self.rng.choice([0, 0, 3, 20])
-        rows += random_rows(self.rng, self.next_id, n_new)
+        rows += random_rows(self.rng, self.next_id, n_new, self.added)
         self.next_id += n_new
-        df = self.spark.createDataFrame(rows_to_arrow(rows)).repartition(self.rng.randint(1, 3))
+        df = self.spark.createDataFrame(rows_to_arrow(rows, self.added)).repartition(self.rng.randint(1, 3))
         inst = self._commit(df, "upsert")
         self.model.upsert(inst, rows)
         self.log.append(f"upsert {len(chosen)} stored + {n_new} new ids -> {inst.requested}")
@@ -315,7 +320,7 @@ class ReadPathsHarness:
         workload = None
         if strategy == "qdtree":  # the tree's cuts come from predicates like the ones the harness asks
             gen = self._generator()
-            on = [c for c in all_columns() if c.name in columns]
+            on = [c for c in all_columns(self.added) if c.name in columns]
             workload = [to_sql(gen.predicate(on, depth=self.rng.randint(1, 2))) for _ in range(self.rng.randint(2, 6))]
             if self.rng.random() < 0.5:  # one-file cells: shapes in the cut search, cells keyed by one column
                 opts["hudi_layout.layout.qdtree.leaf.cells"] = "true"
@@ -342,10 +347,10 @@ class ReadPathsHarness:
         import hudi_layout as hl
 
         n = self.rng.choice([5, 60])
-        rows = random_rows(self.rng, self.next_id, n)
+        rows = random_rows(self.rng, self.next_id, n, self.added)
         self.next_id += n
         before = self._known()
-        hl.write(self.spark.createDataFrame(rows_to_arrow(rows)), self.path, self.opts)
+        hl.write(self.spark.createDataFrame(rows_to_arrow(rows, self.added)), self.path, self.opts)
         inst = self._new_instant(before)
         assert inst is not None and inst.completed is not None
         tdir = Path(self.path) / ".hoodie" / "timeline"
@@ -358,6 +363,22 @@ class ReadPathsHarness:
         self.log.append(f"crashed writer {inst.requested} ({n} rows, not visible)")
         self._after_change(reload_frames=False)
 
+    def evolve(self) -> None:
+        """Schema evolution: a new nullable column of a random kind, brought by the next append or upsert
+        (rows written before read it as NULL; at most three per table)."""
+        if len(self.added) >= 3 or not self.model.current:
+            return
+        name, kind = f"e{len(self.added) + 1}", self.rng.choice(ADDED_KINDS)
+        self.added.append((name, kind))
+        self.log.append(f"evolve: add column {name} {kind}")
+        if self.rng.random() < 0.5:
+            self.upsert()
+        else:
+            self.write("append", n=self.rng.choice([1, 7, 40]))
+
+    def _data_columns(self) -> list[str]:
+        return DATA_COLUMNS + [n for n, _ in self.added]
+
     def _after_change(self, reload_frames: bool = True) -> None:
         if not self.sql_tables and self.model.snapshots:
             self._create_sql_tables()
@@ -369,11 +390,22 @@ class ReadPathsHarness:
     def load_frame(self) -> None:
         """Load the data source now; keep at most two loaded DataFrames (and a temp view on the newest)."""
         frame = self.spark.read.format("hudi_layout").load(self.path)
-        self.frames.append(LoadedFrame(frame, self.model.current, f"loaded after step {len(self.log)}"))
+        self.frames.append(LoadedFrame(frame, self.model.current, f"loaded after step {len(self.log)}",
+                                       columns=frozenset(self._data_columns())))
         self.frames = self.frames[-2:]
         frame.createOrReplaceTempView(self.view)
 
+    def _recreate_sql_tables(self) -> None:
+        """A SQL table keeps the schema of its creation: after a column was added, a user drops and creates
+        it again to query the new column (docs/schema-evolution.md)."""
+        for t in self.sql_tables:
+            self.spark.sql(f"DROP TABLE IF EXISTS {t}")
+        self.sql_tables = []
+        self._create_sql_tables()
+        self.log.append("SQL tables created again (a column was added)")
+
     def _create_sql_tables(self) -> None:
+        self.sql_columns = frozenset(self._data_columns())
         a, b = f"hs_{self.uid}_opts", f"hs_{self.uid}_loc"
         self.spark.sql(f"CREATE TABLE {a} USING hudi_layout OPTIONS (path '{self.path}')")
         self.sql_tables.append(a)
@@ -421,7 +453,8 @@ class ReadPathsHarness:
         if r < 0.08:
             return None
         gen = self._generator()
-        return gen.conjunction(all_columns()) if r < 0.3 else gen.predicate(all_columns())
+        cols = all_columns(self.added)
+        return gen.conjunction(cols) if r < 0.3 else gen.predicate(cols)
 
     def query(self, pred: Pred | None = None, *, random_pred: bool = True) -> None:
         """Ask one predicate through every snapshot entry point."""
@@ -433,7 +466,7 @@ class ReadPathsHarness:
         want = ids_of(_matching(pred, self.model.current))
         self._ask_read(q, pred, want)
         self._ask_frames(q, pred)
-        self._ask_sql(q, sql, want)
+        self._ask_sql(q, sql, want, pred)
         if self.queries % self.cli_every == 0:
             self._ask_cli(q, sql, want)
         if pred is not None:
@@ -461,11 +494,11 @@ class ReadPathsHarness:
     def _full_rows_check(self, entry: str, fn: Callable[[], list[dict[str, Any]]],
                          rows: Iterable[Mapping[str, Any]]) -> None:
         try:
-            got = sorted(normalised(r, DATA_COLUMNS) for r in fn())
+            got = sorted(normalised(r, self._data_columns()) for r in fn())
         except Exception as e:  # noqa: BLE001
             self.checker.error(entry, "all rows, all columns", e)
             return
-        want = sorted(normalised(r, DATA_COLUMNS) for r in rows)
+        want = sorted(normalised(r, self._data_columns()) for r in rows)
         self.checker.same(entry, "all rows, all columns", got, want)
 
     def _ask_frames(self, q: str, pred: Pred | None) -> None:
@@ -474,7 +507,9 @@ class ReadPathsHarness:
         for lf in self.frames:
             want = ids_of(_matching(pred, lf.rows))
             frame, at, ok = lf.frame, f"{q} [DataFrame {lf.label}]", lf.cleaned_since
-            if pred is None:
+            if pred is not None and not columns_of(pred) <= lf.columns:
+                pass  # a column added after the frame was loaded is not in its schema: Spark refuses the name
+            elif pred is None:
                 self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()],
                           refusal_ok=ok)
             else:
@@ -484,7 +519,7 @@ class ReadPathsHarness:
                           refusal_ok=ok)
             self._ask("data source count() after a query", f"no filter [DataFrame {lf.label}]",
                       [0] * len(lf.rows), lambda frame=frame: [0] * frame.count(), refusal_ok=ok)
-        if self.frames:
+        if self.frames and (pred is None or columns_of(pred) <= self.frames[-1].columns):
             lf = self.frames[-1]
             want = ids_of(_matching(pred, lf.rows))
             where = f" WHERE {to_sql(pred)}" if pred is not None else ""
@@ -492,10 +527,12 @@ class ReadPathsHarness:
                       lambda: [r[0] for r in self.spark.sql(f"SELECT id FROM {self.view}{where}").collect()],
                       refusal_ok=lf.cleaned_since)
 
-    def _ask_sql(self, q: str, sql: str | None, want: list[int]) -> None:
+    def _ask_sql(self, q: str, sql: str | None, want: list[int], pred: Pred | None = None) -> None:
         """One of the two SQL tables (alternating), and every other time both references in one statement."""
         if not self.sql_tables:
             return
+        if pred is not None and not columns_of(pred) <= self.sql_columns:
+            self._recreate_sql_tables()
         where = f" WHERE {sql}" if sql else ""
         t = self.sql_tables[self.queries % len(self.sql_tables)]
         kind = "OPTIONS (path)" if t.endswith("_opts") else "LOCATION"

@@ -221,7 +221,7 @@ def evaluate(pred: Pred, row: Mapping[str, Any]) -> Truth:
         return _or(evaluate(pred.left, row), evaluate(pred.right, row))
     if isinstance(pred, Not):
         return _not(evaluate(pred.child, row))
-    value = row[pred.col.name]
+    value = row.get(pred.col.name)  # a column added after the row was written reads as NULL
     kind = pred.col.kind
     if isinstance(pred, NullCheck):
         return (value is not None) if pred.negated else (value is None)

@@ -1,5 +1,5 @@
-"""Stateful property test: random sequences of writes, upserts, deletes, overwrites, clusterings, cleans and
-killed writers, with
+"""Stateful property test: random sequences of writes, upserts, deletes, overwrites, clusterings, cleans,
+killed writers and schema evolution (an added column), with
 random predicates asked through every read entry point after each step (see :mod:`.read_paths`).
 
 One long-lived SparkSession (the ``spark`` fixture) serves every example. This is the fast CI profile; the
@@ -59,6 +59,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
         @rule()
         def kill_a_writer(self) -> None:
             self.h.crash_writer()
+
+        @rule()
+        def evolve(self) -> None:
+            self.h.evolve()
 
         @rule()
         def query(self) -> None:

@@ -169,6 +169,58 @@ def test_upserts_into_files_written_before_the_evolution_keep_the_new_columns(
     assert as_rows(hudi_layout.read(str(path), "c = 'set0'", spark=spark).toArrow()) == {"k0003": want["k0003"]}
 
 
+@pytest.mark.parametrize("broadcast", [True, False], ids=["broadcast_merge", "tag_and_shuffle"])
+def test_an_upsert_may_evolve_the_schema_like_an_insert(spark, tmp_path: Path, monkeypatch, broadcast: bool) -> None:
+    """An upsert whose rows bring a new column (and a widened one) evolves the table as an insert does, as
+    Hudi's upserts do: the updated rows carry the new values, the stored rows it did not touch read the new
+    column as null (their files were rewritten with it or not at all), the new rows too; every reader agrees
+    and a predicate on the new column finds its rows. (It was refused, "schema evolution is not supported",
+    until session 12: the merge kept stored rows with their old columns before session 11.)"""
+    import hudi_layout.spark.upsert_job as upsert_job
+
+    if not broadcast:
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    path = tmp_path / "t"
+    _write(spark, v1(), path, 4)
+    old = {r["id"]: r for r in conform_batch(v1(), TARGET).to_pylist()}
+    ids = ["k0003", "k0010", "k0151"]
+    rows = [{**old[i], "a": 2**35 + n, "b": n + 0.25, "f": n / 8, "c": f"new{n}", "s": f"up{n}"}
+            for n, i in enumerate(ids)]
+    rows.append({"id": "k9000", "p": "x", "a": 1, "b": 2.0, "f": 3.0, "s": "fresh", "c": None})
+    result = hudi_layout.write(spark.createDataFrame(pa.Table.from_pylist(rows, schema=TARGET)), str(path),
+                               {"hoodie.datasource.write.operation": "upsert"})
+    assert result.records_updated == 3 and result.records_inserted == 1
+    want = {**old, **{r["id"]: r for r in rows}}
+    schema = json.loads(HudiTable(str(path)).schema())
+    assert [f["name"] for f in schema["fields"] if not f["name"].startswith("_hoodie")] == TARGET.names
+    assert as_rows(hudi_layout.read(str(path), spark=spark).toArrow()) == want
+    src = spark.read.format("hudi_layout").load(str(path)).toArrow()
+    assert as_rows(src) == want
+    got = pa.Table.from_batches([conform_batch(b, TARGET) for b in hudi_rs_table(path).read()])
+    assert as_rows(got) == want
+    for where, expect in [("c = 'new1'", {"k0010"}), ("c IS NULL", set(want) - set(ids)),
+                          ("a > 2147483647", set(ids))]:
+        assert set(as_rows(hudi_layout.read(str(path), where, spark=spark).toArrow())) == expect, where
+
+
+def test_an_upsert_without_a_table_column_is_refused(spark, tmp_path: Path) -> None:
+    """Dropping a column is not schema evolution: an upsert lacking a table column is refused naming it, and
+    nothing is written."""
+    from hudi_layout.errors import SchemaMismatchError
+
+    path = tmp_path / "t"
+    _write(spark, v1(), path, 2)
+
+    def files() -> list[tuple[str, int]]:
+        return sorted((str(p.relative_to(path)), p.stat().st_size) for p in path.rglob("*") if p.is_file())
+
+    before = files()
+    with pytest.raises(SchemaMismatchError, match="'s'"):
+        hudi_layout.write(spark.createDataFrame(v1(5).drop_columns(["s"])), str(path),
+                          {"hoodie.datasource.write.operation": "upsert"})
+    assert files() == before
+
+
 def test_sql_tables_created_before_the_evolution(spark, tmp_path: Path) -> None:
     """A SQL table keeps the schema the catalog stored at CREATE TABLE. After a new column it still answers
     (the new column is not in it; the new rows are); after a widening it refuses with one line naming the
