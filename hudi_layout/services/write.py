@@ -22,6 +22,7 @@ from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import load_properties
 from hudi_layout.options import WriteOperation
 from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
+from hudi_layout.spark.datasource import sync_sql_tables
 from hudi_layout.spark.progress import watch
 from hudi_layout.spark.upsert_job import run_upsert
 from hudi_layout.spark.write_job import (
@@ -96,6 +97,8 @@ def write(
     except BaseException:
         session.abort()
         raise
+    if session.evolves_schema:  # the SQL tables of this session follow the new schema
+        sync_sql_tables(df.sparkSession, str(session.base))
     _maybe_inline_cluster(df, session.base, session.opts)
     clean_if_due(session.base, session.opts)  # hoodie.clean.automatic
     if cfg.CLUSTERING_ASYNC_ENABLED.get(session.opts):

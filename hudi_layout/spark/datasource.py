@@ -43,6 +43,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -86,6 +87,8 @@ from hudi_layout.table.locks import heartbeat_path
 from hudi_layout.table.timeline import completed_at
 from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS, key_and_partition_values
 from hudi_layout.writer.transaction import WriteSession
+
+log = logging.getLogger(__name__)
 
 SOURCE_NAME = "hudi_layout"
 #: field metadata key carrying a SQL table's path and read options (see the module docstring)
@@ -363,6 +366,72 @@ def _latest_completion(path: str | None) -> str | None:
         return None
     times = [completed_at(i) for i in timeline.completed().commits_and_replaces()]
     return max(times) if times else cfg.EARLIEST
+
+
+def sync_sql_tables(spark: Any, path: str) -> list[str]:
+    """Give the SQL tables of ``spark``'s catalog that read the table at ``path`` the table's current schema;
+    returns their names. Called by ``hudi_layout.write`` after a commit that evolved the schema.
+
+    A SQL table keeps the schema Spark's catalog stored at ``CREATE TABLE``, and Spark's optimizer decides
+    some filters from those types alone: with ``i`` stored as ``int``, ``WHERE i >= 549755813888`` becomes
+    ``false`` and the scan is dropped before any code of ours runs, so after ``i`` was widened to ``long``
+    the query returned no rows where rows matched (found by the read-path soak, session 12; the reader's
+    refusal of a stale type, :func:`_require_catalog_types`, only runs when the scan does). Hudi's own Spark
+    tables follow the table's schema; here the catalog entry is altered the way ``ALTER TABLE ... ADD
+    COLUMNS`` alters it (``SessionCatalog.alterTableDataSchema``), keeping every other property. A catalog
+    this session does not see (another session's in-memory catalog; a table written through
+    ``df.write.format("hudi_layout")``, whose commit runs outside this process) still needs the table created
+    again: docs/schema-evolution.md. Never raises: the commit is done; a failure is logged with that way out.
+    """
+    try:
+        return _sync_sql_tables(spark, path)
+    except Exception as e:  # noqa: BLE001 - the write has committed; the catalog is a convenience on top
+        log.warning("the schema of %s evolved; SQL tables over it were not updated (%s): drop and create them "
+                    "again to read the new schema", path, str(e).splitlines()[0][:300] if str(e) else type(e))
+        return []
+
+
+def _local_path(p: str) -> str:
+    """A catalog path (``file:/x``, ``file:///x`` or ``/x``) as an absolute local path."""
+    if p.startswith("file:"):
+        from urllib.parse import unquote, urlparse
+
+        p = unquote(urlparse(p).path)
+    return os.path.abspath(p)
+
+
+def _sync_sql_tables(spark: Any, path: str) -> list[str]:
+    from pyspark.sql.types import StructType
+
+    jvm = spark._jvm
+    catalog = spark._jsparkSession.sessionState().catalog()
+    target = _local_path(path)
+    table = HudiTable(path)
+    synced: list[str] = []
+    for db in spark.catalog.listDatabases():
+        for t in spark.catalog.listTables(db.name):
+            if t.isTemporary or (t.tableType or "").upper() == "VIEW":
+                continue
+            ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(t.name, jvm.scala.Some(db.name))
+            meta = catalog.getTableMetadata(ident)
+            if not (meta.provider().isDefined() and meta.provider().get() == SOURCE_NAME):
+                continue
+            old = StructType.fromJson(json.loads(meta.schema().json()))
+            stored = _table_metadata(old)
+            if stored is None or _local_path(str(stored.get("path", ""))) != target:
+                continue
+            include_meta = str((stored.get("options") or {}).get(INCLUDE_META_OPTION, "false")).lower() == "true"
+            current = spark_schema(table, include_meta=include_meta)
+            if current is None:
+                continue
+            new = _with_table_metadata(current, stored)
+            if new.json() == old.json():
+                continue
+            catalog.alterTableDataSchema(ident, jvm.org.apache.spark.sql.types.DataType.fromJson(new.json()))
+            synced.append(f"{db.name}.{t.name}")
+    if synced:
+        log.info("SQL tables over %s now have its evolved schema: %s", path, ", ".join(synced))
+    return synced
 
 
 def _with_table_metadata(schema: Any, value: dict[str, Any]) -> Any:

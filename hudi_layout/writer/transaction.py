@@ -177,6 +177,8 @@ class WriteSession:
     partitions_to_delete: tuple[str, ...] = ()
     #: completed write instants when the instant began (concurrent commits are the others)
     completed_at_begin: frozenset[str] = frozenset()
+    #: this write changes the schema of an existing table (SQL tables over it then need the new one)
+    evolves_schema: bool = False
 
     @classmethod
     def start(cls, path: str, options: Mapping[str, Any] | None, df_schema: pa.Schema,
@@ -241,7 +243,8 @@ class WriteSession:
         spec = replace(spec, instant_time=pending.instant_time, gate=pending.file_gate)
         session = cls(base, props, opts, operation, layout.record_keys, layout.partition_fields,
                       layout.rule.hive_style, df_schema, pending, spec, created, started,
-                      None if keys_only else layout.schema, rules, to_delete, completed)
+                      None if keys_only else layout.schema, rules, to_delete, completed,
+                      evolves_schema=layout.evolves and not keys_only)
         if operation in (WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION):
             try:  # what these replace is known now: fail before any file is written
                 groups = _file_groups(base, None if operation is WriteOperation.INSERT_OVERWRITE_TABLE
@@ -370,6 +373,8 @@ class _KeyLayout:
     rule: PartitionPathRule
     #: the table schema after this write (see :func:`hudi_layout.format.schema_evolution.evolve_schema`)
     schema: pa.Schema
+    #: this write changes the schema of an existing table (a new column, a widened type)
+    evolves: bool = False
 
 
 def _write_operation(opts: Mapping[str, str], overwrite: bool, *, datasource: bool = False) -> WriteOperation:
@@ -465,7 +470,8 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
     # columns, safe widenings) and every other change is refused naming the column
     schema = df_schema if table_schema is None else evolve_schema(table_schema, df_schema,
                                                                   table_name=props.table_name).schema
-    return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema)
+    return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema,
+                      evolves=table_schema is not None and schema != table_schema)
 
 
 def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -133,16 +133,18 @@ def random_value(rng: random.Random, kind: str) -> Any:
 
 #: kinds a column added by schema evolution may have (every kind of the fixed columns)
 ADDED_KINDS = tuple(ARROW_TYPES)
+#: the widenings schema evolution may apply to the fixed columns (column: its new kind)
+WIDENINGS = {"i": "long", "f": "double"}
 
 
-def random_rows(rng: random.Random, first_id: int, n: int,
-                added: Sequence[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+def random_rows(rng: random.Random, first_id: int, n: int, added: Sequence[tuple[str, str]] = (),
+                widened: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """``n`` rows with ids ``first_id ..``; every non-key column may be NULL. ``added``: (name, kind) of the
-    columns schema evolution added, after the fixed ones."""
+    columns schema evolution added, after the fixed ones; ``widened``: fixed columns' new kinds."""
     rows = []
     for k in range(n):
         row: dict[str, Any] = {"id": first_id + k}
-        for name, kind in COLUMNS[1:]:
+        for name, kind in _kinds(widened)[1:]:
             if name == "part":
                 row[name] = _maybe_null(rng, rng.choice(PARTITIONS), 0.05)
             else:
@@ -153,9 +155,17 @@ def random_rows(rng: random.Random, first_id: int, n: int,
     return rows
 
 
-def rows_to_arrow(rows: list[dict[str, Any]], added: Sequence[tuple[str, str]] = ()) -> pa.Table:
-    """The rows with the fixed columns and then ``added`` (a row without an added column has NULL there)."""
-    schema = pa.schema([*ARROW_SCHEMA, *(pa.field(n, ARROW_TYPES[k]) for n, k in added)]) if added else ARROW_SCHEMA
+def _kinds(widened: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+    return tuple((n, (widened or {}).get(n, k)) for n, k in COLUMNS)
+
+
+def rows_to_arrow(rows: list[dict[str, Any]], added: Sequence[tuple[str, str]] = (),
+                  widened: Mapping[str, str] | None = None) -> pa.Table:
+    """The rows with the fixed columns (``widened``: their new kinds) and then ``added`` (a row without an
+    added column has NULL there)."""
+    if not added and not widened:
+        return pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+    schema = pa.schema([pa.field(n, ARROW_TYPES[k]) for n, k in (*_kinds(widened), *added)])
     return pa.Table.from_pylist(rows, schema=schema)
 
 
@@ -268,5 +278,5 @@ class PredicateGenerator:
         return pred
 
 
-def all_columns(added: Sequence[tuple[str, str]] = ()) -> list[Col]:
-    return [Col(n, k) for n, k in (*COLUMNS, *added)]
+def all_columns(added: Sequence[tuple[str, str]] = (), widened: Mapping[str, str] | None = None) -> list[Col]:
+    return [Col(n, k) for n, k in (*_kinds(widened), *added)]

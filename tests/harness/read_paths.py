@@ -38,7 +38,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .generate import ADDED_KINDS, KIND, PredicateGenerator, all_columns, random_rows, rows_to_arrow
+from .generate import ADDED_KINDS, KIND, WIDENINGS, PredicateGenerator, all_columns, random_rows, rows_to_arrow
 from .model import Instant, TableModel, completed_instants
 from .spark_semantics import Pred, columns_of, evaluate, micros, to_column, to_sql, to_tuples
 
@@ -179,8 +179,9 @@ class LoadedFrame:
     label: str
     #: a clean deleted files since it was loaded: its snapshot may be refused
     cleaned_since: bool = False
-    #: the table's columns when it was loaded (a column added later is not in its schema)
-    columns: frozenset[str] = frozenset(KIND)
+    #: the table's columns and their kinds when it was loaded (a column added or widened later is not so in
+    #: its schema)
+    kinds: Mapping[str, str] = field(default_factory=lambda: dict(KIND))
 
 
 class ReadPathsHarness:
@@ -215,9 +216,10 @@ class ReadPathsHarness:
         #: versions before this instant may be refused (a clean deleted files they need)
         self.readable_from = ""
         self.refusals = 0
-        #: (name, kind) of the columns schema evolution added, in order; the SQL tables' columns
+        #: (name, kind) of the columns schema evolution added, in order; fixed columns it widened (their new
+        #: kinds). The SQL tables follow both: ``hudi_layout.write`` updates their catalog schema.
         self.added: list[tuple[str, str]] = []
-        self.sql_columns: frozenset[str] = frozenset(KIND)
+        self.widened: dict[str, str] = {}
 
     # ------------------------------------------------------------------ changing the table
 
@@ -234,9 +236,9 @@ class ReadPathsHarness:
         import hudi_layout as hl
 
         n = self.rng.choice([0, 1, 7, 40, 120, 250]) if n is None else n
-        rows = random_rows(self.rng, self.next_id, n, self.added)
+        rows = random_rows(self.rng, self.next_id, n, self.added, self.widened)
         self.next_id += n
-        df = self.spark.createDataFrame(rows_to_arrow(rows, self.added)).repartition(self.rng.randint(1, 3))
+        df = self._data_frame(rows)
         before = self._known()
         hl.write(df, self.path, self.opts, mode=mode)
         inst = self._new_instant(before)
@@ -264,11 +266,11 @@ class ReadPathsHarness:
             return
         chosen = self.rng.sample(current, self.rng.randint(1, min(30, len(current))))
         rows = [{**fresh, "id": old["id"], "part": old["part"]}
-                for fresh, old in zip(random_rows(self.rng, 0, len(chosen), self.added), chosen)]
+                for fresh, old in zip(random_rows(self.rng, 0, len(chosen), self.added, self.widened), chosen)]
         n_new = self.rng.choice([0, 0, 3, 20])
-        rows += random_rows(self.rng, self.next_id, n_new, self.added)
+        rows += random_rows(self.rng, self.next_id, n_new, self.added, self.widened)
         self.next_id += n_new
-        df = self.spark.createDataFrame(rows_to_arrow(rows, self.added)).repartition(self.rng.randint(1, 3))
+        df = self._data_frame(rows)
         inst = self._commit(df, "upsert")
         self.model.upsert(inst, rows)
         self.log.append(f"upsert {len(chosen)} stored + {n_new} new ids -> {inst.requested}")
@@ -279,7 +281,7 @@ class ReadPathsHarness:
         if not current:
             return
         chosen = self.rng.sample(current, self.rng.randint(1, max(1, min(40, len(current) // 3))))
-        keys = rows_to_arrow([{k: v for k, v in r.items() if k in KIND} for r in chosen])
+        keys = rows_to_arrow([{k: v for k, v in r.items() if k in KIND} for r in chosen], widened=self.widened)
         inst = self._commit(self.spark.createDataFrame(keys), "delete")
         self.model.delete(inst, [r["id"] for r in chosen])
         self.log.append(f"delete {len(chosen)} ids -> {inst.requested}")
@@ -320,7 +322,7 @@ class ReadPathsHarness:
         workload = None
         if strategy == "qdtree":  # the tree's cuts come from predicates like the ones the harness asks
             gen = self._generator()
-            on = [c for c in all_columns(self.added) if c.name in columns]
+            on = [c for c in all_columns(self.added, self.widened) if c.name in columns]
             workload = [to_sql(gen.predicate(on, depth=self.rng.randint(1, 2))) for _ in range(self.rng.randint(2, 6))]
             if self.rng.random() < 0.5:  # one-file cells: shapes in the cut search, cells keyed by one column
                 opts["hudi_layout.layout.qdtree.leaf.cells"] = "true"
@@ -347,10 +349,10 @@ class ReadPathsHarness:
         import hudi_layout as hl
 
         n = self.rng.choice([5, 60])
-        rows = random_rows(self.rng, self.next_id, n, self.added)
+        rows = random_rows(self.rng, self.next_id, n, self.added, self.widened)
         self.next_id += n
         before = self._known()
-        hl.write(self.spark.createDataFrame(rows_to_arrow(rows, self.added)), self.path, self.opts)
+        hl.write(self.spark.createDataFrame(rows_to_arrow(rows, self.added, self.widened)), self.path, self.opts)
         inst = self._new_instant(before)
         assert inst is not None and inst.completed is not None
         tdir = Path(self.path) / ".hoodie" / "timeline"
@@ -364,20 +366,42 @@ class ReadPathsHarness:
         self._after_change(reload_frames=False)
 
     def evolve(self) -> None:
-        """Schema evolution: a new nullable column of a random kind, brought by the next append or upsert
-        (rows written before read it as NULL; at most three per table)."""
-        if len(self.added) >= 3 or not self.model.current:
+        """Schema evolution brought by an append or an upsert: a new nullable column of a random kind (rows
+        written before read it as NULL; at most three per table) or a widening of a fixed column (int -> long,
+        float -> double: stored values read as they were)."""
+        if not self.model.current:
             return
-        name, kind = f"e{len(self.added) + 1}", self.rng.choice(ADDED_KINDS)
-        self.added.append((name, kind))
-        self.log.append(f"evolve: add column {name} {kind}")
+        left = [c for c in WIDENINGS if c not in self.widened]
+        if left and (len(self.added) >= 3 or self.rng.random() < 0.35):
+            col = self.rng.choice(left)
+            self.widened[col] = WIDENINGS[col]
+            self.log.append(f"evolve: widen {col} {KIND[col]} -> {WIDENINGS[col]}")
+        elif len(self.added) < 3:
+            name, kind = f"e{len(self.added) + 1}", self.rng.choice(ADDED_KINDS)
+            self.added.append((name, kind))
+            self.log.append(f"evolve: add column {name} {kind}")
+        else:
+            return
         if self.rng.random() < 0.5:
             self.upsert()
         else:
             self.write("append", n=self.rng.choice([1, 7, 40]))
 
+    def _data_frame(self, rows: list[dict[str, Any]]) -> Any:
+        """The rows in the table's current schema, as a Spark DataFrame of 1-3 partitions."""
+        arrow = rows_to_arrow(rows, self.added, self.widened)
+        return self.spark.createDataFrame(arrow).repartition(self.rng.randint(1, 3))
+
     def _data_columns(self) -> list[str]:
         return DATA_COLUMNS + [n for n, _ in self.added]
+
+    def _kinds(self) -> dict[str, str]:
+        return {c.name: c.kind for c in all_columns(self.added, self.widened)}
+
+    def _knows(self, kinds: Mapping[str, str], pred: Pred | None) -> bool:
+        """Does a schema with ``kinds`` have every column ``pred`` asks about, with its current kind?"""
+        now = self._kinds()
+        return pred is None or all(kinds.get(c) == now[c] for c in columns_of(pred))
 
     def _after_change(self, reload_frames: bool = True) -> None:
         if not self.sql_tables and self.model.snapshots:
@@ -391,21 +415,11 @@ class ReadPathsHarness:
         """Load the data source now; keep at most two loaded DataFrames (and a temp view on the newest)."""
         frame = self.spark.read.format("hudi_layout").load(self.path)
         self.frames.append(LoadedFrame(frame, self.model.current, f"loaded after step {len(self.log)}",
-                                       columns=frozenset(self._data_columns())))
+                                       kinds=self._kinds()))
         self.frames = self.frames[-2:]
         frame.createOrReplaceTempView(self.view)
 
-    def _recreate_sql_tables(self) -> None:
-        """A SQL table keeps the schema of its creation: after a column was added, a user drops and creates
-        it again to query the new column (docs/schema-evolution.md)."""
-        for t in self.sql_tables:
-            self.spark.sql(f"DROP TABLE IF EXISTS {t}")
-        self.sql_tables = []
-        self._create_sql_tables()
-        self.log.append("SQL tables created again (a column was added)")
-
     def _create_sql_tables(self) -> None:
-        self.sql_columns = frozenset(self._data_columns())
         a, b = f"hs_{self.uid}_opts", f"hs_{self.uid}_loc"
         self.spark.sql(f"CREATE TABLE {a} USING hudi_layout OPTIONS (path '{self.path}')")
         self.sql_tables.append(a)
@@ -453,7 +467,7 @@ class ReadPathsHarness:
         if r < 0.08:
             return None
         gen = self._generator()
-        cols = all_columns(self.added)
+        cols = all_columns(self.added, self.widened)
         return gen.conjunction(cols) if r < 0.3 else gen.predicate(cols)
 
     def query(self, pred: Pred | None = None, *, random_pred: bool = True) -> None:
@@ -507,8 +521,8 @@ class ReadPathsHarness:
         for lf in self.frames:
             want = ids_of(_matching(pred, lf.rows))
             frame, at, ok = lf.frame, f"{q} [DataFrame {lf.label}]", lf.cleaned_since
-            if pred is not None and not columns_of(pred) <= lf.columns:
-                pass  # a column added after the frame was loaded is not in its schema: Spark refuses the name
+            if not self._knows(lf.kinds, pred):
+                pass  # a column added (or widened) after the frame was loaded is not so in its schema
             elif pred is None:
                 self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()],
                           refusal_ok=ok)
@@ -519,7 +533,7 @@ class ReadPathsHarness:
                           refusal_ok=ok)
             self._ask("data source count() after a query", f"no filter [DataFrame {lf.label}]",
                       [0] * len(lf.rows), lambda frame=frame: [0] * frame.count(), refusal_ok=ok)
-        if self.frames and (pred is None or columns_of(pred) <= self.frames[-1].columns):
+        if self.frames and self._knows(self.frames[-1].kinds, pred):
             lf = self.frames[-1]
             want = ids_of(_matching(pred, lf.rows))
             where = f" WHERE {to_sql(pred)}" if pred is not None else ""
@@ -531,8 +545,6 @@ class ReadPathsHarness:
         """One of the two SQL tables (alternating), and every other time both references in one statement."""
         if not self.sql_tables:
             return
-        if pred is not None and not columns_of(pred) <= self.sql_columns:
-            self._recreate_sql_tables()
         where = f" WHERE {sql}" if sql else ""
         t = self.sql_tables[self.queries % len(self.sql_tables)]
         kind = "OPTIONS (path)" if t.endswith("_opts") else "LOCATION"
