@@ -886,10 +886,17 @@ def query_shapes(boxes: WorkloadBoxes, sample_codes: Sequence[np.ndarray]) -> tu
     return tuple(out)
 
 
+def _files_per_cell(tree: QdTree, output_files: int, max_leaves: int) -> float:
+    """Files a cell of :func:`fill_leaves` holds: one, unless ``max_leaves`` leaves no room for a cell per
+    output file beside the tree's own leaves."""
+    room = max(1, int(max_leaves) - tree.num_leaves)
+    return max(1.0, output_files / room)
+
+
 def cells_of_one_file(tree: QdTree, output_files: int, max_leaves: int = MAX_LEAVES) -> bool:
     """Does :func:`fill_leaves` cut ``tree`` into cells of about one file each (its shapes recorded, and
     room under ``max_leaves`` for a cell per output file)?"""
-    return bool(tree.shapes) and 2 <= output_files <= int(max_leaves) - tree.num_leaves
+    return bool(tree.shapes) and output_files >= 2 and _files_per_cell(tree, output_files, max_leaves) == 1.0
 
 
 def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: int,
@@ -921,9 +928,7 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
     m = matrix.shape[1]
     if m == 0:
         return tree
-    room = max(1, int(max_leaves) - tree.num_leaves)
-    cell_files = max(1.0, output_files / room)
-    rows_per_cell = cell_files * m / output_files
+    rows_per_cell = _files_per_cell(tree, output_files, max_leaves) * m / output_files
     shapes = np.array(tree.shapes, np.float64)
     weight, shares = shapes[:, 0], shapes[:, 1:]
     ordered = [np.sort(matrix[j]) for j in range(k)]
