@@ -1,5 +1,5 @@
-"""Differential test of schema evolution in a live table: random sequences of inserts that add a column or widen
-``v`` (int -> long), upserts and deletes of keys stored in files of every age, and clusterings, against a
+"""Differential test of schema evolution in a live table: random sequences of inserts or upserts that add a column
+or widen ``v`` (int -> long), upserts and deletes of keys stored in files of every age, and clusterings, against a
 plain-Python model. After every step hudi-rs (its batches conformed to the table schema) and
 ``hudi_layout.read`` return exactly the model's rows, and a predicate on the newest column returns the model's
 matches (files written before a column existed have no statistics for it and must never be skipped). At the
@@ -72,17 +72,25 @@ class EvolvingTable:
             self.next_id += 1
         return out
 
+    def evolving_batch(self, n: int) -> tuple[list[dict[str, Any]], str]:
+        """Rows in the new schema and the operation that brings it: an insert of ``n`` new rows, or (half the
+        time, session 12) an upsert of a few stored keys and up to four new ones."""
+        if self.rows and self.rng.random() < 0.5:
+            keys = self.rng.sample(sorted(self.rows), min(len(self.rows), self.rng.randint(1, 6)))
+            return [self.record(k, self.rows[k]["p"]) for k in keys] + self.fresh(self.rng.randint(0, 4)), "upsert"
+        return self.fresh(n), "insert"
+
     def step(self, op: str) -> None:
         rng = self.rng
         if op == "add_column" or not self.rows:
             if self.rows:
                 self.types[f"c{len(self.types)}"] = pa.string()
-            batch = self.fresh(rng.randint(3, 15))
-            self.write(batch, "insert")
+            batch, how = self.evolving_batch(rng.randint(3, 15))
+            self.write(batch, how)
         elif op == "widen":
             self.types["v"] = pa.int64()
-            batch = self.fresh(rng.randint(1, 6))
-            self.write(batch, "insert")
+            batch, how = self.evolving_batch(rng.randint(1, 6))
+            self.write(batch, how)
         elif op == "upsert":
             keys = rng.sample(sorted(self.rows), min(len(self.rows), rng.randint(1, 8)))
             batch = [self.record(k, self.rows[k]["p"]) for k in keys] + self.fresh(rng.randint(0, 3))
