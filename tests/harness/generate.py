@@ -133,8 +133,8 @@ def random_value(rng: random.Random, kind: str) -> Any:
 
 #: kinds a column added by schema evolution may have (every kind of the fixed columns)
 ADDED_KINDS = tuple(ARROW_TYPES)
-#: the widenings schema evolution may apply to the fixed columns (column: its new kind)
-WIDENINGS = {"i": "long", "f": "double"}
+#: the widenings schema evolution may apply to the fixed columns (column: the kinds it may become)
+WIDENINGS = {"i": ("long", "double"), "f": ("double",)}
 
 
 def random_rows(rng: random.Random, first_id: int, n: int, added: Sequence[tuple[str, str]] = (),

@@ -374,8 +374,12 @@ class ReadPathsHarness:
         left = [c for c in WIDENINGS if c not in self.widened]
         if left and (len(self.added) >= 3 or self.rng.random() < 0.35):
             col = self.rng.choice(left)
-            self.widened[col] = WIDENINGS[col]
-            self.log.append(f"evolve: widen {col} {KIND[col]} -> {WIDENINGS[col]}")
+            kind = self.rng.choice(WIDENINGS[col])
+            self.widened[col] = kind
+            if kind == "double":  # every version now reads the stored values as doubles
+                self.model.snapshots = [(inst, tuple({**r, col: float(r[col])} if isinstance(r.get(col), int) else r
+                                                     for r in rows)) for inst, rows in self.model.snapshots]
+            self.log.append(f"evolve: widen {col} {KIND[col]} -> {kind}")
         elif len(self.added) < 3:
             name, kind = f"e{len(self.added) + 1}", self.rng.choice(ADDED_KINDS)
             self.added.append((name, kind))
