@@ -122,7 +122,7 @@ class _Reader:
         return b
 
     def varint(self) -> int:
-        out, self.pos = read_uvarint(self.buf, self.pos, what="thrift varint", error=ThriftDecodeError)
+        out, self.pos = _varint_at(self.buf, self.pos)
         if self.pos > self.end:
             raise ThriftDecodeError("truncated varint")
         return out
@@ -224,8 +224,9 @@ def _varint_at(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
 
 
 def _skip(buf: bytes | memoryview, pos: int, t: int, depth: int) -> int:
-    """The position after a value of type ``t`` at ``pos`` (hot: a footer skips hundreds of values, so varints
-    and field headers are read inline). Raises IndexError past the buffer's end."""
+    """The position after a value of type ``t`` at ``pos`` (hot: a footer skips hundreds of values, so integers
+    and field headers are stepped over inline; lengths go through :func:`_varint_at`). Raises IndexError, or
+    ThriftDecodeError for a truncated length, past the buffer's end."""
     if t == I32 or t == I64 or t == I16:
         while buf[pos] & 0x80:
             pos += 1

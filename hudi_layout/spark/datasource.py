@@ -280,9 +280,6 @@ class HudiLayoutDataSource(DataSource):
                 "or LOCATION '...'")
         return path
 
-    def _include_meta(self, options: Mapping[str, str]) -> bool:
-        return str(options.get(INCLUDE_META_OPTION, "false")).lower() == "true"
-
     @_one_line_errors
     def schema(self) -> Any:
         path = self._path()
@@ -290,7 +287,7 @@ class HudiLayoutDataSource(DataSource):
         query = ReadQuery.from_options(read_options)
         table = HudiTable(path)
         require(table.properties, Action.READ, query_type=query.query_type)  # one clear error at load()
-        include_meta = self._include_meta(self.options)
+        include_meta = _wants_meta_columns(self.options)
         schema = spark_schema(table, include_meta=include_meta)
         if schema is None:
             raise InvalidArgumentError(f"{path}: the table has no schema the data source can read",
@@ -309,8 +306,9 @@ class HudiLayoutDataSource(DataSource):
             if stored is None:
                 return HudiLayoutReader(self._path(), schema, ReadQuery(), False)  # raises "needs a path"
             path, read_options = stored["path"], dict(stored.get("options") or {})
-            pinned = _latest_completion(path)
-            _require_catalog_types(schema, path, str(read_options.get(INCLUDE_META_OPTION, "false")).lower() == "true")
+            table = HudiTable(path)  # one load of the timeline for the pin and the catalog check
+            pinned: str | None = _pinned_completion(table)
+            _require_catalog_types(schema, table, path, _wants_meta_columns(read_options))
         else:
             pinned = self.pinned
         read_options.pop(INCLUDE_META_OPTION, None)
@@ -331,12 +329,12 @@ class HudiLayoutDataSource(DataSource):
                                 schema, overwrite)
 
 
-def _require_catalog_types(catalog: Any, path: str, include_meta: bool) -> None:
+def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_meta: bool) -> None:
     """A SQL table reads the table's latest commit with the schema the catalog stored when it was created. A
     column added since is simply not in it, but a column whose type was widened since (int -> long, float ->
     double, ...) would have to be narrowed back, which fails on values beyond the old type in the workers:
     refuse the query with one line that names the column and the way out (docs/schema-evolution.md)."""
-    current = spark_schema(HudiTable(path), include_meta=include_meta)
+    current = spark_schema(table, include_meta=include_meta)
     if current is None:
         return
     now = {f.name: f.dataType for f in current.fields}
@@ -350,6 +348,11 @@ def _require_catalog_types(catalog: Any, path: str, include_meta: bool) -> None:
                      f"USING hudi_layout LOCATION '{path}'")
 
 
+def _wants_meta_columns(options: Mapping[str, Any]) -> bool:
+    """Whether data source or stored SQL-table options ask for the meta columns (``includeMetaColumns``)."""
+    return str(options.get(INCLUDE_META_OPTION, "false")).lower() == "true"
+
+
 def _read_options(options: Mapping[str, str]) -> dict[str, str]:
     """The Hudi read options among a data source's options (Spark's own keys, such as ``path``, left out)."""
     return {k: v for k, v in options.items() if cfg.is_governed(k) or k == INCLUDE_META_OPTION}
@@ -361,10 +364,15 @@ def _latest_completion(path: str | None) -> str | None:
     if not path:
         return None
     try:
-        timeline = HudiTable(path).timeline
+        table = HudiTable(path)
     except (NotAHudiTableError, OSError):
         return None
-    times = [completed_at(i) for i in timeline.completed().commits_and_replaces()]
+    return _pinned_completion(table)
+
+
+def _pinned_completion(table: HudiTable) -> str:
+    """The completion time of ``table``'s last completed instant, or ``EARLIEST`` without one."""
+    times = [completed_at(i) for i in table.timeline.completed().commits_and_replaces()]
     return max(times) if times else cfg.EARLIEST
 
 
@@ -420,8 +428,7 @@ def _sync_sql_tables(spark: Any, path: str) -> list[str]:
             stored = _table_metadata(old)
             if stored is None or _local_path(str(stored.get("path", ""))) != target:
                 continue
-            include_meta = str((stored.get("options") or {}).get(INCLUDE_META_OPTION, "false")).lower() == "true"
-            current = spark_schema(table, include_meta=include_meta)
+            current = spark_schema(table, include_meta=_wants_meta_columns(stored.get("options") or {}))
             if current is None:
                 continue
             new = _with_table_metadata(current, stored)
