@@ -42,7 +42,6 @@ from .generate import ADDED_KINDS, KIND, WIDENINGS, PredicateGenerator, all_colu
 from .model import Instant, TableModel, completed_instants
 from .spark_semantics import Pred, columns_of, evaluate, micros, to_column, to_sql, to_tuples
 
-DATA_COLUMNS = list(KIND)
 CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
 #: ``qdtree`` clusters with a workload drawn from the harness's own predicate generator (its queries then ask
 #: about the very columns and constants the tree cut on, and about others)
@@ -352,7 +351,7 @@ class ReadPathsHarness:
         rows = random_rows(self.rng, self.next_id, n, self.added, self.widened)
         self.next_id += n
         before = self._known()
-        hl.write(self.spark.createDataFrame(rows_to_arrow(rows, self.added, self.widened)), self.path, self.opts)
+        hl.write(self.spark.createDataFrame(self._arrow(rows)), self.path, self.opts)
         inst = self._new_instant(before)
         assert inst is not None and inst.completed is not None
         tdir = Path(self.path) / ".hoodie" / "timeline"
@@ -367,8 +366,8 @@ class ReadPathsHarness:
 
     def evolve(self) -> None:
         """Schema evolution brought by an append or an upsert: a new nullable column of a random kind (rows
-        written before read it as NULL; at most three per table) or a widening of a fixed column (int -> long,
-        float -> double: stored values read as they were)."""
+        written before read it as NULL; at most three per table) or a widening of a fixed column (int -> long or
+        double, float -> double: stored values read as they were)."""
         if not self.model.current:
             return
         left = [c for c in WIDENINGS if c not in self.widened]
@@ -391,13 +390,16 @@ class ReadPathsHarness:
         else:
             self.write("append", n=self.rng.choice([1, 7, 40]))
 
+    def _arrow(self, rows: list[dict[str, Any]]) -> Any:
+        """The rows in the table's current schema (added columns, widened kinds), as Arrow."""
+        return rows_to_arrow(rows, self.added, self.widened)
+
     def _data_frame(self, rows: list[dict[str, Any]]) -> Any:
         """The rows in the table's current schema, as a Spark DataFrame of 1-3 partitions."""
-        arrow = rows_to_arrow(rows, self.added, self.widened)
-        return self.spark.createDataFrame(arrow).repartition(self.rng.randint(1, 3))
+        return self.spark.createDataFrame(self._arrow(rows)).repartition(self.rng.randint(1, 3))
 
     def _data_columns(self) -> list[str]:
-        return DATA_COLUMNS + [n for n, _ in self.added]
+        return list(self._kinds())
 
     def _kinds(self) -> dict[str, str]:
         return {c.name: c.kind for c in all_columns(self.added, self.widened)}
