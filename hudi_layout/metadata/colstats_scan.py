@@ -11,8 +11,10 @@ Only plain cells are handled (KEY_VALUE_VERSION 1 with a zero mvcc byte, no tags
 
 from __future__ import annotations
 
+import os
 import struct
 from bisect import bisect_left
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +28,8 @@ _II = struct.Struct(">II")
 
 @dataclass
 class CellRanges:
-    """Cells of one or more HFiles: ``buf`` holds decompressed block bodies back to back."""
+    """Cells of one or more HFiles: ``buf`` holds decompressed block bodies back to back and ends with
+    ``PAD`` zero bytes."""
 
     buf: bytes
     row_pos: np.ndarray
@@ -78,11 +81,39 @@ def _uniform_key_cell_starts(body: bytes) -> np.ndarray | None:
     return cand
 
 
+#: Trailing zero bytes after the joined bodies, so vectorised readers may look a few bytes past a cell's end
+#: (a varint's continuation test, a fixed-width gather) without a bounds check; :func:`colstats_vec.decode_at`
+#: relies on it when told the buffer is padded.
+PAD = 16
+
+_BLOCK_POOL: ThreadPoolExecutor | None = None
+
+
+def _block_pool() -> ThreadPoolExecutor:
+    """Threads for block inflation: zlib and crc32c release the GIL, so on a multi-core driver the blocks of
+    one scan inflate side by side (the column-stats load is mostly inflation once the page cache is cold)."""
+    global _BLOCK_POOL
+    if _BLOCK_POOL is None:
+        _BLOCK_POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1),
+                                         thread_name_prefix="hfile-inflate")
+    return _BLOCK_POOL
+
+
+def _inflate(reader: HFileReader, data: bytes, offset: int) -> tuple[bytes, np.ndarray | None] | None:
+    """One data block's body and, when its keys are uniform, its cell starts (None: not a data block)."""
+    header = blk.read_header(data, offset, name=reader.name)
+    if header.magic != blk.DATA:
+        return None
+    body = blk.read_block(data, header, reader.trailer.compression_codec, name=reader.name)
+    return body, _uniform_key_cell_starts(body)
+
+
 def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes, np.ndarray, np.ndarray,
                                                                           np.ndarray, np.ndarray] | None:
-    """Cells of ``reader`` whose row starts with ``prefix``: (bodies joined, row_pos, row_len, val_pos,
-    val_end). Only the blocks that can hold the prefix are decompressed; the per-cell Python work is one
-    ``unpack_from`` (cell boundaries are inherently sequential), everything else is vectorised."""
+    """Cells of ``reader`` whose row starts with ``prefix``: (bodies joined and followed by ``PAD`` zero
+    bytes, row_pos, row_len, val_pos, val_end). Only the blocks that can hold the prefix are decompressed
+    (on the block pool when there are several); the per-cell Python work is one ``unpack_from`` for blocks
+    whose keys are not uniform, everything else is vectorised."""
     if not _plain_cells(reader):
         return None
     z = np.zeros(0, np.int64)
@@ -93,20 +124,22 @@ def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes,
     upper = prefix_successor(prefix)
     i = max(bisect_left(rows, prefix) - 1, 0)
     j = len(entries) if upper is None else max(bisect_left(rows, upper), i + 1)
-    codec = reader.trailer.compression_codec
+    offsets = [e.offset for e in entries[i:j]]
+    if len(offsets) >= 4:
+        blocks = list(_block_pool().map(lambda off: _inflate(reader, data, off), offsets))
+    else:
+        blocks = [_inflate(reader, data, off) for off in offsets]
     bodies: list[bytes] = []
     starts: list[int] = []
     add = starts.append
     start_arrays: list[np.ndarray] = []
     unpack = _II.unpack_from
     base = 0
-    for e in entries[i:j]:
-        header = blk.read_header(data, e.offset, name=reader.name)
-        if header.magic != blk.DATA:
+    for got in blocks:
+        if got is None:
             return None
-        body = blk.read_block(data, header, codec, name=reader.name)
+        body, fast = got
         end = len(body)
-        fast = _uniform_key_cell_starts(body)
         if fast is not None:
             start_arrays.append(fast + base)
         else:
@@ -119,13 +152,13 @@ def scan_ranges(reader: HFileReader, data: bytes, prefix: bytes) -> tuple[bytes,
                 return None
         bodies.append(body)
         base += end
-    raw = b"".join(bodies)
     if starts:
         start_arrays.append(np.asarray(starts, np.int64))
     if not start_arrays:
-        return raw, z, z, z, z
-    bodies.append(b"\x00" * 16)
-    buf = np.frombuffer(b"".join(bodies), np.uint8)
+        return b"", z, z, z, z
+    bodies.append(b"\x00" * PAD)
+    raw = b"".join(bodies)
+    buf = np.frombuffer(raw, np.uint8)
     cp = np.sort(np.concatenate(start_arrays)) if len(start_arrays) > 1 else start_arrays[0]
     klen = _be(buf, cp, 4)
     vlen = _be(buf, cp + 4, 4)
@@ -173,4 +206,5 @@ def collect(groups: list[list[tuple[HFileReader, bytes]]], prefixes: list[bytes]
         z = np.zeros(0, np.int64)
         return CellRanges(b"", z, z, z, z), False
     cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
-    return CellRanges(b"".join(raws), *cat), multi
+    # every raw ends with PAD zero bytes, so the joined buffer (or the only one) does too
+    return CellRanges(raws[0] if len(raws) == 1 else b"".join(raws), *cat), multi

@@ -192,10 +192,13 @@ def decode_column_stats(values: list[bytes], form: int) -> DecodedStats:
     return decode_at(b"".join(values), pos, pos + lengths, form)
 
 
-def decode_at(raw: bytes, pos: np.ndarray, ends: np.ndarray, form: int) -> DecodedStats:
-    """Like :func:`decode_column_stats` for values located at ``raw[pos[i]:ends[i]]``."""
+def decode_at(raw: bytes, pos: np.ndarray, ends: np.ndarray, form: int, *, padded: bool = False
+              ) -> DecodedStats:
+    """Like :func:`decode_column_stats` for values located at ``raw[pos[i]:ends[i]]``. The decoder reads up
+    to 16 bytes past a record's end; ``padded`` says ``raw`` already ends with that many zero bytes (the
+    column-stats scan's buffers do), which saves copying it."""
     n = int(pos.size)
-    buf = np.frombuffer(raw + b"\x00" * 16, np.uint8)
+    buf = np.frombuffer(raw if padded else raw + b"\x00" * 16, np.uint8)
     for _ in range(5):
         _s, _l, _v, pos = _opt_bytes(buf, pos)
     ln, pos = _varint(buf, pos)  # key
@@ -247,7 +250,10 @@ def decode_at(raw: bytes, pos: np.ndarray, ends: np.ndarray, form: int) -> Decod
     for k in range(int(info_l.max()) if n else 0):
         m = info_l > k
         mat[m, 9 + k] = buf[info_s[m] + k]
-    uniq, first, group = np.unique(mat.view("S32").reshape(n), return_index=True, return_inverse=True)
+    if n and (mat == mat[0]).all():  # one value type for every record (the usual case): no sort needed
+        first, group = np.zeros(1, np.int64), np.zeros(n, np.int64)
+    else:
+        _uniq, first, group = np.unique(mat.view("S32").reshape(n), return_index=True, return_inverse=True)
     keys: list[tuple[int, str | None]] = []
     for i in first:
         text = bytes(buf[info_s[i]:info_s[i] + info_l[i]]).decode("utf-8") if info_v[i] else None

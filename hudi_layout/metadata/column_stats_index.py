@@ -339,11 +339,14 @@ class ColumnStatsIndex:
         part = self._partition_ids(pid.view(f"S{K.PARTITION_ID_LEN}").reshape(-1))
         form = forms.pop()
         assert form is not None  # checked above: one known form
-        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, form)
+        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, form, padded=S.PAD >= 16)
         return self._build(d, part)
 
     def _partition_ids(self, pid: np.ndarray) -> pa.Array:
-        uniq, inv = np.unique(pid, return_inverse=True)
+        if pid.size and (pid == pid[0]).all():  # one partition (or none): skip the sort of np.unique
+            uniq, inv = pid[:1], np.zeros(pid.size, np.int64)
+        else:
+            uniq, inv = np.unique(pid, return_inverse=True)
         mapping = self._partitions()
         names = pa.array([mapping.get(bytes(u)) for u in uniq], pa.string())
         return names.take(pa.array(inv.astype(np.int64)))
