@@ -44,6 +44,16 @@ def inflate(payload: bytes | bytearray | memoryview, *, wbits: int, what: str, e
                 f"{what}: declares {expected_size} inflated bytes, more than the {limit} this reader accepts",
                 hint="the file is corrupt or hostile; it was not decompressed")
     ceiling = limit if expected_size is None else expected_size
+    if expected_size is not None:
+        # the usual case, one stream of exactly the declared size, in one call and without copies; the output
+        # is capped one byte past the declared size, anything else re-inflates below and fails there
+        d = zlib.decompressobj(wbits)
+        try:
+            whole = d.decompress(payload, expected_size + 1)
+        except zlib.error as exc:
+            raise CorruptFileError(f"{what}: corrupt compressed data: {exc}") from exc
+        if d.eof and len(whole) == expected_size and (wbits != GZIP or not d.unused_data.strip(b"\x00")):
+            return whole
     out = bytearray()
     data = memoryview(payload)
     try:
