@@ -3,8 +3,9 @@
     .venv/bin/python -m bench.soak_read_paths --steps 3000 [--seed 7] [--table-steps 80] [--name soak_read_paths]
 
 Steps are drawn with fixed weights (queries through every entry point, time travel, incremental reads,
-appends, upserts, deletes, overwrites, clusterings with each strategy and method, cleans, killed
-writers, schema evolution); every ``--table-steps`` steps a new table is started. Mismatches are recorded,
+appends (half of them through the data source writer), upserts, deletes, whole-table and partition
+overwrites, partition deletes, clusterings with each strategy and method, cleans, killed writers, schema
+evolution); every ``--table-steps`` steps a new table is started. Mismatches are recorded,
 not fatal, and the run ends with the number of query checks (per entry point) and mismatches (with the
 question and the step log) in ``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
 """
@@ -25,8 +26,8 @@ from tests.harness.read_paths import METHODS, STRATEGIES, Checker, ReadPathsHarn
 
 STEPS: tuple[tuple[str, float], ...] = (
     ("query", 0.38), ("time_travel", 0.11), ("incremental", 0.11), ("append", 0.1), ("upsert", 0.07),
-    ("delete", 0.04), ("overwrite", 0.02), ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04),
-    ("evolve", 0.04),
+    ("delete", 0.04), ("overwrite", 0.02), ("overwrite_partitions", 0.03), ("delete_partition", 0.02),
+    ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04), ("evolve", 0.04),
 )
 
 
@@ -64,6 +65,10 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
                 harness.upsert()
             elif name == "delete":
                 harness.delete()
+            elif name == "overwrite_partitions":
+                harness.overwrite_partitions()
+            elif name == "delete_partition":
+                harness.delete_partition()
             elif name == "clean":
                 harness.clean()
             elif name == "cluster":

@@ -446,8 +446,12 @@ def _unify(built: list[tuple[np.ndarray, pa.Array, pa.Array]]
     else:
         by_size = sorted(set(types), key=lambda t: -sum(b[0].size for b in built if b[1].type == t))
         target = by_size[0]
+        # the wider kinds first (every string casts to binary, not every binary to string); then by name, so
+        # the choice does not depend on set order
         wide_first = sorted(set(types),
-                            key=lambda t: (not pa.types.is_decimal(t), not pa.types.is_floating(t)))
+                            key=lambda t: (not pa.types.is_decimal(t), not pa.types.is_floating(t),
+                                           not pa.types.is_binary(t),
+                                           -t.bit_width if pa.types.is_integer(t) else 0, str(t)))
         for cand in wide_first:
             try:
                 for b in built:

@@ -324,8 +324,9 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
 def _with_table_columns(stored: pa.Table, data_schema: pa.Schema | None) -> pa.Table:
     """``stored`` (a base file's rows) with the table's current data columns (docs/schema-evolution.md): a
     column added to the table after the file was written is appended, all null, and a widened column is cast
-    to its new type, so the incoming records' values for them are merged, not dropped. Other columns stay as
-    stored. ``stored`` itself when nothing differs (or ``data_schema`` is None: a delete's keys-only rows)."""
+    to its new type, so the incoming records' values for them are merged, not dropped (and a delete's rewrite
+    is in the table's schema too). Other columns stay as stored. ``stored`` itself when nothing differs or
+    ``data_schema`` is None."""
     if data_schema is None:
         return stored
     table = stored

@@ -216,15 +216,17 @@ class WriteSession:
             if operation is WriteOperation.DELETE_PARTITION else ()
         keys_only = operation in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION)
         target = df_schema if keys_only else layout.schema
-        # a delete's rows carry only keys; the files it rewrites hold every column of the table
-        stats_schema = layout.schema if keys_only else target
+        # a delete's rows carry only keys; the files it rewrites hold every column of the table, in the table's
+        # current schema (merge._with_table_columns: a file written before an evolution gets the new columns
+        # and types, as an upsert's rewrite does; its statistics are typed by that schema)
+        stats_schema = layout.schema
         spec = WriteSpec(
             base_path=str(base), instant_time="", data_columns=tuple(target.names),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
             copy_unchanged_columns=cfg.MERGE_COPY_UNCHANGED.get(opts),
             stats_columns=stats_columns_for(layout.props, opts, stats_schema), partition_rule=layout.rule,
-            data_schema=None if keys_only else target)
+            data_schema=layout.schema)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
         props = layout.props

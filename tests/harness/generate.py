@@ -40,7 +40,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 KIND = dict(COLUMNS)
 ARROW_TYPES = {"long": pa.int64(), "int": pa.int32(), "double": pa.float64(), "float": pa.float32(),
                "string": pa.string(), "bool": pa.bool_(), "date": pa.date32(),
-               "timestamp": pa.timestamp("us", tz="UTC"), "decimal": pa.decimal128(10, 2)}
+               "timestamp": pa.timestamp("us", tz="UTC"), "decimal": pa.decimal128(10, 2), "binary": pa.binary()}
 ARROW_SCHEMA = pa.schema([pa.field(n, ARROW_TYPES[k]) for n, k in COLUMNS])
 
 LONG_PREFIX = "customer/region=europe-west/segment=enterprise/account-group/" + "x" * 12  # > 64 chars
@@ -89,6 +89,21 @@ def _string(rng: random.Random) -> str:
     return "".join(rng.choice("abcdefghij") for _ in range(rng.randint(1, 8)))
 
 
+def _binary(rng: random.Random) -> bytes:
+    """Bytes with the edges of binary statistics: empty, 0x00 and 0xff runs longer than a truncated bound
+    (0xff has no prefix successor), bytes above 0x7f (unsigned order), ASCII near a long common prefix."""
+    r = rng.random()
+    if r < 0.05:
+        return b""
+    if r < 0.3:
+        return bytes([rng.choice([0x00, 0xFF])]) * rng.choice([1, 3, 66]) + rng.choice([b"", b"\x00", b"\x01", b"\xff"])
+    if r < 0.5:
+        return LONG_PREFIX.encode() + rng.choice([b"", b"a", b"\x80", b"\xff"]) + bytes([rng.randint(0, 255)])
+    if r < 0.7:
+        return bytes(rng.choice([0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF]) for _ in range(rng.randint(1, 4)))
+    return "".join(rng.choice("abcdefghij") for _ in range(rng.randint(1, 8))).encode()
+
+
 def _date(rng: random.Random) -> dt.date:
     if rng.random() < 0.4:
         return dt.date(2020, 1, 1) + dt.timedelta(days=rng.randint(-20, 20))
@@ -122,6 +137,8 @@ def random_value(rng: random.Random, kind: str) -> Any:
         return _string(rng)
     if kind == "bool":
         return rng.random() < 0.5
+    if kind == "binary":
+        return _binary(rng)
     if kind == "date":
         return _date(rng)
     if kind == "timestamp":
@@ -131,10 +148,10 @@ def random_value(rng: random.Random, kind: str) -> Any:
     raise AssertionError(kind)
 
 
-#: kinds a column added by schema evolution may have (every kind of the fixed columns)
+#: kinds a column added by schema evolution may have (every kind of the fixed columns, and binary)
 ADDED_KINDS = tuple(ARROW_TYPES)
 #: the widenings schema evolution may apply to the fixed columns (column: the kinds it may become)
-WIDENINGS = {"i": ("long", "double"), "f": ("double",)}
+WIDENINGS = {"i": ("long", "double"), "f": ("double",), "s": ("binary",)}
 
 
 def random_rows(rng: random.Random, first_id: int, n: int, added: Sequence[tuple[str, str]] = (),
@@ -182,6 +199,7 @@ LITERAL_KINDS = {
     "bool": ("bool",),
     "date": ("date",),
     "timestamp": ("timestamp", "timestamp", "date"),
+    "binary": ("binary",),
 }
 
 

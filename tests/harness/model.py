@@ -1,11 +1,12 @@
 """The rows a table must hold at each instant, maintained by the harness as it changes the table.
 
 The model knows nothing of files: a commit adds rows stamped with its instant time, an upsert replaces the
-rows of its keys (stamped) and adds the others, a delete drops rows, an overwrite replaces every row, a
-clustering keeps the rows *and* their commit times, a crashed writer and a clean change nothing. Instant
-times are learnt from the timeline folder after each step (:func:`completed_instants`), so the model also
-answers time travel (``as of`` a requested time, as hudi-rs defines it) and incremental queries (the commits
-*completed* in ``(begin, end]``, as Hudi 1.x and hudi-rs define them).
+rows of its keys (stamped) and adds the others, a delete drops rows, an overwrite replaces every row (or those
+of some partitions), a partition delete drops a partition's rows, a clustering keeps the rows *and* their
+commit times, a crashed writer and a clean change nothing. Instant times are learnt from the timeline folder
+after each step (:func:`completed_instants`), so the model also answers time travel (``as of`` a requested
+time, as hudi-rs defines it) and incremental queries (the commits *completed* in ``(begin, end]``, as Hudi 1.x
+and hudi-rs define them).
 """
 
 from __future__ import annotations
@@ -74,6 +75,16 @@ class TableModel:
 
     def overwrite(self, instant: Instant, rows: Sequence[Row]) -> None:
         self._add(instant, tuple({**r, COMMIT_TIME: instant.requested} for r in rows))
+
+    def overwrite_partitions(self, instant: Instant, rows: Sequence[Row], partitions: set[Any] | None) -> None:
+        """An ``insert_overwrite``: the rows of ``partitions`` (values of the partition column; None: an
+        unpartitioned table, whose one partition is everything) give way to ``rows``, stamped."""
+        kept = () if partitions is None else tuple(r for r in self.current if r["part"] not in partitions)
+        self._add(instant, kept + tuple({**r, COMMIT_TIME: instant.requested} for r in rows))
+
+    def drop_partitions(self, instant: Instant, partitions: set[Any]) -> None:
+        """A ``delete_partition``: every row of ``partitions`` goes."""
+        self._add(instant, tuple(r for r in self.current if r["part"] not in partitions))
 
     def cluster(self, instant: Instant) -> None:
         """A clustering: same rows, same commit times, a new instant."""

@@ -38,7 +38,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .generate import ADDED_KINDS, KIND, WIDENINGS, PredicateGenerator, all_columns, random_rows, rows_to_arrow
+from .generate import (
+    ADDED_KINDS,
+    KIND,
+    PARTITIONS,
+    WIDENINGS,
+    PredicateGenerator,
+    all_columns,
+    random_rows,
+    rows_to_arrow,
+)
 from .model import Instant, TableModel, completed_instants
 from .spark_semantics import Pred, columns_of, evaluate, micros, to_column, to_sql, to_tuples
 
@@ -219,6 +228,8 @@ class ReadPathsHarness:
         #: kinds). The SQL tables follow both: ``hudi_layout.write`` updates their catalog schema.
         self.added: list[tuple[str, str]] = []
         self.widened: dict[str, str] = {}
+        #: the completed instants before the latest write (to find the one it completed)
+        self._before: set[str] = set()
 
     # ------------------------------------------------------------------ changing the table
 
@@ -231,20 +242,73 @@ class ReadPathsHarness:
     def _known(self) -> set[str]:
         return {i.requested for i in completed_instants(self.path)} if os.path.isdir(self.path) else set()
 
-    def write(self, mode: str = "append", n: int | None = None) -> None:
-        import hudi_layout as hl
-
+    def write(self, mode: str = "append", n: int | None = None, *, evolves: bool = False) -> None:
+        """An append or a whole-table overwrite, through ``hudi_layout.write`` or, for one that does not
+        evolve the schema, half the time through the data source writer (``df.write.format(...)``, whose
+        commit runs in a Python worker: the catalog of SQL tables is not reached from there, so evolutions
+        stay on ``hudi_layout.write``)."""
         n = self.rng.choice([0, 1, 7, 40, 120, 250]) if n is None else n
         rows = random_rows(self.rng, self.next_id, n, self.added, self.widened)
         self.next_id += n
         df = self._data_frame(rows)
-        before = self._known()
-        hl.write(df, self.path, self.opts, mode=mode)
-        inst = self._new_instant(before)
+        via = self._write_df(df, mode, self.opts, datasource=not evolves and self.rng.random() < 0.5)
+        inst = self._new_instant(self._before)
         if inst is None:
             raise HarnessMismatch(f"{mode} of {n} rows completed no instant")
         (self.model.overwrite if mode == "overwrite" else self.model.commit)(inst, rows)
-        self.log.append(f"{mode} {n} rows -> {inst.requested}")
+        self.log.append(f"{mode} {n} rows{via} -> {inst.requested}")
+        self._after_change()
+
+    def _write_df(self, df: Any, mode: str, options: Mapping[str, str], *, datasource: bool) -> str:
+        """Write ``df`` with ``hudi_layout.write`` or the data source writer; remembers the completed instants
+        before it in ``_before``; returns a note for the step log."""
+        import hudi_layout as hl
+
+        self._before = self._known()
+        if datasource:
+            df.write.format("hudi_layout").mode(mode).options(**options).save(self.path)
+            return " (data source)"
+        hl.write(df, self.path, dict(options), mode=mode)
+        return ""
+
+    def overwrite_partitions(self) -> None:
+        """``insert_overwrite``: new rows replace every row of the partitions they fall into (an unpartitioned
+        table is one partition)."""
+        n = self.rng.choice([1, 7, 40])
+        rows = random_rows(self.rng, self.next_id, n, self.added, self.widened)
+        self.next_id += n
+        partitions: set[Any] | None = None
+        if self.partitioned:
+            chosen = self.rng.sample(PARTITIONS, self.rng.randint(1, 2))
+            rows = [{**r, "part": self.rng.choice(chosen)} for r in rows]
+            partitions = {r["part"] for r in rows}
+        options = {**self.opts, OPERATION: "insert_overwrite"}
+        datasource = self.rng.random() < 0.5  # the data source takes insert_overwrite with mode("overwrite")
+        via = self._write_df(self._data_frame(rows), "overwrite" if datasource else "append", options,
+                             datasource=datasource)
+        inst = self._new_instant(self._before)
+        if inst is None:
+            raise HarnessMismatch(f"insert_overwrite of {n} rows completed no instant")
+        self.model.overwrite_partitions(inst, rows, partitions)
+        self.log.append(f"insert_overwrite {n} rows into {sorted(partitions or ['<table>'])}{via} -> {inst.requested}")
+        self._after_change()
+
+    def delete_partition(self) -> None:
+        """``delete_partition`` of one partition holding rows, named by its path
+        (``hoodie.datasource.write.partitions.to.delete``)."""
+        present = sorted({r["part"] for r in self.model.current if r.get("part") is not None})
+        if not self.partitioned or not present:
+            return
+        value = self.rng.choice(present)
+        hive = self.opts.get("hoodie.datasource.write.hive_style_partitioning") == "true"
+        options = {**self.opts, OPERATION: "delete_partition",
+                   "hoodie.datasource.write.partitions.to.delete": f"part={value}" if hive else value}
+        via = self._write_df(self._data_frame([]), "append", options, datasource=self.rng.random() < 0.5)
+        inst = self._new_instant(self._before)
+        if inst is None:
+            raise HarnessMismatch(f"delete_partition {value} completed no instant")
+        self.model.drop_partitions(inst, {value})
+        self.log.append(f"delete_partition {value}{via} -> {inst.requested}")
         self._after_change()
 
     def _commit(self, df: Any, operation: str) -> Instant:
@@ -367,7 +431,7 @@ class ReadPathsHarness:
     def evolve(self) -> None:
         """Schema evolution brought by an append or an upsert: a new nullable column of a random kind (rows
         written before read it as NULL; at most three per table) or a widening of a fixed column (int -> long or
-        double, float -> double: stored values read as they were)."""
+        double, float -> double, string -> binary: stored values read as they were, in the new type)."""
         if not self.model.current:
             return
         left = [c for c in WIDENINGS if c not in self.widened]
@@ -377,6 +441,9 @@ class ReadPathsHarness:
             self.widened[col] = kind
             if kind == "double":  # every version now reads the stored values as doubles
                 self.model.snapshots = [(inst, tuple({**r, col: float(r[col])} if isinstance(r.get(col), int) else r
+                                                     for r in rows)) for inst, rows in self.model.snapshots]
+            if kind == "binary":  # every version now reads the stored strings as their UTF-8 bytes
+                self.model.snapshots = [(inst, tuple({**r, col: r[col].encode()} if isinstance(r.get(col), str) else r
                                                      for r in rows)) for inst, rows in self.model.snapshots]
             self.log.append(f"evolve: widen {col} {KIND[col]} -> {kind}")
         elif len(self.added) < 3:
@@ -388,7 +455,7 @@ class ReadPathsHarness:
         if self.rng.random() < 0.5:
             self.upsert()
         else:
-            self.write("append", n=self.rng.choice([1, 7, 40]))
+            self.write("append", n=self.rng.choice([1, 7, 40]), evolves=True)
 
     def _arrow(self, rows: list[dict[str, Any]]) -> Any:
         """The rows in the table's current schema (added columns, widened kinds), as Arrow."""
@@ -525,14 +592,16 @@ class ReadPathsHarness:
         """Each loaded DataFrame: the filtered question, then the same DataFrame without a filter (a plan made
         for one scan must not leak into the next); a temp view over the newest one."""
         for lf in self.frames:
-            want = ids_of(_matching(pred, lf.rows))
             frame, at, ok = lf.frame, f"{q} [DataFrame {lf.label}]", lf.cleaned_since
             if not self._knows(lf.kinds, pred):
-                pass  # a column added (or widened) after the frame was loaded is not so in its schema
+                pass  # a column added (or widened) after the frame was loaded is not so in its schema (and its
+                # rows hold the old kind's values, which the predicate's literals may not even compare with)
             elif pred is None:
+                want = ids_of(_matching(pred, lf.rows))
                 self._ask("data source", at, want, lambda frame=frame: [r[0] for r in frame.select("id").collect()],
                           refusal_ok=ok)
             else:
+                want = ids_of(_matching(pred, lf.rows))
                 sql = to_sql(pred)
                 self._ask("data source", at, want,
                           lambda frame=frame, sql=sql: [r[0] for r in frame.where(sql).select("id").collect()],

@@ -17,7 +17,8 @@ Spark's rules implemented here:
   round-to-nearest long -> double); a float column against a double literal is widened exactly; a float
   column against an integer literal narrows the integer to float (Spark's int -> float cast);
 * strings compare by UTF-8 bytes (the same order as Python's code-point order); ``LIKE 'p%'`` is a prefix
-  test; booleans order FALSE < TRUE; dates by day; timestamps by UTC microsecond;
+  test; booleans order FALSE < TRUE; dates by day; timestamps by UTC microsecond; binary values by unsigned
+  bytes, a shorter value before every longer one it begins (Python's ``bytes`` order);
 * an integral column compared (``<``, ``<=``, ``>``, ``>=``) with a decimal literal beyond the 64-bit range is a
   constant TRUE or FALSE, even for NULL values (Spark's analyzer folds it; found by the soak in session 10).
 """
@@ -37,11 +38,11 @@ Truth = bool | None
 
 INTEGRAL = ("int", "long")
 FLOATING = ("float", "double")
-KINDS = ("int", "long", "double", "float", "decimal", "string", "bool", "date", "timestamp")
+KINDS = ("int", "long", "double", "float", "decimal", "string", "bool", "date", "timestamp", "binary")
 
 #: Spark SQL type names of the kinds (for CAST(NULL AS ...) and Column casts)
 SQL_TYPE = {"int": "INT", "long": "BIGINT", "double": "DOUBLE", "float": "FLOAT", "decimal": "DECIMAL(10,2)",
-            "string": "STRING", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP"}
+            "string": "STRING", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "binary": "BINARY"}
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -322,6 +323,8 @@ def lit_sql(lit: Lit) -> str:
     if k == "timestamp":
         utc = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
         return f"TIMESTAMP'{utc.isoformat(sep=' ')}'"
+    if k == "binary":
+        return f"X'{v.hex().upper()}'"
     raise AssertionError(k)
 
 
@@ -371,6 +374,8 @@ def _lit_column(lit: Lit) -> Any:
         return F.lit(v)
     if k == "timestamp":
         return F.lit(v.astimezone(dt.timezone.utc))
+    if k == "binary":
+        return F.lit(bytearray(v))
     return F.lit(v)
 
 
@@ -414,7 +419,8 @@ def _tuple_value(lit: Lit, col_kind: str) -> tuple[bool, Any]:
         return False, None
     same = {("int", "int"), ("long", "long"), ("long", "int"), ("int", "long"), ("double", "double"),
             ("decimal", "decimal"), ("string", "string"), ("bool", "bool"), ("date", "date"),
-            ("timestamp", "timestamp"), ("double", "int"), ("decimal", "int"), ("float", "double")}
+            ("timestamp", "timestamp"), ("double", "int"), ("decimal", "int"), ("float", "double"),
+            ("binary", "binary")}
     if (col_kind, lit.kind) in same:
         return True, lit.value
     return False, None

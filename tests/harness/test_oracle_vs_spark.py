@@ -42,11 +42,16 @@ def _spark_truths(df, exprs):
     return out
 
 
+#: columns schema evolution may add, so their kinds (binary among them) are checked against Spark too
+ADDED = (("e1", "binary"), ("e2", "binary"))
+
+
 def _predicates(rows, seed):
     rng = random.Random(seed)
     gen = PredicateGenerator(rng, rows)
-    preds = [gen.predicate(all_columns()) for _ in range(N_PREDICATES // 2)]
-    preds += [gen.leaf(all_columns()) for _ in range(N_PREDICATES // 2)]
+    columns = all_columns(ADDED)
+    preds = [gen.predicate(columns) for _ in range(N_PREDICATES // 2)]
+    preds += [gen.leaf(columns) for _ in range(N_PREDICATES // 2)]
     nan, neg_zero = float("nan"), -0.0
     d, f = Col("d", "double"), Col("f", "float")
     preds += [Cmp(">", d, Lit(1e300, "double")), Cmp("=", d, Lit(nan, "double")), Cmp("=", d, Lit(0.0, "double")),
@@ -59,9 +64,9 @@ def _predicates(rows, seed):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_evaluator_agrees_with_uncached_spark(no_pushdown, tmp_path, seed):
     spark = no_pushdown
-    rows = random_rows(random.Random(seed), 0, N_ROWS)
+    rows = random_rows(random.Random(seed), 0, N_ROWS, ADDED)
     path = tmp_path / "rows.parquet"
-    pq.write_table(rows_to_arrow(rows), path)
+    pq.write_table(rows_to_arrow(rows, ADDED), path)
     df = spark.read.parquet(str(path))
     preds = _predicates(rows, seed)
     from pyspark.sql import functions as F

@@ -52,6 +52,14 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
         def overwrite(self) -> None:
             self.h.write("overwrite")
 
+        @rule()
+        def overwrite_partitions(self) -> None:
+            self.h.overwrite_partitions()
+
+        @rule()
+        def delete_partition(self) -> None:
+            self.h.delete_partition()
+
         @rule(strategy=st.sampled_from(STRATEGIES), method=st.sampled_from(METHODS))
         def cluster(self, strategy: str, method: str) -> None:
             self.h.cluster(strategy, method)
