@@ -209,8 +209,12 @@ def encode_v2(value: Any, info: TypeInfo) -> StatValue | None:
         return None
     vt = info.ordinal  # plain int compares equal to the IntEnum members (no enum construction per value)
     if vt == ValueType.STRING:
-        return StatValue("StringWrapper", str(value))
+        if not isinstance(value, str):  # str(bytes) would store its repr: a wrong bound, never a valid one
+            raise _mismatch(value, info)
+        return StatValue("StringWrapper", value)
     if vt == ValueType.LONG or vt == ValueType.INT:
+        if isinstance(value, float):  # int() would truncate a double bound
+            raise _mismatch(value, info)
         return StatValue(_V2_WRAPPER_BY_ORDINAL[vt], int(value))
     wrapper = _V2_WRAPPER_BY_ORDINAL[vt]
     if vt == ValueType.DECIMAL:
@@ -231,7 +235,17 @@ def encode_v2(value: Any, info: TypeInfo) -> StatValue | None:
         return StatValue(wrapper, float(value))
     if vt in (ValueType.STRING, ValueType.UUID):
         return StatValue(wrapper, str(value))
+    if isinstance(value, str):  # bytes(str) raises a bare TypeError deep in a commit
+        raise _mismatch(value, info)
     return StatValue(wrapper, bytes(value))
+
+
+def _mismatch(value: Any, info: TypeInfo) -> TypeError:
+    """A statistic whose Python type does not fit the column's type: the file it describes was written in
+    another schema than the one the commit types its statistics by. Failing the commit is the only safe
+    answer (a bound converted anyway could make readers skip files that hold matching rows)."""
+    return TypeError(f"column_stats value {value!r:.80} ({type(value).__name__}) does not fit the column's type "
+                     f"(Hudi value type {info.ordinal}): the written files disagree on the schema")
 
 
 def encode_v1(value: Any, info: TypeInfo) -> StatValue | None:

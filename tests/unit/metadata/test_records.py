@@ -129,3 +129,15 @@ def test_v9_encodings_follow_spec() -> None:
     assert SV.encode_v1(decimal.Decimal("1.5"), SV.TypeInfo(10, "5,1")).wrapper == "DecimalWrapper"
     assert SV.unscaled_to_bytes(8999) == b"#'" and SV.unscaled_to_bytes(-1) == b"\xff"
     assert SV.unscaled_to_bytes(128) == b"\x00\x80" and SV.unscaled_to_bytes(0) == b"\x00"
+
+
+@pytest.mark.parametrize(("value", "typ"), [(b"x", pa.string()), ("x", pa.binary()), (2.5, pa.int64()),
+                                            (2.5, pa.int32())])
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_statistic_of_another_type_fails_instead_of_being_converted(value, typ, version: int) -> None:
+    """str(b"x") is "b'x'" and int(2.5) is 2: a bound converted that way would let readers skip files that hold
+    matching rows, so a statistic whose Python type does not fit the column's fails the commit."""
+    info = SV.value_type_for_arrow(typ)
+    assert info is not None
+    with pytest.raises(TypeError, match="does not fit the column's type"):
+        SV.encode(value, info, version)
