@@ -7,7 +7,7 @@ float -> double, string <-> bytes (hudi ``AvroSchemaCompatibility``). We accept 
 of the table handles for files written before the change:
 
 * **new columns** -- appended to the table schema as nullable (files written before have none: null);
-* **int -> long, int -> double, float -> double, string <-> binary** -- Spark's parquet reader (vectorised and
+* **int -> long, int -> double, float -> double, string -> binary** -- Spark's parquet reader (vectorised and
   row based) reads old files with the widened type; pyarrow casts them (:func:`conform_batch`);
 * int8 / int16 / int32 are all Avro ``int`` and are written as the table's type.
 
@@ -15,7 +15,11 @@ Refused, each with one error naming the column: dropping a column (the data lack
 narrower type than the table, e.g. int into a long column: Hudi's default, without
 ``hoodie.datasource.write.reconcile.schema``, refuses it too), any other type change, and the promotions Spark
 cannot read back from old files (int -> float, long -> float, long -> double: Spark 4's parquet reader fails on
-them, and they lose precision). Logical types (date, timestamp, decimal) must keep their exact type.
+them, and they lose precision), and binary -> string: the bytes stored before need not be UTF-8, and a string
+that is not (Spark reads such bytes as they are) breaks every reader that decodes text, our statistics and
+merges included. A table another writer evolved binary -> string is still read, as Spark reads it: the stored
+bytes become the string's bytes, unchecked (:func:`widen_array`). Logical types (date, timestamp, decimal) must
+keep their exact type.
 """
 
 from __future__ import annotations
@@ -34,8 +38,7 @@ def _kind(t: pa.DataType) -> str | None:
 
 
 #: (old kind, new kind) pairs every reader reads old files of with the new type
-WIDENINGS = frozenset({("int", "long"), ("int", "double"), ("float", "double"), ("string", "bytes"),
-                       ("bytes", "string")})
+WIDENINGS = frozenset({("int", "long"), ("int", "double"), ("float", "double"), ("string", "bytes")})
 #: Avro promotions Hudi accepts that we refuse (Spark's parquet reader cannot read old files with them)
 UNREADABLE_PROMOTIONS = frozenset({("int", "float"), ("long", "float"), ("long", "double")})
 
@@ -74,7 +77,7 @@ def evolve_schema(table: pa.Schema, data: pa.Schema, *, table_name: str = "",
     evolved meanwhile: columns it lacks and types narrower than the table's are kept as the table has them
     (its files read back with the table's schema like any older file)."""
     where = f"table {table_name!r}" if table_name else "the table"
-    hint = ("new nullable columns and the widenings int->long, int->double, float->double, string<->binary "
+    hint = ("new nullable columns and the widenings int->long, int->double, float->double, string->binary "
             "are accepted; select or cast the data to the table's columns otherwise")
     by_name = {f.name: f for f in data}
     fields: list[pa.Field] = []
@@ -97,6 +100,12 @@ def evolve_schema(table: pa.Schema, data: pa.Schema, *, table_name: str = "",
             fields.append(pa.field(f.name, got.type, nullable=f.nullable or got.nullable))
         elif merging and ((new, old) in WIDENINGS or (new, old) in UNREADABLE_PROMOTIONS):
             fields.append(f)  # the other writer widened it: this write's files read back widened
+        elif (old, new) == ("bytes", "string"):
+            raise SchemaMismatchError(
+                f"column {f.name!r} cannot change from {f.type} to {got.type} in {where}: the bytes stored before "
+                "need not be UTF-8 text, which string readers and statistics require",
+                hint=f"cast {f.name!r} to binary in the data (the table keeps it binary), or rewrite the table "
+                     "with the column as string (mode='overwrite')")
         elif (new, old) in WIDENINGS or (new, old) in UNREADABLE_PROMOTIONS:
             raise SchemaMismatchError(
                 f"column {f.name!r} is {got.type} in the data but {f.type} in {where}: narrowing a column is not "
@@ -127,7 +136,26 @@ def conform_batch(batch: pa.RecordBatch | pa.Table, schema: pa.Schema) -> pa.Rec
             arrays.append(pa.nulls(n, f.type))
             continue
         col = batch.column(f.name)
-        arrays.append(col if col.type == f.type else col.cast(f.type))
+        arrays.append(col if col.type == f.type else widen_array(col, f.type))
     if isinstance(batch, pa.Table):
         return pa.Table.from_arrays(arrays, schema=schema)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def widen_array(values: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """``values`` (a column of a file written before a widening) in the table's ``target`` type. Binary read as
+    string keeps its bytes unchecked, as Spark's parquet reader does (a table another writer evolved binary ->
+    string; our writes refuse that change): pyarrow's cast would fail on bytes that are not UTF-8."""
+    t = values.type
+    reinterpret = ((pa.types.is_binary(t) and pa.types.is_string(target))
+                   or (pa.types.is_large_binary(t) and pa.types.is_large_string(target)))
+    if not reinterpret:
+        return values.cast(target)
+    if isinstance(values, pa.ChunkedArray):
+        return pa.chunked_array([_as_text(c, target) for c in values.chunks], type=target)
+    return _as_text(values, target)
+
+
+def _as_text(values: pa.Array, target: pa.DataType) -> pa.Array:
+    return pa.Array.from_buffers(target, len(values), values.buffers(), null_count=values.null_count,
+                                 offset=values.offset)

@@ -73,7 +73,7 @@ from hudi_layout.errors import (
 )
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
-from hudi_layout.format.schema_evolution import conform_batch
+from hudi_layout.format.schema_evolution import conform_batch, widen_array
 from hudi_layout.options import QueryType, WriteOperation
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
 from hudi_layout.scan.plan import plan_scan
@@ -213,7 +213,7 @@ class HudiLayoutReader(DataSourceReader):
         if isinstance(partition, _SlicePartition):
             for batch in partition.slice.rows(partition.spec).to_batches(max_chunksize=65_536):
                 columns = [batch.column(n) if batch.schema.field(n).type == f.type
-                           else batch.column(n).cast(f.type) for n, f in zip(names, target)]
+                           else widen_array(batch.column(n), f.type) for n, f in zip(names, target)]
                 yield pa.RecordBatch.from_arrays(columns, schema=target)
             return
         paths = partition.paths if hasattr(partition, "paths") else json.loads(partition.value)

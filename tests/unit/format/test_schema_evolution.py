@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_layout.errors import SchemaMismatchError
-from hudi_layout.format.schema_evolution import conform_batch, evolve_schema
+from hudi_layout.format.schema_evolution import conform_batch, evolve_schema, widen_array
 
 TABLE = pa.schema([pa.field("id", pa.string(), nullable=False), ("i", pa.int32()), ("l", pa.int64()),
                    ("f", pa.float32()), ("s", pa.string()), ("d", pa.date32()), ("m", pa.decimal128(10, 2))])
@@ -81,3 +81,21 @@ def test_conform_batch_fills_missing_columns_and_casts() -> None:
     assert got.schema == target
     assert got.to_pydict() == {"i": [1, None], "f": [0.5, 1.5], "new": [None, None]}
     assert conform_batch(pa.Table.from_batches([old]), target).to_pydict() == got.to_pydict()
+
+
+def test_binary_to_string_is_refused_and_read_as_spark_reads_it() -> None:
+    """Our writes refuse binary -> string (stored bytes need not be UTF-8); a table another writer evolved so
+    is read as Spark's parquet reader reads it: the bytes become the string's bytes, unchecked."""
+    binary_table = TABLE.set(TABLE.get_field_index("s"), pa.field("s", pa.binary()))
+    with pytest.raises(SchemaMismatchError, match="need not be UTF-8") as e:
+        evolve_schema(binary_table, TABLE, table_name="t")
+    assert "'s'" in str(e.value) and e.value.hint
+    # string data written while another writer widened string -> binary: the table keeps binary
+    assert evolve_schema(binary_table, TABLE, merging=True).schema.field("s").type == pa.binary()
+    old_file = pa.table({"s": pa.array([b"\xff\x00", None, b"ok"], pa.binary())})
+    got = conform_batch(old_file, pa.schema([("s", pa.string())])).column("s")
+    assert got.type == pa.string() and got.null_count == 1
+    assert pa.Array.from_buffers(pa.binary(), 3, got.chunk(0).buffers()).to_pylist() == [b"\xff\x00", None, b"ok"]
+    sliced = widen_array(pa.array([b"a", b"\xfe", b"bc"], pa.binary()).slice(1), pa.string())
+    assert pa.Array.from_buffers(pa.binary(), 2, sliced.buffers(), offset=sliced.offset).to_pylist() == [b"\xfe",
+                                                                                                       b"bc"]
