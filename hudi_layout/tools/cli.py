@@ -48,10 +48,24 @@ def _spark(args: argparse.Namespace) -> Any:
     from hudi_layout.spark.session import get_spark, quiet_conf
 
     extra = {} if _verbose(args) else quiet_conf()
+    if not _verbose(args):
+        _silence_query_context_loggers()
     started = time.perf_counter()
     spark = get_spark("hudi-layout", master=getattr(args, "master", None), extra_conf=extra)
     args.timings["spark start"] = time.perf_counter() - started
     return spark
+
+
+def _silence_query_context_loggers() -> None:
+    """PySpark logs every failed SQL statement (a typo, a bad literal) with the JVM's whole stack trace as a
+    JSON record before raising; the CLI reports the same error as one line (``error: ...``, exit 2), so those
+    records are switched off unless ``--log-level`` is INFO or DEBUG."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # an older PySpark logs nothing of the kind
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
 
 
 def _verbose(args: argparse.Namespace) -> bool:

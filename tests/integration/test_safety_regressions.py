@@ -149,3 +149,17 @@ def test_missing_table_errors_carry_a_hint_also_through_the_data_source(spark, t
     assert "Traceback" not in str(e.value)
     ours = errors.from_spark_error_text(str(e.value))
     assert isinstance(ours, errors.NotAHudiTableError) and ours.hint
+
+
+def test_a_bad_sql_statement_in_the_cli_is_one_line(spark, tmp_path: Path, capfd):
+    """PySpark logs a failed SQL statement with the JVM's whole stack trace (a JSON record on stderr) before
+    raising; the CLI's query says it in one line and exits 2, nothing more (found by hand in session 13)."""
+    from hudi_layout.tools.cli import main
+
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b"])), str(table), OPTS)
+    capfd.readouterr()
+    for sql in ("SELECT count(*) FROM t WHERE p >= X'zz'", "SELECT nope FROM t"):
+        assert main(["query", str(table), sql]) == 2
+        err = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
+        assert len(err) == 1 and err[0].startswith("error: ["), err
