@@ -15,6 +15,7 @@ Why each default matters:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -52,6 +53,10 @@ DEFAULT_CONF: dict[str, str] = {
 LOCAL_CONF: dict[str, str] = {"spark.shuffle.compress": "false"}
 
 
+#: the master URLs spark-submit accepts (its own check fails with a JVM stack trace)
+_MASTER_URL = re.compile(r"^(local(\[[0-9*]+(,\s*[0-9]+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+)$")
+
+
 def get_spark(
     app_name: str = "hudi_layout",
     *,
@@ -77,6 +82,12 @@ def get_spark(
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get("SPARK_MASTER", "local[*]")
+    if SparkContext._active_spark_context is None and not _MASTER_URL.match(master):
+        # spark-submit would print a JVM stack trace and PySpark a second one ("gateway exited")
+        from hudi_layout.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"{master!r} is not a Spark master URL",
+                                   hint="local, local[N], local[*], spark://HOST:PORT, yarn or k8s://HOST:PORT")
     builder = SparkSession.builder.appName(app_name).master(master)
     conf = dict(DEFAULT_CONF)
     conf["spark.pyspark.python"] = sys.executable
@@ -89,7 +100,20 @@ def get_spark(
         conf.update(extra_conf)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:  # noqa: BLE001 - py4j / JVM errors of every kind: one line naming the master
+        if master.startswith("local"):
+            raise
+        from hudi_layout.errors import InvalidArgumentError
+
+        java = getattr(e, "java_exception", None)  # py4j's error: its own first line names only the call
+        text = str(java) if java is not None else str(e)
+        first = next((line.strip() for line in text.splitlines() if line.strip()), type(e).__name__)
+        raise InvalidArgumentError(
+            f"cannot start Spark with master {master!r} ({first[:300]})",
+            hint="check the master URL (spark://HOST:7077), that the cluster is up and reachable from here; "
+                 "without --master (or $SPARK_MASTER) Spark runs locally") from None
     session.sparkContext.setLogLevel(os.environ.get("HUDI_LAYOUT_SPARK_LOG_LEVEL", "ERROR"))
     from hudi_layout.spark.datasource import register
 

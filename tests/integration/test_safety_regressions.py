@@ -163,3 +163,29 @@ def test_a_bad_sql_statement_in_the_cli_is_one_line(spark, tmp_path: Path, capfd
         assert main(["query", str(table), sql]) == 2
         err = [line for line in capfd.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and err[0].startswith("error: ["), err
+
+
+def test_a_bad_spark_master_in_the_cli_is_one_line(spark, tmp_path: Path):
+    """A malformed --master made spark-submit print a JVM stack trace and PySpark a Python one (exit 1); an
+    unreachable one, after Spark's retries, a py4j traceback. Both are one line and a hint, exit 2 (the
+    unreachable case takes Spark's ~60 s of retries, so only the malformed one runs here)."""
+    import subprocess
+    import sys
+
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a"])), str(table), OPTS)
+    cli_path = Path(sys.executable).parent / "hudi-layout"
+    got = subprocess.run([str(cli_path), "query", str(table), "SELECT 1", "--master", "bogus"],
+                         capture_output=True, text=True, timeout=300)
+    err = [line for line in got.stderr.splitlines() if line.strip() and "incubator" not in line]
+    assert got.returncode == 2, got.stderr
+    assert err == ["error: 'bogus' is not a Spark master URL",
+                   "hint: local, local[N], local[*], spark://HOST:PORT, yarn or k8s://HOST:PORT"], err
+
+
+@pytest.mark.parametrize("master", ["local", "local[2]", "local[*]", "local[4, 2]", "local-cluster[2,1,1024]",
+                                    "spark://h:7077", "spark://a:7077,b:7077", "yarn", "k8s://https://h:443"])
+def test_master_urls_spark_accepts_pass_the_check(master: str):
+    from hudi_layout.spark.session import _MASTER_URL
+
+    assert _MASTER_URL.match(master)
