@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hudi_layout.metadata.colstats_vec import DECODER_PADDING
 from hudi_layout.metadata.hfile import block as blk
 from hudi_layout.metadata.hfile.fileinfo import KEY_VALUE_VERSION, MAX_TAGS_LEN
 from hudi_layout.metadata.hfile.reader import HFileReader, prefix_successor
@@ -81,22 +82,22 @@ def _uniform_key_cell_starts(body: bytes) -> np.ndarray | None:
     return cand
 
 
-#: Trailing zero bytes after the joined bodies, so vectorised readers may look a few bytes past a cell's end
-#: (a varint's continuation test, a fixed-width gather) without a bounds check; :func:`colstats_vec.decode_at`
-#: relies on it when told the buffer is padded.
-PAD = 16
+#: Trailing zero bytes after the joined bodies, so the vectorised decoder may look a few bytes past a cell's
+#: end (a varint's continuation test, a fixed-width gather) without a bounds check or a padded copy
+PAD = DECODER_PADDING
 
-_BLOCK_POOL: ThreadPoolExecutor | None = None
+#: (process id, pool): a pool inherited through fork has no threads, so a child makes its own
+_BLOCK_POOL: tuple[int, ThreadPoolExecutor] | None = None
 
 
 def _block_pool() -> ThreadPoolExecutor:
     """Threads for block inflation: zlib and crc32c release the GIL, so on a multi-core driver the blocks of
     one scan inflate side by side (the column-stats load is mostly inflation once the page cache is cold)."""
     global _BLOCK_POOL
-    if _BLOCK_POOL is None:
-        _BLOCK_POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1),
-                                         thread_name_prefix="hfile-inflate")
-    return _BLOCK_POOL
+    if _BLOCK_POOL is None or _BLOCK_POOL[0] != os.getpid():
+        _BLOCK_POOL = (os.getpid(), ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1),
+                                                       thread_name_prefix="hfile-inflate"))
+    return _BLOCK_POOL[1]
 
 
 def _inflate(reader: HFileReader, data: bytes, offset: int) -> tuple[bytes, np.ndarray | None] | None:

@@ -26,6 +26,10 @@ _BRANCH_KIND = np.array([_K_NULL, _K_BOOL, _K_VARINT, _K_VARINT, _K_F32, _K_F64,
                          _K_BYTES, _K_VARINT, _K_VARINT, _K_VARINT, _K_ARRAY], dtype=np.int8)
 
 
+#: zero bytes the decoder needs after the last record (it reads a few bytes ahead without bounds checks)
+DECODER_PADDING = 16
+
+
 class _Unsupported(Exception):
     pass
 
@@ -195,10 +199,10 @@ def decode_column_stats(values: list[bytes], form: int) -> DecodedStats:
 def decode_at(raw: bytes, pos: np.ndarray, ends: np.ndarray, form: int, *, padded: bool = False
               ) -> DecodedStats:
     """Like :func:`decode_column_stats` for values located at ``raw[pos[i]:ends[i]]``. The decoder reads up
-    to 16 bytes past a record's end; ``padded`` says ``raw`` already ends with that many zero bytes (the
-    column-stats scan's buffers do), which saves copying it."""
+    to ``DECODER_PADDING`` bytes past a record's end; ``padded`` says ``raw`` already ends with that many zero
+    bytes (the column-stats scan's buffers do), which saves copying it."""
     n = int(pos.size)
-    buf = np.frombuffer(raw if padded else raw + b"\x00" * 16, np.uint8)
+    buf = np.frombuffer(raw if padded else raw + b"\x00" * DECODER_PADDING, np.uint8)
     for _ in range(5):
         _s, _l, _v, pos = _opt_bytes(buf, pos)
     ln, pos = _varint(buf, pos)  # key

@@ -339,7 +339,7 @@ class ColumnStatsIndex:
         part = self._partition_ids(pid.view(f"S{K.PARTITION_ID_LEN}").reshape(-1))
         form = forms.pop()
         assert form is not None  # checked above: one known form
-        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, form, padded=S.PAD >= 16)
+        d = V.decode_at(ranges.buf, ranges.val_pos, ranges.val_end, form, padded=True)  # CellRanges end with S.PAD
         return self._build(d, part)
 
     def _partition_ids(self, pid: np.ndarray) -> pa.Array:

@@ -4,6 +4,7 @@ import datetime as dt
 import decimal
 import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -241,3 +242,25 @@ def test_arrow_table_encoding_matches_record_path(version: int) -> None:
 
 
 Dec = decimal.Decimal
+
+
+def _pool_works_in_child(queue: Any) -> None:
+    from hudi_layout.metadata import colstats_scan as S
+
+    queue.put(S._block_pool().submit(lambda: 41 + 1).result(timeout=10))
+
+
+def test_the_inflation_pool_works_after_a_fork() -> None:
+    """A pool inherited through fork has no threads (work submitted to it would wait forever): a forked
+    process that loads the index makes its own."""
+    import multiprocessing
+
+    from hudi_layout.metadata import colstats_scan as S
+
+    assert S._block_pool().submit(lambda: 1).result(timeout=10) == 1  # the parent's pool exists
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_pool_works_in_child, args=(queue,))
+    child.start()
+    child.join(timeout=30)
+    assert child.exitcode == 0 and queue.get(timeout=5) == 42
