@@ -60,6 +60,7 @@ from hudi_layout.format.commit_metadata import (
     replaced_file_ids,
     requested_replace_bytes,
 )
+from hudi_layout.format.file_naming import try_parse_base_file_name
 from hudi_layout.format.merge_config import MergeMode, merge_config
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties
@@ -280,7 +281,7 @@ class WriteSession:
             touched += [(p, f) for p, ids in replaced.items() for f in ids]
             self.check_pending_clustering(touched)
             if self.operation.merges_by_key:
-                _check_merged_still_latest(self.base, merged, files)
+                _check_merged_still_latest(self.base, merged, files, self.pending.instant_time)
                 inserted_into = sorted({w.partition_path for w in files if not w.is_merge})
                 if inserted_into:
                     self._check_no_concurrent_writes(inserted_into)
@@ -609,8 +610,13 @@ def _reject_pending_clustering(base: Path, operation: WriteOperation,
 
 
 def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str],
-                               files: list[WrittenFile]) -> None:
-    """Every file group this upsert / delete rewrote must still have the slice it read as its latest."""
+                               files: list[WrittenFile], instant_time: str) -> None:
+    """Every file group this upsert / delete rewrote must still have the slice it read as its latest, and
+    that slice must be older than this write's instant: readers take a file group's slice with the latest
+    instant time, so a new slice named after an instant older than the slice it replaces (another write
+    started after this one and completed before this one read the file group) would stay hidden behind it
+    and this write's changes would vanish. Hudi's optimistic concurrency fails the same case (a commit that
+    completed after this write started touched the file group)."""
     expected = dict(merged)
     for w in files:
         if w.is_merge and (w.partition_path, w.file_id) not in expected and w.prev_base_file:
@@ -621,10 +627,16 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
     live = {s.file_group: s.base_file_name for s in HudiTable(str(base)).file_slices(partitions=partitions)}
     for (p, f), name in sorted(expected.items()):
         now = live.get((p, f))
+        where = f"{p + '/' if p else ''}{f}"
         if now != name:
             what = "was replaced" if now is None else f"got a new slice {now}"
+            raise CommitConflictError(f"file group {where} {what} while this write was running (it read {name})",
+                                      hint="retry the write (it reads the new state)")
+        read = try_parse_base_file_name(name)
+        if read is not None and read.instant_time >= instant_time:
             raise CommitConflictError(
-                f"file group {p + '/' if p else ''}{f} {what} while this write was running (it read {name})",
+                f"file group {where} was rewritten by instant {read.instant_time}, which completed after this write "
+                f"started ({instant_time}): this write's slice would sort before it and stay hidden",
                 hint="retry the write (it reads the new state)")
 
 

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -211,6 +212,23 @@ def test_a_concurrent_update_of_the_same_file_group_makes_the_later_commit_fail(
     session.abort()
     assert snapshot(table)[2]["name"] == "second2"
     assert not any(session.pending.instant_time in f for f in base_files_on_disk(table))
+
+
+def test_a_write_that_read_a_newer_slice_than_its_own_instant_fails(table) -> None:
+    """Upsert A starts (its instant is taken), upsert B starts later, finishes first, and only then A reads the
+    file group: A merges B's slice, which is still the latest at A's commit, so the slice check passes. But
+    A's new slice is named after A's earlier instant, and readers take the slice with the latest instant: B's
+    slice would stay the latest and A's update would vanish (found by a probe of threads writing one table in
+    session 13: an upsert and a delete lost, read back identically by hl.read and hudi-rs). A must fail."""
+    batch = rows([2], ts=9, name="first")
+    session = WriteSession.start(table, UPSERT, batch.schema, False)  # A's instant
+    run_write(table, rows([2], ts=9, name="second"), UPSERT)  # B: a later instant, committed first
+    written, tagged = _merge(session, keyed(session, batch))  # A reads B's slice
+    with pytest.raises(CommitConflictError, match="completed after this write started"):
+        session.commit(written, tagged=tagged)
+    session.abort()
+    assert snapshot(table)[2]["name"] == "second2"
+    assert hudi_rs_read(table).filter(pc.equal(pc.field("id"), 2)).column("name").to_pylist() == ["second2"]
 
 
 def test_concurrent_inserts_of_the_same_new_key_cannot_both_commit(table) -> None:
