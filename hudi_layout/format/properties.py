@@ -331,7 +331,8 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     backup = d / BACKUP_FILE
     candidates = [p for p in (main, backup) if p.is_file()]
     if not candidates:
-        raise NotAHudiTableError(f"{d.parent}: not a Hudi table (missing {main})")
+        why = "directory does not exist" if not d.parent.exists() else f"missing {main}"
+        raise NotAHudiTableError(f"{d.parent}: not a Hudi table ({why})")
     props: dict[str, str] | None = None
     source = candidates[0]
     for cand in candidates:

@@ -94,6 +94,10 @@ def _check_source(source: str, fmt: str) -> None:
     path = Path(source)
     if not path.exists():
         raise InvalidArgumentError(f"input {source} does not exist")
+    if path.is_dir() and not any(p.is_file() and not p.name.startswith((".", "_")) for p in path.rglob("*")):
+        # Spark would say UNABLE_TO_INFER_SCHEMA (or read nothing), naming neither the folder nor the way out
+        raise InvalidArgumentError(f"input folder {source} holds no data files",
+                                   hint=f"point at a {fmt} file or a folder of them (--format parquet|csv|json)")
     if fmt != "parquet":
         return
     first = path if path.is_file() else next((p for p in sorted(path.rglob("*.parquet"))), None)

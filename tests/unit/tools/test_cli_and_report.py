@@ -56,6 +56,19 @@ def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["index", str(tmp_path / "plain"), "--option", "novalue"]) == 2
 
 
+def test_ingest_of_an_empty_folder_is_one_line_before_spark(tmp_path: Path, capsys) -> None:
+    """Spark said UNABLE_TO_INFER_SCHEMA (naming neither the folder nor the way out); the check runs before any
+    Spark start, so this test needs none. Nothing is created."""
+    source = tmp_path / "in"
+    (source / ".hidden").mkdir(parents=True)
+    (source / "_SUCCESS").write_text("")
+    assert main(["ingest", str(source), str(tmp_path / "t"), "--record-key", "id"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: input folder {source} holds no data files",
+                   "hint: point at a parquet file or a folder of them (--format parquet|csv|json)"]
+    assert not (tmp_path / "t").exists()
+
+
 def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys) -> None:
     path = fixture_table("cow_v9_txns_simple_nometa.zip")
     assert main(["index", str(path), "--json"]) == 0
