@@ -600,8 +600,15 @@ ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
     "hoodie.bulkinsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
     "hoodie.insert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
     "hoodie.upsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
-    "hoodie.datasource.write.reconcile.schema": "the written schema is always the DataFrame's, checked against "
-                                                "the table's",
+    "hoodie.datasource.write.reconcile.schema": "false (Hudi's default) only: the written schema is the "
+                                                "DataFrame's, evolved against the table's",
+}
+#: keys of :data:`ACCEPTED_WITHOUT_EFFECT` that change nothing only at one value (lower case): any other value
+#: would ask for behaviour hudi_layout does not have, so it is refused (key: (value, why the others are refused))
+ACCEPTED_ONLY_AS: dict[str, tuple[str, str]] = {
+    "hoodie.datasource.write.reconcile.schema": (
+        "false", "casting a batch to the table's schema (narrower types widened, missing columns as nulls) is "
+                 "not implemented; cast the DataFrame to the table's columns and types, or leave the option out"),
 }
 #: table configs: stored in ``hoodie.properties`` when a write creates the table
 TABLE_CONFIG_PREFIX = "hoodie.table."
@@ -669,6 +676,10 @@ def _nearest(key: str, honoured: frozenset[str]) -> str | None:
 def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
     """Refuse the ``hoodie.*`` keys a write / clustering / indexing run does not honour (module docstring)."""
     for key in options:
+        if key in ACCEPTED_ONLY_AS and str(options[key]).strip().lower() != ACCEPTED_ONLY_AS[key][0]:
+            value, why = ACCEPTED_ONLY_AS[key]
+            raise InvalidArgumentError(f"option {key}={options[key]!r} is not supported by hudi_layout"
+                                       + (f" in {where}" if where else "") + f" (only {value!r}): {why}")
         if not is_governed(key) or key in WRITE_KEYS or key in ACCEPTED_WITHOUT_EFFECT \
                 or key.startswith(TABLE_CONFIG_PREFIX):
             continue

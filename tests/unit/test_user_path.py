@@ -121,3 +121,14 @@ def test_terminal_progress_renders_steps_with_and_without_totals(monkeypatch: py
         progress.report(progress.Progress("ingest into t", 8, 8, "tasks", files=8, rows=4000, finished=True))
     err = capsys.readouterr().err
     assert "ingest into t" in err and "8/8 tasks" in err and "4,000 rows" in err
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", " True "])
+def test_an_option_accepted_for_its_default_only_refuses_other_values(value: str) -> None:
+    """hoodie.datasource.write.reconcile.schema=false is Hudi's default and our behaviour; true asks Hudi to
+    cast each batch to the table's schema, which we do not do: accepting it silently would be ignoring it."""
+    from hudi_layout.errors import InvalidArgumentError
+
+    assert cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": "false"})
+    with pytest.raises(InvalidArgumentError, match=r"reconcile.schema=.* \(only 'false'\): casting a batch"):
+        cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": value})
