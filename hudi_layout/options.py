@@ -403,6 +403,12 @@ MERGE_COPY_UNCHANGED = Option(
     "byte from the old base file and encodes only the changed columns (docs/parquet-splice.md); false: "
     "re-encode every column.",
     used_by=(INGEST,))
+RECONCILE_SCHEMA = Option(
+    "hoodie.datasource.write.reconcile.schema", False, _parse_bool,
+    "true: a batch written in an older schema of the table is cast to the table's schema first, as Hudi does "
+    "(a column it lacks is written null, a narrower type widened); false (Hudi's default): such a batch is "
+    "refused naming the column. hudi_layout.write and the CLI; not the data source writer.",
+    used_by=(INGEST,))
 TABLE_VERSION = Option("hoodie.table.version", 9, int, "Table version of a new table: 9 or 8.",
                        used_by=(INGEST,))
 TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),
@@ -600,15 +606,6 @@ ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
     "hoodie.bulkinsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
     "hoodie.insert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
     "hoodie.upsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
-    "hoodie.datasource.write.reconcile.schema": "false (Hudi's default) only: the written schema is the "
-                                                "DataFrame's, evolved against the table's",
-}
-#: keys of :data:`ACCEPTED_WITHOUT_EFFECT` that change nothing only at one value (lower case): any other value
-#: would ask for behaviour hudi_layout does not have, so it is refused (key: (value, why the others are refused))
-ACCEPTED_ONLY_AS: dict[str, tuple[str, str]] = {
-    "hoodie.datasource.write.reconcile.schema": (
-        "false", "casting a batch to the table's schema (narrower types widened, missing columns as nulls) is "
-                 "not implemented; cast the DataFrame to the table's columns and types, or leave the option out"),
 }
 #: table configs: stored in ``hoodie.properties`` when a write creates the table
 TABLE_CONFIG_PREFIX = "hoodie.table."
@@ -676,10 +673,6 @@ def _nearest(key: str, honoured: frozenset[str]) -> str | None:
 def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
     """Refuse the ``hoodie.*`` keys a write / clustering / indexing run does not honour (module docstring)."""
     for key in options:
-        if key in ACCEPTED_ONLY_AS and str(options[key]).strip().lower() != ACCEPTED_ONLY_AS[key][0]:
-            value, why = ACCEPTED_ONLY_AS[key]
-            raise InvalidArgumentError(f"option {key}={options[key]!r} is not supported by hudi_layout"
-                                       + (f" in {where}" if where else "") + f" (only {value!r}): {why}")
         if not is_governed(key) or key in WRITE_KEYS or key in ACCEPTED_WITHOUT_EFFECT \
                 or key.startswith(TABLE_CONFIG_PREFIX):
             continue

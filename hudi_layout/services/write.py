@@ -69,10 +69,13 @@ def write(
     meta_cols = [c for c in df.columns if c in META_COLUMNS]
     if meta_cols:
         df = df.drop(*meta_cols)
-    df_schema = spark_to_arrow_schema(df)
     # the services after the commit (automatic clean, async clustering): their options are refused now,
     # before anything is written
     checked = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
+    if cfg.RECONCILE_SCHEMA.get(checked) and cfg.OPERATION.get(checked) not in (WriteOperation.DELETE,
+                                                                              WriteOperation.DELETE_PARTITION):
+        df = _reconciled(df, path)
+    df_schema = spark_to_arrow_schema(df)
     CleanConfig.from_options(checked)
     check_async_options(checked)
     in_data = _partitions_in_data(df, path, options)
@@ -104,6 +107,39 @@ def write(
     if cfg.CLUSTERING_ASYNC_ENABLED.get(session.opts):
         ensure_async_clustering(df.sparkSession, str(session.base), session.opts)
     return result
+
+
+def _reconciled(df: DataFrame, path: str) -> DataFrame:
+    """``hoodie.datasource.write.reconcile.schema=true``, as Hudi does it: a batch written in an older schema
+    of the table gets the table's columns first - a table column it lacks as typed nulls, a column of a type
+    the table widened since (int for a long column, string for a binary one) cast to the table's type. Its
+    own new columns stay (they evolve the table as usual); anything else is checked as for every write. An
+    upsert of such a batch therefore writes null into the columns it lacks, as Hudi's does."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    from hudi_layout.format.schema_conversion import avro_primitive
+    from hudi_layout.format.schema_evolution import WIDENINGS, same_type
+    from hudi_layout.writer.transaction import table_arrow_schema
+
+    base = Path(path).absolute()
+    if not (base / ".hoodie" / "hoodie.properties").is_file():
+        return df  # a new table: the batch's schema is the table's
+    table = table_arrow_schema(base, load_properties(base / ".hoodie"))
+    if table is None:
+        return df
+    data = spark_to_arrow_schema(df)
+    columns = []
+    for f in table:
+        if f.name not in data.names:
+            columns.append(F.lit(None).cast(from_arrow_type(f.type)).alias(f.name))
+            continue
+        got = data.field(f.name).type
+        narrower = not same_type(f.type, got) and (avro_primitive(got), avro_primitive(f.type)) in WIDENINGS
+        column = F.col(f"`{f.name}`")
+        columns.append(column.cast(from_arrow_type(f.type)).alias(f.name) if narrower else column)
+    columns += [F.col(f"`{n}`") for n in data.names if n not in table.names]
+    return df.select(*columns)
 
 
 def _partitions_in_data(df: DataFrame, path: str, options: Mapping[str, Any] | None) -> list[str] | None:

@@ -197,6 +197,11 @@ class WriteSession:
         opts = cfg.resolve_options(given)
         cfg.validate_all(opts)
         operation = _write_operation(opts, overwrite, datasource=datasource)
+        if datasource and cfg.RECONCILE_SCHEMA.get(opts):
+            raise InvalidArgumentError(
+                f"{cfg.RECONCILE_SCHEMA.key}=true is not supported by the data source writer (its tasks write "
+                "the rows as they come)", hint="write with hudi_layout.write(df, path, options), which casts the "
+                "batch to the table's schema first, or cast the DataFrame yourself")
         _check_write_options(opts, operation)
         base = Path(path).absolute()
         if base.exists() and not base.is_dir():

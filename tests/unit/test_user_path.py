@@ -123,12 +123,13 @@ def test_terminal_progress_renders_steps_with_and_without_totals(monkeypatch: py
     assert "ingest into t" in err and "8/8 tasks" in err and "4,000 rows" in err
 
 
-@pytest.mark.parametrize("value", ["true", "TRUE", " True "])
-def test_an_option_accepted_for_its_default_only_refuses_other_values(value: str) -> None:
-    """hoodie.datasource.write.reconcile.schema=false is Hudi's default and our behaviour; true asks Hudi to
-    cast each batch to the table's schema, which we do not do: accepting it silently would be ignoring it."""
+def test_reconcile_schema_is_a_real_option_now() -> None:
+    """It sat among the keys accepted without effect, with any value; true asks for a cast of each batch to the
+    table's schema, which hudi_layout.write now does (tests/integration/test_schema_evolution.py)."""
     from hudi_layout.errors import InvalidArgumentError
 
-    assert cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": "false"})
-    with pytest.raises(InvalidArgumentError, match=r"reconcile.schema=.* \(only 'false'\): casting a batch"):
-        cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": value})
+    assert cfg.RECONCILE_SCHEMA.get(cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": "true"}))
+    assert not cfg.RECONCILE_SCHEMA.get(cfg.resolve_options({}))
+    assert "hoodie.datasource.write.reconcile.schema" not in cfg.ACCEPTED_WITHOUT_EFFECT
+    with pytest.raises(InvalidArgumentError):
+        cfg.validate_all(cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": "maybe"}))
