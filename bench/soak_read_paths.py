@@ -5,9 +5,10 @@
 Steps are drawn with fixed weights (queries through every entry point, time travel, incremental reads,
 appends (half of them through the data source writer), upserts, deletes, whole-table and partition
 overwrites, partition deletes, clusterings with each strategy and method, cleans, killed writers, schema
-evolution); every ``--table-steps`` steps a new table is started. Mismatches are recorded,
-not fatal, and the run ends with the number of query checks (per entry point) and mismatches (with the
-question and the step log) in ``bench/results/<name>.md`` / ``.json``. Exit status 1 when a mismatch was found.
+evolution, writers lagging a schema change with ``reconcile.schema``); every ``--table-steps`` steps a new
+table is started. Mismatches are recorded, not fatal, and the run ends with the number of query checks (per
+entry point) and mismatches (with the question and the step log) in ``bench/results/<name>.md`` / ``.json``.
+Exit status 1 when a mismatch was found.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tests.harness.read_paths import METHODS, STRATEGIES, Checker, ReadPathsHarn
 STEPS: tuple[tuple[str, float], ...] = (
     ("query", 0.38), ("time_travel", 0.11), ("incremental", 0.11), ("append", 0.1), ("upsert", 0.07),
     ("delete", 0.04), ("overwrite", 0.02), ("overwrite_partitions", 0.03), ("delete_partition", 0.02),
-    ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04), ("evolve", 0.04),
+    ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04), ("evolve", 0.04), ("lagging_writer", 0.03),
 )
 
 
@@ -65,6 +66,8 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
                 harness.upsert()
             elif name == "delete":
                 harness.delete()
+            elif name == "lagging_writer":
+                harness.write_lagging()
             elif name == "overwrite_partitions":
                 harness.overwrite_partitions()
             elif name == "delete_partition":

@@ -271,6 +271,49 @@ class ReadPathsHarness:
         hl.write(df, self.path, dict(options), mode=mode)
         return ""
 
+    def write_lagging(self) -> None:
+        """A writer that lags the table's schema changes: rows in the table's *first* schema (none of the added
+        columns, the fixed columns' original kinds), appended or upserted with
+        ``hoodie.datasource.write.reconcile.schema=true``: the table holds them with the added columns null and
+        the widened ones in their new kinds (a stored row an upsert replaces loses its added columns' values).
+        Without schema changes this is an ordinary append or upsert."""
+        import hudi_layout as hl
+
+        upsert = bool(self.model.current) and self.rng.random() < 0.5
+        if upsert:
+            chosen = self.rng.sample(list(self.model.current), self.rng.randint(1, min(10, len(self.model.current))))
+            rows = [{**fresh, "id": old["id"], "part": old["part"]}
+                    for fresh, old in zip(random_rows(self.rng, 0, len(chosen)), chosen)]
+        else:
+            n = self.rng.choice([1, 7, 40])
+            rows = random_rows(self.rng, self.next_id, n)
+            self.next_id += n
+        df = self.spark.createDataFrame(rows_to_arrow(rows)).repartition(self.rng.randint(1, 2))
+        before = self._known()
+        options = {**self.opts, "hoodie.datasource.write.reconcile.schema": "true",
+                   **({OPERATION: "upsert"} if upsert else {})}
+        hl.write(df, self.path, options)
+        inst = self._new_instant(before)
+        if inst is None:
+            raise HarnessMismatch("a lagging write completed no instant")
+        stored = [self._in_table_schema(r) for r in rows]
+        (self.model.upsert if upsert else self.model.commit)(inst, stored)
+        self.log.append(f"lagging {'upsert' if upsert else 'append'} of {len(rows)} rows (reconcile.schema) -> "
+                        f"{inst.requested}")
+        self._after_change()
+
+    def _in_table_schema(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A row of the table's first schema as the table now holds it (added columns null, widened values in
+        their new kind)."""
+        out = dict(row)
+        for col, kind in self.widened.items():
+            v = out.get(col)
+            if v is not None:
+                out[col] = float(v) if kind == "double" else v.encode() if kind == "binary" else v
+        for name, _kind in self.added:
+            out[name] = None
+        return out
+
     def overwrite_partitions(self) -> None:
         """``insert_overwrite``: new rows replace every row of the partitions they fall into (an unpartitioned
         table is one partition)."""

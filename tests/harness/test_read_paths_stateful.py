@@ -53,6 +53,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
             self.h.write("overwrite")
 
         @rule()
+        def lagging_writer(self) -> None:
+            self.h.write_lagging()
+
+        @rule()
         def overwrite_partitions(self) -> None:
             self.h.overwrite_partitions()
 
