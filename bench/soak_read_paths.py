@@ -31,6 +31,12 @@ STEPS: tuple[tuple[str, float], ...] = (
     ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04), ("evolve", 0.04), ("lagging_writer", 0.03),
 )
 
+#: the steps that are one harness method without arguments (step name: method name)
+HARNESS_STEPS = {"query": "query", "time_travel": "time_travel", "incremental": "incremental",
+                 "upsert": "upsert", "delete": "delete", "lagging_writer": "write_lagging",
+                 "overwrite_partitions": "overwrite_partitions", "delete_partition": "delete_partition",
+                 "clean": "clean", "evolve": "evolve", "kill_a_writer": "crash_writer"}
+
 
 def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker: Checker,
         progress_every: int = 50) -> dict[str, Any]:
@@ -54,34 +60,14 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
         counts[name] = counts.get(name, 0) + 1
         mismatches_before = len(checker.mismatches)
         try:
-            if name == "query":
-                harness.query()
-            elif name == "time_travel":
-                harness.time_travel()
-            elif name == "incremental":
-                harness.incremental()
-            elif name in ("append", "overwrite"):
+            if name in ("append", "overwrite"):
                 harness.write(name)
-            elif name == "upsert":
-                harness.upsert()
-            elif name == "delete":
-                harness.delete()
-            elif name == "lagging_writer":
-                harness.write_lagging()
-            elif name == "overwrite_partitions":
-                harness.overwrite_partitions()
-            elif name == "delete_partition":
-                harness.delete_partition()
-            elif name == "clean":
-                harness.clean()
             elif name == "cluster":
                 strategy = rng.choice(STRATEGIES)
                 counts[f"cluster {strategy}"] = counts.get(f"cluster {strategy}", 0) + 1
                 harness.cluster(strategy, rng.choice(METHODS))
-            elif name == "evolve":
-                harness.evolve()
             else:
-                harness.crash_writer()
+                getattr(harness, HARNESS_STEPS[name])()
         except Exception as e:  # noqa: BLE001 - a failing step (not a query) is reported, the run goes on
             errors.append(f"step {step} {name}: {type(e).__name__}: {str(e)[:500]}")
             log(errors[-1])

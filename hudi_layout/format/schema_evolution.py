@@ -43,6 +43,11 @@ WIDENINGS = frozenset({("int", "long"), ("int", "double"), ("float", "double"), 
 UNREADABLE_PROMOTIONS = frozenset({("int", "float"), ("long", "float"), ("long", "double")})
 
 
+def is_widening(old: pa.DataType, new: pa.DataType) -> bool:
+    """Is ``old`` -> ``new`` one of the accepted :data:`WIDENINGS` (so data of ``old`` fits a ``new`` column)?"""
+    return (_kind(old), _kind(new)) in WIDENINGS
+
+
 def same_type(a: pa.DataType, b: pa.DataType) -> bool:
     """Equal as the table schema sees them (Avro ``int`` covers int8/16/32; large variants are the same)."""
     ka, kb = _kind(a), _kind(b)

@@ -233,7 +233,7 @@ def encode_v2(value: Any, info: TypeInfo) -> StatValue | None:
         return StatValue(wrapper, int(value))
     if vt in (ValueType.FLOAT, ValueType.DOUBLE):
         return StatValue(wrapper, float(value))
-    if vt in (ValueType.STRING, ValueType.UUID):
+    if vt == ValueType.UUID:  # strings returned above
         return StatValue(wrapper, str(value))
     if isinstance(value, str):  # bytes(str) raises a bare TypeError deep in a commit
         raise _mismatch(value, info)

@@ -118,8 +118,7 @@ def _reconciled(df: DataFrame, path: str) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_type
 
-    from hudi_layout.format.schema_conversion import avro_primitive
-    from hudi_layout.format.schema_evolution import WIDENINGS, same_type
+    from hudi_layout.format.schema_evolution import is_widening, same_type
     from hudi_layout.writer.transaction import table_arrow_schema
 
     base = Path(path).absolute()
@@ -135,7 +134,7 @@ def _reconciled(df: DataFrame, path: str) -> DataFrame:
             columns.append(F.lit(None).cast(from_arrow_type(f.type)).alias(f.name))
             continue
         got = data.field(f.name).type
-        narrower = not same_type(f.type, got) and (avro_primitive(got), avro_primitive(f.type)) in WIDENINGS
+        narrower = not same_type(f.type, got) and is_widening(got, f.type)
         column = F.col(f"`{f.name}`")
         columns.append(column.cast(from_arrow_type(f.type)).alias(f.name) if narrower else column)
     columns += [F.col(f"`{n}`") for n in data.names if n not in table.names]

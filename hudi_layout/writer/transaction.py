@@ -224,14 +224,13 @@ class WriteSession:
         target = df_schema if keys_only else layout.schema
         # a delete's rows carry only keys; the files it rewrites hold every column of the table, in the table's
         # current schema (merge._with_table_columns: a file written before an evolution gets the new columns
-        # and types, as an upsert's rewrite does; its statistics are typed by that schema)
-        stats_schema = layout.schema
+        # and types, as an upsert's rewrite does), so statistics and file types follow layout.schema
         spec = WriteSpec(
             base_path=str(base), instant_time="", data_columns=tuple(target.names),
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
             copy_unchanged_columns=cfg.MERGE_COPY_UNCHANGED.get(opts),
-            stats_columns=stats_columns_for(layout.props, opts, stats_schema), partition_rule=layout.rule,
+            stats_columns=stats_columns_for(layout.props, opts, layout.schema), partition_rule=layout.rule,
             data_schema=layout.schema)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
