@@ -14,6 +14,7 @@ commit or MDT deltacommit is never missed). Row counts are informational and onl
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import logging
 import time
@@ -34,11 +35,11 @@ from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
-from hudi_layout.skipping.bind import bind
+from hudi_layout.skipping.bind import bind, session_time_unknown, session_zone
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate
 from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import prune
-from hudi_layout.skipping.spark_column import from_spark_column
+from hudi_layout.skipping.spark_column import from_spark_column, session_time_zone
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.skipping.tuples import from_tuples
@@ -266,8 +267,12 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     require(props, Action.READ, query_type=query.query_type)
     schema = table_schema(table)
     pred = to_predicate(where, schema, spark)
+    # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
+    time_zone = session_time_zone(spark)
     if schema is not None:
-        pred = bind(pred, schema)
+        pred = bind(pred, schema, time_zone)
+    elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:
+        pred = session_time_unknown(pred)  # no column types to read them against
     settings = read_settings(options)
     if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
         _record_query(table, pred, source, settings)

@@ -11,27 +11,43 @@ column and a decimal literal outside the range of a 64-bit integer into the cons
 included*: ``l > -9223372036854775808.25`` keeps the rows whose ``l`` is NULL (Spark 4.3, checked). Skipping a
 file of NULLs for it would drop rows Spark returns, so the leaf becomes :class:`AlwaysTrue` /
 :class:`AlwaysFalse` as in Spark (docs/read-semantics.md).
+
+A second rule, only when a session time zone is given (``bind(..., time_zone=...)``, what a read does):
+Spark's analyzer reads datetime text without an offset, and a date compared with a timestamp, in the
+session time zone (``spark.sql.session.timeZone``). Every literal compared with a date or timestamp column
+is therefore resolved once, against the column's type (:func:`resolve_session_time`): for a timestamp
+column an instant (an aware ``datetime``), for a ``timestamp_ntz`` or date column a wall-clock time in that
+zone (a naive ``datetime``). Without a zone nothing is resolved and a naive datetime means UTC (:mod:`.ir`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
+import re
 from decimal import Decimal
 from typing import Any, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.skipping.coerce import parse_timestamp_text
 from hudi_layout.skipping.ir import (
     AlwaysFalse,
     AlwaysTrue,
+    ComparisonPredicate,
     Gt,
     GtEq,
     LeafPredicate,
+    Literal,
     Lt,
     LtEq,
     Predicate,
     Ref,
+    SetPredicate,
+    StartsWith,
+    Unsupported,
 )
 from hudi_layout.skipping.visitors import LeafRewriter, visit
 
@@ -66,16 +82,90 @@ def resolve_column(name: str, schema: pa.Schema) -> str:
 
 
 class _BindVisitor(LeafRewriter):
-    def __init__(self, schema: pa.Schema) -> None:
+    def __init__(self, schema: pa.Schema, zone: _dt.tzinfo | None | bool) -> None:
         self.schema = schema
+        self.zone = zone
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         name = resolve_column(pred.term.name, self.schema)
-        folded = spark_integral_decimal_fold(pred, _field_type(name, self.schema))
+        column_type = _field_type(name, self.schema)
+        folded = spark_integral_decimal_fold(pred, column_type)
         if folded is not None:
             return folded
         # every concrete leaf is a dataclass with a ``term`` field
-        return pred if name == pred.term.name else dataclasses.replace(cast(Any, pred), term=Ref(name))
+        bound = pred if name == pred.term.name else dataclasses.replace(cast(Any, pred), term=Ref(name))
+        if self.zone is False:
+            return bound
+        return resolve_session_time(bound, column_type, self.zone if isinstance(self.zone, _dt.tzinfo) else None)
+
+
+#: a literal whose meaning in the session cannot be known here (the leaf then never skips)
+_UNKNOWN = object()
+
+
+def session_zone(time_zone: str) -> _dt.tzinfo | None:
+    """The ``tzinfo`` of a ``spark.sql.session.timeZone`` value: a region id (``America/Los_Angeles``) or an
+    offset (``+05:30``, ``-08``, ``UTC+01:00``, ``Z``); ``None`` for one we cannot read."""
+    text = time_zone.strip()
+    if text.upper() in ("Z", "UTC", "GMT", "UT", "ETC/UTC", "ETC/GMT"):
+        return _dt.timezone.utc
+    m = re.fullmatch(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?", text, flags=re.IGNORECASE)
+    if m is not None:
+        sign = -1 if m.group(1) == "-" else 1
+        delta = _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0), seconds=int(m.group(4) or 0))
+        return _dt.timezone(sign * delta) if delta < _dt.timedelta(hours=18, seconds=1) else None
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def resolve_session_time(pred: LeafPredicate, column_type: pa.DataType | None, zone: _dt.tzinfo | None) -> Predicate:
+    """``pred`` with its literals read as Spark reads them in a session of time zone ``zone`` (see the module
+    docstring); a leaf whose meaning we cannot pin down (the zone unreadable, an offset given to a
+    ``timestamp_ntz`` column) becomes :class:`Unsupported`, which never skips a file."""
+    if column_type is None or isinstance(pred, StartsWith):
+        return pred
+    if not (pa.types.is_timestamp(column_type) or pa.types.is_date32(column_type) or pa.types.is_date64(column_type)):
+        return pred
+    if isinstance(pred, ComparisonPredicate):
+        literals: tuple[Literal, ...] = (pred.literal,)
+    elif isinstance(pred, SetPredicate):
+        literals = pred.literals
+    else:
+        return pred
+    values = [_session_value(lit.value, column_type, zone) for lit in literals]
+    if any(v is _UNKNOWN for v in values):
+        return Unsupported(f"{pred} (depends on the session time zone)")
+    if all(v is lit.value for v, lit in zip(values, literals)):
+        return pred
+    if isinstance(pred, ComparisonPredicate):
+        return dataclasses.replace(pred, literal=Literal(values[0]))
+    return dataclasses.replace(pred, literals=tuple(Literal(v) for v in values))
+
+
+def _session_value(v: Any, column_type: pa.DataType, zone: _dt.tzinfo | None) -> Any:
+    """One literal against a date / timestamp column (see :func:`resolve_session_time`)."""
+    instant_column = pa.types.is_timestamp(column_type) and column_type.tz is not None
+    if isinstance(v, str):
+        parsed = parse_timestamp_text(v)
+        if parsed is None:
+            return v  # not a datetime: the evaluator cannot compare it either
+        if not instant_column:
+            # a date column casts the text to a date (its offset ignored); a timestamp_ntz column: unknown
+            return _UNKNOWN if parsed.tzinfo is not None and pa.types.is_timestamp(column_type) else v
+        v = parsed
+    if isinstance(v, _dt.datetime):
+        if instant_column:
+            if v.tzinfo is not None:
+                return v
+            return _UNKNOWN if zone is None else v.replace(tzinfo=zone)
+        if v.tzinfo is None:
+            return v
+        return _UNKNOWN if zone is None else v.astimezone(zone).replace(tzinfo=None)
+    if isinstance(v, _dt.date) and instant_column:
+        return _UNKNOWN if zone is None else _dt.datetime(v.year, v.month, v.day, tzinfo=zone)
+    return v
 
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -118,6 +208,27 @@ def _field_type(name: str, schema: pa.Schema) -> pa.DataType | None:
 
 
 
-def bind(pred: Predicate, schema: pa.Schema) -> Predicate:
-    """``pred`` with every column resolved against ``schema`` (see the module docstring)."""
-    return visit(pred, _BindVisitor(schema))
+def bind(pred: Predicate, schema: pa.Schema, time_zone: str | None = None) -> Predicate:
+    """``pred`` with every column resolved against ``schema``; with ``time_zone`` (the session's), its date and
+    timestamp literals resolved in that zone (see the module docstring)."""
+    zone: _dt.tzinfo | None | bool = False if time_zone is None else session_zone(time_zone)
+    return visit(pred, _BindVisitor(schema, zone))
+
+
+class _SessionTimeUnknown(LeafRewriter):
+    def visit_leaf(self, pred: LeafPredicate) -> Predicate:
+        if isinstance(pred, ComparisonPredicate) and not isinstance(pred, StartsWith):
+            literals: tuple[Literal, ...] = (pred.literal,)
+        elif isinstance(pred, SetPredicate):
+            literals = pred.literals
+        else:
+            return pred
+        if any(isinstance(lit.value, (str, _dt.date)) for lit in literals):
+            return Unsupported(f"{pred} (depends on the session time zone)")
+        return pred
+
+
+def session_time_unknown(pred: Predicate) -> Predicate:
+    """``pred`` with every leaf whose literal may be a date or timestamp (a ``date``, ``datetime`` or text)
+    made :class:`Unsupported`: for a session outside UTC when the column types are not known."""
+    return visit(pred, _SessionTimeUnknown())

@@ -155,6 +155,13 @@ def _naive_utc(v: _dt.datetime) -> _dt.datetime:
     return v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
 
 
+def parse_timestamp_text(text: str) -> _dt.datetime | None:
+    """Spark's string -> timestamp cast, for the ISO forms (naive without an offset; ``None`` when it does not
+    parse)."""
+    v = _parse_date_or_timestamp(text, want_date=False)
+    return v if isinstance(v, _dt.datetime) else None
+
+
 def _parse_date_or_timestamp(text: str, *, want_date: bool) -> _dt.date | _dt.datetime | None:
     """Spark's string → date / timestamp cast, for the ISO forms (``None`` when it does not parse)."""
     text = text.strip()

@@ -7,10 +7,12 @@ predicate is TRUE (NULL and FALSE both drop the row). Column values and literals
 
 Conventions worth knowing:
 
-* **Timestamps.** A *naive* ``datetime`` literal means a UTC instant when compared with a time-zone-aware
-  timestamp column (Hudi stores micros since the epoch, UTC) and a wall-clock value for a ``timestamp_ntz``
-  column. Both come down to "compare with the stored epoch value read as UTC". Note that Spark reads
-  ``TIMESTAMP '...'`` SQL text in the *session* time zone; front ends that see SQL text assume UTC.
+* **Timestamps.** An *aware* ``datetime`` literal is an instant (``TIMESTAMP '... +05:00'``, a Spark
+  timestamp value). A *naive* one is a wall-clock time (``TIMESTAMP '...'`` text, ``TIMESTAMP_NTZ``), which
+  Spark reads in the session time zone (``spark.sql.session.timeZone``) against a timestamp column, and a
+  ``DATE`` compared with a timestamp is midnight in that zone. A read resolves these once, when it binds the
+  predicate to the table schema with the session's zone (:func:`~.bind.bind`); unresolved, a naive datetime
+  means UTC (our sessions' zone, and the only reading without a session).
 * **Floats** follow Spark, not IEEE: NaN equals NaN and is greater than every other value, and ``-0.0``
   equals ``0.0``. This makes the order total, which is what lets :meth:`Predicate.__invert__` turn
   ``NOT (c < v)`` into ``c >= v`` exactly: for a NULL ``c`` both sides are NULL, for a NaN ``c`` both give

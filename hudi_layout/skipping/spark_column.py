@@ -19,12 +19,11 @@ pyspark is never imported here; the ``Column`` is only touched through its py4j 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import re
+import sys
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pyarrow as pa
 
@@ -41,7 +40,6 @@ from hudi_layout.skipping.ir import (
     In,
     IsNotNull,
     IsNull,
-    LeafPredicate,
     Literal,
     Lt,
     LtEq,
@@ -51,14 +49,12 @@ from hudi_layout.skipping.ir import (
     Or,
     Predicate,
     Ref,
-    SetPredicate,
     StartsWith,
     Unsupported,
     mirrored,
 )
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.sql_literals import NO_CAST, cast_literal, like_predicate
-from hudi_layout.skipping.visitors import LeafRewriter, visit
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -66,7 +62,7 @@ if TYPE_CHECKING:
 _CMP: dict[str, type[ComparisonPredicate]] = {
     "=": Eq, "==": Eq, "<=>": NullSafeEq, "!=": NotEq, "<>": NotEq, "<": Lt, "<=": LtEq, ">": Gt, ">=": GtEq,
 }
-_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 class _NotLiteral(Exception):
@@ -79,16 +75,34 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
 
     Args:
         col: a classic-mode ``pyspark.sql.Column`` (Spark Connect columns are not supported).
-        spark: the session; when given, ``TIMESTAMP '...'`` text inside ``F.expr`` is read in the
-            session time zone (``spark.sql.session.timeZone``) as Spark does, instead of UTC.
+        spark: the session; with ``schema``, date and timestamp literals are resolved in its time zone
+            (``spark.sql.session.timeZone``, :func:`~.bind.bind`), as Spark reads them.
         schema: when given, unknown columns raise :class:`InvalidArgumentError`.
+
+    Datetime text without an offset (``F.expr("ts < '2024-01-01'")``) stays a wall-clock time and a Spark
+    timestamp literal (``F.lit(datetime)``) becomes the instant it holds; :func:`~.bind.bind` with the session
+    time zone gives the wall-clock times their meaning.
     """
     jc = getattr(col, "_jc", None)
     if jc is None:
         raise InvalidArgumentError("from_spark_column needs a classic-mode pyspark Column (it has no _jc)")
-    tz = spark.conf.get("spark.sql.session.timeZone") if spark is not None else None
-    pred = _Walker(tz).predicate(jc.node())
-    return bind(pred, schema) if schema is not None else pred
+    pred = _Walker().predicate(jc.node())
+    if schema is None:
+        return pred
+    return bind(pred, schema, session_time_zone(spark))
+
+
+def session_time_zone(spark: Any) -> str | None:
+    """``spark.sql.session.timeZone`` of ``spark``, else of the active session when pyspark is already loaded;
+    ``None`` without a session (literals are then read as UTC, as our sessions do)."""
+    if spark is None:
+        module = sys.modules.get("pyspark.sql")
+        if module is None:
+            return None
+        spark = module.SparkSession.getActiveSession()
+        if spark is None:
+            return None
+    return str(spark.conf.get("spark.sql.session.timeZone"))
 
 
 def _kind(node: Any) -> str:
@@ -100,9 +114,6 @@ def _seq(seq: Any) -> list[Any]:
 
 
 class _Walker:
-    def __init__(self, time_zone: str | None) -> None:
-        self.time_zone = time_zone
-
     def predicate(self, node: Any) -> Predicate:
         kind = _kind(node)
         if kind == "Alias":
@@ -191,8 +202,6 @@ class _Walker:
             pred = from_sql(text)
         except InvalidArgumentError:
             return Unsupported(text, text)
-        if self.time_zone and self.time_zone.upper() not in ("UTC", "Z", "GMT", "ETC/UTC"):
-            pred = _shift_naive_timestamps(pred, self.time_zone)
         return pred
 
     def describe(self, node: Any) -> str:
@@ -229,11 +238,11 @@ def _java_value(v: Any) -> Any:
     cls = str(v.getClass().getName())
     if cls in ("java.sql.Date", "java.time.LocalDate"):
         return _dt.date.fromisoformat(str(v.toString()))
-    if cls == "java.sql.Timestamp":
+    if cls == "java.sql.Timestamp":  # an instant
         seconds = int(v.getTime()) // 1000
-        return _EPOCH + _dt.timedelta(seconds=seconds, microseconds=int(v.getNanos()) // 1000)
+        return _EPOCH_UTC + _dt.timedelta(seconds=seconds, microseconds=int(v.getNanos()) // 1000)
     if cls == "java.time.Instant":
-        return _EPOCH + _dt.timedelta(seconds=int(v.getEpochSecond()), microseconds=int(v.getNano()) // 1000)
+        return _EPOCH_UTC + _dt.timedelta(seconds=int(v.getEpochSecond()), microseconds=int(v.getNano()) // 1000)
     if cls == "java.time.LocalDateTime":
         return _dt.datetime.fromisoformat(str(v.toString()))
     if cls == "java.math.BigDecimal":
@@ -241,32 +250,3 @@ def _java_value(v: Any) -> Any:
     if cls == "org.apache.spark.unsafe.types.UTF8String":
         return str(v.toString())
     raise _NotLiteral(cls)
-
-
-class _ShiftTimestamps(LeafRewriter):
-    """Rewrite naive datetime literals from wall-clock time in ``zone`` to naive UTC."""
-
-    def __init__(self, zone: ZoneInfo) -> None:
-        self.zone = zone
-
-    def visit_leaf(self, pred: LeafPredicate) -> Predicate:
-        if isinstance(pred, ComparisonPredicate):
-            return dataclasses.replace(pred, literal=self.shift(pred.literal))
-        if isinstance(pred, SetPredicate):
-            return dataclasses.replace(pred, literals=tuple(self.shift(x) for x in pred.literals))
-        return pred
-
-    def shift(self, lit: Literal) -> Literal:
-        v = lit.value
-        if isinstance(v, _dt.datetime) and v.tzinfo is None:
-            return Literal(v.replace(tzinfo=self.zone).astimezone(_dt.timezone.utc).replace(tzinfo=None))
-        return lit
-
-
-def _shift_naive_timestamps(pred: Predicate, time_zone: str) -> Predicate:
-    """Read naive datetime literals as wall-clock time in ``time_zone`` (Spark's reading of SQL text)."""
-    try:
-        zone = ZoneInfo(time_zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        return pred  # an offset like "+05:00" or an unknown id: keep UTC
-    return visit(pred, _ShiftTimestamps(zone))

@@ -101,14 +101,12 @@ def nearest_float32(value: Decimal | float) -> float:
 
 
 def typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
-    """``DATE '...'`` / ``TIMESTAMP '...'``; a timestamp with an offset becomes naive UTC (see :mod:`.ir`)."""
+    """``DATE '...'`` / ``TIMESTAMP '...'``: a timestamp with an offset is that instant (an aware ``datetime``),
+    one without stays naive, a wall-clock time the read resolves in the session time zone (see :mod:`.ir`)."""
     try:
         if kind == "DATE":
             return _dt.date.fromisoformat(text.strip())
-        value = _dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
-        if value.tzinfo is not None:
-            value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
-        return value
+        return _dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
     except ValueError as e:
         raise InvalidArgumentError(f"invalid {kind} literal {text!r}") from e
 
@@ -157,11 +155,15 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
             integral = rounded.adjusted() + 1 if rounded != 0 else 0
             return rounded if rounded.is_finite() and integral <= precision - scale else NO_CAST
         if type_name in ("STRING", "VARCHAR", "CHAR"):
+            if isinstance(v, _dt.datetime):  # Spark renders it in the session time zone
+                return NO_CAST
             return v.isoformat() if isinstance(v, _dt.date) else str(v)
         if type_name == "DATE":
             if isinstance(v, str):
                 return typed_literal("DATE", v)
-            return v.date() if isinstance(v, _dt.datetime) else v
+            if isinstance(v, _dt.datetime):  # a wall-clock time's date; an instant's depends on the session
+                return v.date() if v.tzinfo is None else NO_CAST
+            return v
         if type_name in ("TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
             return typed_literal("TIMESTAMP", v) if isinstance(v, str) else v
         if type_name in ("BOOLEAN", "BOOL") and isinstance(v, str) and v.strip().lower() in ("true", "false"):

@@ -60,8 +60,10 @@ def literal_sql(value: Any) -> str:
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, bytes):
         return f"X'{value.hex().upper()}'"
-    if isinstance(value, _dt.datetime):
-        utc = value if value.tzinfo is None else value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    if isinstance(value, _dt.datetime):  # an instant with its offset; a wall-clock time as Spark reads it
+        if value.tzinfo is None:
+            return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+        utc = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
         return f"TIMESTAMP '{utc.isoformat(sep=' ')}+00:00'"
     if isinstance(value, _dt.date):
         return f"DATE '{value.isoformat()}'"

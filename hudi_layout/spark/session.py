@@ -90,6 +90,10 @@ def get_spark(
                                    hint="local, local[N], local[*], spark://HOST:PORT, yarn or k8s://HOST:PORT")
     builder = SparkSession.builder.appName(app_name).master(master)
     conf = dict(DEFAULT_CONF)
+    if SparkContext._active_spark_context is not None:
+        # getOrCreate applies the builder's settings to the running session: its time zone is the user's
+        # choice (it changes what timestamp text means), not a default to reset
+        conf.pop("spark.sql.session.timeZone")
     conf["spark.pyspark.python"] = sys.executable
     conf["spark.pyspark.driver.python"] = sys.executable
     conf["spark.ui.enabled"] = "true" if ui else "false"

@@ -197,7 +197,7 @@ LITERAL_KINDS = {
     "decimal": ("decimal", "decimal", "int"),
     "string": ("string",),
     "bool": ("bool",),
-    "date": ("date",),
+    "date": ("date", "date", "timestamp"),
     "timestamp": ("timestamp", "timestamp", "date"),
     "binary": ("binary",),
 }
@@ -252,6 +252,10 @@ class PredicateGenerator:
             return float(v) + rng.choice([0.0, 0.5, -0.5])
         if kind == "date":  # date literal for a timestamp column
             return v.date() if isinstance(v, dt.datetime) else v
+        if kind == "timestamp":  # a timestamp literal for a date column: near its midnight, in some zone
+            hours = rng.choice([-14, -5, -1, 0, 0, 3, 12, 23, 24])
+            return (dt.datetime(v.year, v.month, v.day, tzinfo=dt.timezone.utc)
+                    + dt.timedelta(hours=hours, minutes=rng.choice([0, 0, 30, 59])))
         raise AssertionError((col_kind, kind))
 
     def leaf(self, columns: list[Col]) -> Pred:

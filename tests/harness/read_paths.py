@@ -49,7 +49,7 @@ from .generate import (
     rows_to_arrow,
 )
 from .model import Instant, TableModel, completed_instants
-from .spark_semantics import Pred, columns_of, evaluate, micros, to_column, to_sql, to_tuples
+from .spark_semantics import Pred, columns_of, evaluate, micros, set_session_zone, to_column, to_sql, to_tuples
 
 CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
 #: ``qdtree`` clusters with a workload drawn from the harness's own predicate generator (its queries then ask
@@ -58,6 +58,9 @@ STRATEGIES = ("linear", "z-order", "hilbert", "qdtree")
 METHODS = ("direct", "sample")
 
 OPERATION = "hoodie.datasource.write.operation"
+#: session time zones the harness switches to (``spark.sql.session.timeZone``): west and east of UTC, a half-hour
+#: offset, a zone with DST, the furthest ahead (+14, and a day skipped in 1994), a fixed negative offset
+SESSION_ZONES = ("UTC", "America/Los_Angeles", "Asia/Kolkata", "Europe/Berlin", "Pacific/Kiritimati", "-03:30")
 #: what a refusal of a version a clean deleted says (scan/plan and the data source)
 CLEANED_REFUSAL = "no longer readable"
 QUERY_TYPE = "hoodie.datasource.query.type"
@@ -230,6 +233,7 @@ class ReadPathsHarness:
         self.widened: dict[str, str] = {}
         #: the completed instants before the latest write (to find the one it completed)
         self._before: set[str] = set()
+        self.set_zone("UTC")
 
     # ------------------------------------------------------------------ changing the table
 
@@ -542,7 +546,18 @@ class ReadPathsHarness:
         self.spark.sql(f"CREATE TABLE {b} USING hudi_layout LOCATION '{self.path}'")
         self.sql_tables.append(b)
 
+    def set_zone(self, name: str | None = None) -> None:
+        """Switch the session's time zone (every question after it is read in that zone, by Spark and by the
+        model): timestamp text and date -> timestamp casts mean other instants."""
+        name = name or self.rng.choice(SESSION_ZONES)
+        self.spark.conf.set("spark.sql.session.timeZone", name)
+        set_session_zone(name)
+        self.zone = name
+        if hasattr(self, "log"):
+            self.log.append(f"session time zone {name}")
+
     def close(self) -> None:
+        self.set_zone("UTC")
         for t in self.sql_tables:
             with contextlib.suppress(Exception):
                 self.spark.sql(f"DROP TABLE IF EXISTS {t}")

@@ -20,7 +20,11 @@ Spark's rules implemented here:
   test; booleans order FALSE < TRUE; dates by day; timestamps by UTC microsecond; binary values by unsigned
   bytes, a shorter value before every longer one it begins (Python's ``bytes`` order);
 * an integral column compared (``<``, ``<=``, ``>``, ``>=``) with a decimal literal beyond the 64-bit range is a
-  constant TRUE or FALSE, even for NULL values (Spark's analyzer folds it; found by the soak in session 10).
+  constant TRUE or FALSE, even for NULL values (Spark's analyzer folds it; found by the soak in session 10);
+* the session time zone (``spark.sql.session.timeZone``, :func:`set_session_zone`): a date compared with a
+  timestamp is midnight of that day in the zone, and timestamp text without an offset is a wall-clock time
+  in the zone (:func:`lit_sql` writes a timestamp literal so; with an explicit offset where the wall-clock
+  time is ambiguous or does not exist there).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 
@@ -45,6 +50,24 @@ SQL_TYPE = {"int": "INT", "long": "BIGINT", "double": "DOUBLE", "float": "FLOAT"
             "string": "STRING", "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "binary": "BINARY"}
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+#: the session time zone of the predicates' meaning (one per process, as the harness's one SparkSession)
+_SESSION_ZONE: list[dt.tzinfo] = [dt.timezone.utc]
+
+
+def set_session_zone(name: str) -> None:
+    """Read predicates as Spark does in a session whose ``spark.sql.session.timeZone`` is ``name`` (a region id
+    or ``+HH:MM``); the caller sets the session's zone to the same value."""
+    if name[:1] in "+-":
+        sign = -1 if name[0] == "-" else 1
+        hours, minutes = (int(x) for x in name[1:].split(":"))
+        _SESSION_ZONE[0] = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
+    else:
+        _SESSION_ZONE[0] = dt.timezone.utc if name == "UTC" else ZoneInfo(name)
+
+
+def session_zone() -> dt.tzinfo:
+    return _SESSION_ZONE[0]
 
 
 # ---------------------------------------------------------------------------------------------- the tree
@@ -158,16 +181,15 @@ def _as(kind: str, value: Any, from_kind: str) -> Any:
     if kind == "decimal":
         return Decimal(value)
     if kind == "timestamp":
-        if from_kind == "date":
-            return int((dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc) - EPOCH)
-                       // dt.timedelta(microseconds=1))
+        if from_kind == "date":  # midnight in the session zone (Spark's date -> timestamp cast)
+            return micros(dt.datetime(value.year, value.month, value.day, tzinfo=session_zone()))
         return micros(value)
     return value
 
 
 def micros(ts: dt.datetime) -> int:
     """UTC microseconds since the epoch of an aware datetime."""
-    return (ts - EPOCH) // dt.timedelta(microseconds=1)
+    return (ts.astimezone(dt.timezone.utc) - EPOCH) // dt.timedelta(microseconds=1)
 
 
 def _fp_key(x: float) -> tuple[int, float]:
@@ -321,11 +343,20 @@ def lit_sql(lit: Lit) -> str:
     if k == "date":
         return f"DATE'{v.isoformat()}'"
     if k == "timestamp":
-        utc = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
-        return f"TIMESTAMP'{utc.isoformat(sep=' ')}'"
+        return f"TIMESTAMP'{timestamp_text(v)}'"
     if k == "binary":
         return f"X'{v.hex().upper()}'"
     raise AssertionError(k)
+
+
+def timestamp_text(v: dt.datetime) -> str:
+    """The instant ``v`` as Spark timestamp text: the wall-clock time in the session zone when that names
+    ``v`` alone, else UTC with an explicit offset (a DST overlap or gap; pre-1900 local mean times)."""
+    zone = session_zone()
+    wall = v.astimezone(zone).replace(tzinfo=None)
+    if wall.year >= 1900 and wall.replace(tzinfo=zone) == v and wall.replace(tzinfo=zone, fold=1) == v:
+        return wall.isoformat(sep=" ")
+    return v.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat(sep=" ") + "+00:00"
 
 
 def col_sql(col: Col) -> str:
@@ -333,7 +364,7 @@ def col_sql(col: Col) -> str:
 
 
 def to_sql(pred: Pred) -> str:
-    """Spark SQL text (the session time zone must be UTC for timestamp literals)."""
+    """Spark SQL text, in the session zone (:func:`set_session_zone`)."""
     if isinstance(pred, And):
         return f"({to_sql(pred.left)} AND {to_sql(pred.right)})"
     if isinstance(pred, Or):

@@ -77,6 +77,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
             self.h.evolve()
 
         @rule()
+        def session_time_zone(self) -> None:
+            self.h.set_zone()
+
+        @rule()
         def query(self) -> None:
             self.h.query()
 

@@ -168,13 +168,3 @@ def test_datasource_filters() -> None:
         LtEq(A, Literal(9)), In(A, (Literal(1), Literal(2))), IsNull(Ref("n.x")), IsNotNull(A),
         Not(Eq(A, Literal(5))), StartsWith(Ref("s"), Literal("ab"))]
     assert all(isinstance(p, Unsupported) for p in leaves[11:]) and len(leaves) == 14
-
-
-def test_sql_timestamps_in_a_non_utc_session_zone_are_shifted_to_utc() -> None:
-    from hudi_layout.skipping.spark_column import _shift_naive_timestamps
-
-    pred = from_sql("t >= TIMESTAMP '2024-06-01 12:00:00' AND d = DATE '2024-06-01'")
-    shifted = _shift_naive_timestamps(pred, "Europe/Paris")
-    assert shifted == And(GtEq(Ref("t"), Literal(dt.datetime(2024, 6, 1, 10))),
-                          Eq(Ref("d"), Literal(dt.date(2024, 6, 1))))
-    assert _shift_naive_timestamps(pred, "+05:00") == pred

@@ -51,7 +51,8 @@ def test_spark_column_translation(spark) -> None:  # type: ignore[no-untyped-def
         (F.col("st.f") == "x", Eq(Ref("st.f"), Literal("x"))),
         (F.col("d") >= F.lit(dt.date(2024, 1, 2)), GtEq(Ref("d"), Literal(dt.date(2024, 1, 2)))),
         (F.col("t") < F.lit(dt.datetime(1969, 7, 20, 20, 17, 40, 123456)),
-         Lt(Ref("t"), Literal(dt.datetime(1969, 7, 20, 20, 17, 40, 123456)))),
+         # a Spark timestamp value is an instant (the driver's zone is UTC here, as PySpark reads naive values in it)
+         Lt(Ref("t"), Literal(dt.datetime(1969, 7, 20, 20, 17, 40, 123456, tzinfo=dt.timezone.utc)))),
         (F.col("x") == F.lit(Decimal("1.50")), Eq(Ref("x"), Literal(Decimal("1.50")))),
         (F.col("d") == F.lit("2024-01-01").cast("date"), Eq(Ref("d"), Literal(dt.date(2024, 1, 1)))),
         (F.col("b"), Eq(Ref("b"), Literal(True))),

@@ -1,0 +1,129 @@
+"""Date and timestamp literals read in the session time zone, as Spark reads them (``bind(..., time_zone)``).
+
+Spark reads timestamp text without an offset, and a date compared with a timestamp, in
+``spark.sql.session.timeZone``; a read resolves such literals once against the column types. Before this, SQL
+text was read as UTC whatever the session's zone: in ``America/Los_Angeles``, ``ts < TIMESTAMP '2020-01-01
+00:00:00'`` skipped files holding rows between midnight UTC and 08:00 UTC that Spark returns (session 14).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+import pytest
+
+from hudi_layout.skipping import from_sql
+from hudi_layout.skipping.bind import bind, session_time_unknown, session_zone
+from hudi_layout.skipping.ir import Eq, GtEq, In, Literal, Lt, Ref, Unsupported
+from hudi_layout.skipping.pruning import prune
+from hudi_layout.skipping.to_sql import literal_sql
+
+SCHEMA = pa.schema([("ts", pa.timestamp("us", tz="UTC")), ("ntz", pa.timestamp("us")), ("d", pa.date32()),
+                    ("s", pa.string())])
+LA = ZoneInfo("America/Los_Angeles")
+UTC = dt.timezone.utc
+
+
+def leaf(text: str, zone: str | None) -> object:
+    return bind(from_sql(text, SCHEMA), SCHEMA, zone)
+
+
+def test_timestamp_text_without_an_offset_is_a_wall_clock_time_in_the_session_zone() -> None:
+    got = leaf("ts < TIMESTAMP '2020-01-01 00:00:00'", "America/Los_Angeles")
+    assert got == Lt(Ref("ts"), Literal(dt.datetime(2020, 1, 1, 8, tzinfo=UTC)))
+    # text compared with a timestamp column, CAST, TIMESTAMP_NTZ and TIMESTAMP_LTZ literals: the same reading
+    for text in ("ts < '2020-01-01 00:00:00'", "ts < '2020-01-01'", "ts < CAST('2020-01-01' AS TIMESTAMP)",
+                 "ts < TIMESTAMP_NTZ '2020-01-01 00:00:00'", "ts < TIMESTAMP_LTZ '2020-01-01 00:00:00'"):
+        assert leaf(text, "America/Los_Angeles") == got, text
+
+
+def test_an_explicit_offset_is_kept_and_utc_sessions_read_as_before() -> None:
+    with_offset = leaf("ts >= TIMESTAMP '2020-01-01 05:00:00+05:00'", "Asia/Kolkata")
+    assert with_offset == GtEq(Ref("ts"), Literal(dt.datetime(2020, 1, 1, tzinfo=UTC)))
+    assert leaf("ts >= TIMESTAMP '2020-01-01 00:00:00'", "UTC") == with_offset
+    assert leaf("ts >= TIMESTAMP '2020-01-01 00:00:00'", "+00:00") == with_offset
+
+
+def test_a_date_against_a_timestamp_is_midnight_in_the_session_zone() -> None:
+    assert leaf("ts >= DATE '2020-01-02'", "Asia/Kolkata") == GtEq(
+        Ref("ts"), Literal(dt.datetime(2020, 1, 2, tzinfo=ZoneInfo("Asia/Kolkata"))))
+    # a timestamp against a date column: the date's midnight compared with the instant's wall-clock time there
+    assert leaf("d < TIMESTAMP '2020-01-01 05:00:00+00:00'", "Asia/Kolkata") == Lt(
+        Ref("d"), Literal(dt.datetime(2020, 1, 1, 10, 30)))
+
+
+def test_timestamp_ntz_columns_compare_wall_clock_times() -> None:
+    assert leaf("ntz < TIMESTAMP '2020-01-01 00:00:00'", "America/Los_Angeles") == Lt(
+        Ref("ntz"), Literal(dt.datetime(2020, 1, 1)))
+    assert leaf("ntz < TIMESTAMP '2020-01-01 12:00:00+00:00'", "America/Los_Angeles") == Lt(
+        Ref("ntz"), Literal(dt.datetime(2020, 1, 1, 4)))
+    # text with an offset for a timestamp_ntz column: not read here (never skips)
+    assert isinstance(leaf("ntz < '2020-01-01 00:00:00+05:00'", "UTC"), Unsupported)
+
+
+def test_in_lists_offsets_as_zones_and_unknown_zones() -> None:
+    got = leaf("ts IN (TIMESTAMP '2020-01-01 03:00:00', '2020-01-02 03:00:00')", "-08:00")
+    assert got == In(Ref("ts"), (Literal(dt.datetime(2020, 1, 1, 11, tzinfo=UTC)),
+                                 Literal(dt.datetime(2020, 1, 2, 11, tzinfo=UTC))))
+    assert session_zone("GMT+05:30") == dt.timezone(dt.timedelta(hours=5, minutes=30))
+    assert session_zone("Mars/Olympus") is None
+    assert isinstance(leaf("ts < TIMESTAMP '2020-01-01 00:00:00'", "Mars/Olympus"), Unsupported)
+    # nothing session-dependent in the leaf: unchanged, whatever the zone
+    assert leaf("s = 'x'", "Mars/Olympus") == Eq(Ref("s"), Literal("x"))
+
+
+def test_dst_gaps_and_overlaps_resolve_as_java_time_does() -> None:
+    # 2020-03-08 02:30 does not exist in Los Angeles: java.time moves it forward by the gap (03:30 PDT)
+    assert leaf("ts = TIMESTAMP '2020-03-08 02:30:00'", "America/Los_Angeles").literal.value.astimezone(UTC) \
+        == dt.datetime(2020, 3, 8, 10, 30, tzinfo=UTC)
+    # 2020-11-01 01:30 happens twice: the earlier offset (PDT)
+    assert leaf("ts = TIMESTAMP '2020-11-01 01:30:00'", "America/Los_Angeles").literal.value.astimezone(UTC) \
+        == dt.datetime(2020, 11, 1, 8, 30, tzinfo=UTC)
+
+
+def test_resolution_is_idempotent_and_renders_the_same_instant() -> None:
+    once = leaf("ts < TIMESTAMP '2020-01-01 00:00:00' AND d = DATE '2020-01-01'", "America/Los_Angeles")
+    assert bind(once, SCHEMA, "America/Los_Angeles") == once
+    assert bind(once, SCHEMA) == once
+    assert literal_sql(dt.datetime(2020, 1, 1, 8, tzinfo=UTC)) == "TIMESTAMP '2020-01-01 08:00:00+00:00'"
+    assert literal_sql(dt.datetime(2020, 1, 1)) == "TIMESTAMP '2020-01-01 00:00:00'"  # read in the session zone
+
+
+def test_without_column_types_session_dependent_leaves_never_skip() -> None:
+    pred = from_sql("ts < TIMESTAMP '2020-01-01 00:00:00' AND k = 3")
+    got = session_time_unknown(pred)
+    assert isinstance(got.left, Unsupported) and got.right == pred.right
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Asia/Kolkata", "Pacific/Kiritimati", "-03:30"])
+def test_pruning_keeps_every_file_holding_a_row_spark_matches(zone: str) -> None:
+    """One file per 2.5 hours over three days; each question's matching rows computed here with the zone
+    applied by hand (Spark's rules), every file holding one must be kept."""
+    tz = session_zone(zone)
+    assert tz is not None
+    start = dt.datetime(2019, 12, 30, tzinfo=UTC)
+    rows = [start + dt.timedelta(minutes=15 * i) for i in range(480)]
+    files = [rows[i:i + 10] for i in range(0, 480, 10)]
+    names = [f"f{i}" for i in range(len(files))]
+    stats = {"ts": pa.table({"file_name": names,
+                             "min": pa.array([f[0] for f in files], pa.timestamp("us", tz="UTC")),
+                             "max": pa.array([f[-1] for f in files], pa.timestamp("us", tz="UTC")),
+                             "null_count": [0] * len(files), "value_count": [len(f) for f in files]})}
+    local = dt.datetime(2020, 1, 1, tzinfo=tz)  # midnight in the zone
+    questions = {
+        "ts < TIMESTAMP '2020-01-01 00:00:00'": lambda t: t < local,
+        "ts >= TIMESTAMP '2020-01-01 00:00:00'": lambda t: t >= local,
+        "ts = TIMESTAMP '2020-01-01 03:00:00'": lambda t: t == local + dt.timedelta(hours=3),
+        "ts BETWEEN '2020-01-01 00:00:00' AND '2020-01-01 06:00:00'":
+            lambda t: local <= t <= local + dt.timedelta(hours=6),
+        "ts < DATE '2020-01-02'": lambda t: t < local + dt.timedelta(days=1),
+        "ts >= DATE '2020-01-02'": lambda t: t >= local + dt.timedelta(days=1),
+    }
+    for text, matches in questions.items():
+        pred = bind(from_sql(text, SCHEMA), SCHEMA, zone)
+        kept = set(prune(pred, names, stats, schema=SCHEMA).kept)
+        needed = {i for i, f in enumerate(files) if any(matches(t) for t in f)}
+        assert needed <= kept, (zone, text, sorted(needed - kept))
+        assert len(kept) < len(files), (zone, text)  # and still skips
