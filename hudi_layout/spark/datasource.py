@@ -155,23 +155,19 @@ class _SlicePartition(InputPartition):
 
 
 class HudiLayoutReader(DataSourceReader):
-    """Plans one scan of the data source's snapshot (see the module docstring)."""
+    """Plans one scan of the data source's snapshot (see the module docstring). It takes no filters: a session
+    without ``spark.sql.python.filterPushdown.enabled`` (Spark's default is off) refuses to read through a
+    reader that does (``DATA_SOURCE_PUSHDOWN_DISABLED``), and no plan may be pruned by them yet
+    (:func:`read_plan_is_per_scan`); :class:`PruningReader` does."""
 
-    def __init__(self, path: str, schema: Any, query: ReadQuery, prune_with_filters: bool,
+    def __init__(self, path: str, schema: Any, query: ReadQuery,
                  settings: Mapping[str, str] | None = None) -> None:
         self.path = path
         self.schema = schema
         self.query = query
-        self.prune_with_filters = prune_with_filters
         #: hudi_layout's read settings given as options (curve-region step, query log): see options.READ_SETTINGS
         self.settings = dict(settings or {})
         self.filters: list[Any] = []
-
-    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
-        # A plan pruned by these filters must not outlive this scan (module docstring): keep them only where
-        # Spark keeps the plan per scan. Yield every filter back: pruning is by file, Spark filters the rows.
-        self.filters = list(filters) if self.prune_with_filters else []
-        yield from filters
 
     @_one_line_errors
     def partitions(self) -> list[InputPartition]:
@@ -258,6 +254,17 @@ def _commit_time_mask(commit_times: pa.Array, selection: IncrementalSelection) -
     return pc.fill_null(mask, False)
 
 
+
+class PruningReader(HudiLayoutReader):
+    """:class:`HudiLayoutReader` that prunes files with the filters Spark pushes (only where Spark keeps the
+    plan per scan, :func:`read_plan_is_per_scan`; the session then needs
+    ``spark.sql.python.filterPushdown.enabled=true``, which :func:`~hudi_layout.spark.session.get_spark` sets)."""
+
+    def pushFilters(self, filters: list[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
+        # Yield every filter back: pruning is by file, Spark filters the rows.
+        self.filters = list(filters)
+        yield from filters
+
 class HudiLayoutDataSource(DataSource):
     """Options: ``path`` (or ``load(path)``), Hudi's read options (module docstring) or ``hoodie.*`` write
     options, ``includeMetaColumns``."""
@@ -304,7 +311,7 @@ class HudiLayoutDataSource(DataSource):
         if not path:  # a SQL table: Spark passes no options to its readers, the schema carries them
             stored = _table_metadata(schema)
             if stored is None:
-                return HudiLayoutReader(self._path(), schema, ReadQuery(), False)  # raises "needs a path"
+                return HudiLayoutReader(self._path(), schema, ReadQuery())  # raises "needs a path"
             path, read_options = stored["path"], dict(stored.get("options") or {})
             table = HudiTable(path)  # one load of the timeline for the pin and the catalog check
             pinned: str | None = _pinned_completion(table)
@@ -315,7 +322,8 @@ class HudiLayoutDataSource(DataSource):
         query = ReadQuery.from_options(read_options, completed_by=pinned)
         setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
         settings = {k: v for k, v in read_options.items() if k in setting_keys}
-        return HudiLayoutReader(path, schema, query, read_plan_is_per_scan(), settings)
+        reader_class = PruningReader if read_plan_is_per_scan() else HudiLayoutReader
+        return reader_class(path, schema, query, settings)
 
     @_one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
