@@ -10,11 +10,15 @@ column.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
+
+#: an Avro name (the Avro specification, "Names"): what a Hudi column may be called
+AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def avro_primitive(t: pa.DataType) -> str | None:
@@ -71,12 +75,23 @@ def _decimal_fixed_size(precision: int) -> int:
     return size
 
 
+def _avro_safe(name: str) -> str:
+    """``name`` with every character an Avro name cannot hold made ``_`` (and ``_`` before a leading digit)."""
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return safe if safe and not safe[0].isdigit() else f"_{safe}"
+
+
 def arrow_to_avro_schema(schema: pa.Schema, table_name: str) -> dict[str, Any]:
     """The Avro record schema (as a dict) Hudi would store for ``schema`` (data columns only)."""
     record_name = f"{table_name}_record"
     namespace = f"hoodie.{table_name}"
     fields = []
     for f in schema:
+        if not AVRO_NAME.fullmatch(f.name):
+            raise InvalidArgumentError(
+                f"column {f.name!r} cannot be a Hudi column: Hudi stores the table schema as Avro, whose field names "
+                "are letters, digits and '_' and do not start with a digit",
+                hint=f"rename it before writing, e.g. df.withColumnRenamed({f.name!r}, {_avro_safe(f.name)!r})")
         avro_t = _avro_type(f, f"{namespace}.{record_name}")
         if f.nullable:
             fields.append({"name": f.name, "type": ["null", avro_t], "default": None})

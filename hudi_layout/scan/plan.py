@@ -47,7 +47,7 @@ from hudi_layout.skipping.visitors import referenced_columns
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table import workload_log
 from hudi_layout.table.fs_view import FileSlice
-from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,8 @@ class ScanPlan:
     query: ReadQuery = field(default_factory=ReadQuery, compare=False)
     #: for an incremental read: the commits whose rows it returns (rows are filtered by commit time)
     incremental: IncrementalSelection | None = field(default=None, repr=False, compare=False)
+    #: the columns the filter names (meta columns included): the read keeps those it filters on
+    filter_columns: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def files_read(self) -> int:
@@ -176,6 +178,13 @@ def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None)
     raise InvalidArgumentError(f"unsupported filter {where!r}: give SQL text, a Column, tuples or a predicate")
 
 
+def with_meta_columns(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with Hudi's five meta columns (strings) in front, as every base file of a table that populates
+    them holds them (a data column of the same name wins)."""
+    meta = [pa.field(name, pa.string()) for name in META_COLUMNS if name not in schema.names]
+    return pa.schema([*meta, *schema])
+
+
 def table_schema(table: HudiTable) -> pa.Schema | None:
     """Arrow schema of the table's latest Avro schema (cached per timeline state), None if unavailable."""
     schema_json = table.cached_schema()
@@ -266,11 +275,13 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     props = table.properties
     require(props, Action.READ, query_type=query.query_type)
     schema = table_schema(table)
-    pred = to_predicate(where, schema, spark)
+    # a filter may name the meta columns too (``_hoodie_commit_time > '...'``), where the files hold them
+    filter_schema = with_meta_columns(schema) if schema is not None and props.populate_meta_fields else schema
+    pred = to_predicate(where, filter_schema, spark)
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
     time_zone = session_time_zone(spark)
-    if schema is not None:
-        pred = bind(pred, schema, time_zone)
+    if filter_schema is not None:
+        pred = bind(pred, filter_schema, time_zone)
     elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:
         pred = session_time_unknown(pred)  # no column types to read them against
     settings = read_settings(options)
@@ -286,7 +297,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     kept_slices: list[FileSlice] = slices
     dropped_part: dict[str, str] = {}
     if fields and not derived and not isinstance(pred, AlwaysTrue):
-        kept_slices, dropped_part = _prune_partitions(pred, slices, props, schema)
+        kept_slices, dropped_part = _prune_partitions(pred, slices, props, filter_schema)
     after_partitions = len(kept_slices)
 
     dropped_stats: dict[str, str] = {}
@@ -299,7 +310,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
             notes.append("the table has no column_stats index; every file in the kept partitions is read")
         else:
             try:
-                kept_slices, dropped_stats, stat_notes = _prune_by_stats(table, pred, kept_slices, wanted, schema)
+                kept_slices, dropped_stats, stat_notes = _prune_by_stats(table, pred, kept_slices, wanted,
+                                                                         filter_schema)
                 notes.extend(stat_notes)
             except HudiLayoutError as e:
                 notes.append(f"column_stats index not used ({e}); no file skipped by statistics")
@@ -310,7 +322,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         use_curve_region = cfg.CURVE_REGION_ENABLE.get(settings)
     if use_column_stats and query.use_column_stats and use_curve_region and wanted and kept_slices \
             and schema is not None:
-        region = prune_by_curve_region(table, pred, kept_slices, schema)
+        region = prune_by_curve_region(table, pred, kept_slices, filter_schema)
         if region.judged:
             kept_slices, dropped_region, after_region = region.kept, region.dropped, len(region.kept)
     counts = _row_counts(table, slices) if with_row_counts else {}
@@ -333,6 +345,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         dropped_by_curve_region=dropped_region,
         query=query,
         incremental=incremental,
+        filter_columns=tuple(sorted(referenced_columns(pred))),
     )
 
 

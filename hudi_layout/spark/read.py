@@ -242,9 +242,9 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
     query_type = query_type or plan.query.query_type
     arrow = plan.schema if plan.schema is not None else table_schema(table)
     incremental = plan.incremental
-    # the read schema carries the meta columns only when they are wanted, or an incremental read filters on
-    # the commit time (filters are bound to the data columns by plan_scan, so they never name one)
-    read_meta = include_meta or incremental is not None
+    # the read schema carries the meta columns only when they are wanted, the filter names one, or an
+    # incremental read filters on the commit time
+    read_meta = include_meta or incremental is not None or bool(set(plan.filter_columns) & set(META_COLUMNS))
     merge = table.is_mor and query_type is QueryType.SNAPSHOT
     files = plan.plain_files if merge else [s.base_file_path for s in plan.candidate_slices if s.has_base_file]
     merged = plan.merged_slices if merge else []
@@ -270,13 +270,13 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
         if incremental.archived_before is not None:
             keep = keep | (F.col(COMMIT_TIME_COLUMN) < F.lit(incremental.archived_before))
         df = df.where(keep)
+    row_filter = _row_filter(where)
+    if row_filter is not None:  # before the meta columns go: it may name them
+        df = df.where(row_filter)
     if not include_meta:
         meta = [c for c in df.columns if c in META_COLUMNS]
         if meta:
             df = df.drop(*meta)
-    row_filter = _row_filter(where)
-    if row_filter is not None:
-        df = df.where(row_filter)
     if columns:
         df = df.select(*[f"`{c}`" for c in columns])
     return df

@@ -142,6 +142,14 @@ def test_unsupported_column_types_name_the_column(spark, tmp_path, column, ddl):
     assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, rf"\b{column}\b")
 
 
+@pytest.mark.parametrize("column", ["dst port", "a.b", "1st", "größe"])
+def test_column_names_avro_cannot_hold_are_refused_naming_the_column(spark, tmp_path, column):
+    """Hudi keeps the table schema as Avro, whose names are ``[A-Za-z_][A-Za-z0-9_]*``: such a column used to
+    fail deep in the write (a dotted name) or be written into a schema no Avro reader takes (session 14)."""
+    df = spark.sql(f"SELECT CAST(id AS INT) AS id, 'x' AS p, id AS `{column}` FROM range(3)")
+    assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, "cannot be a Hudi column")
+
+
 def test_prepped_upsert_and_global_index_refused(spark, table):
     opts = {**OPTS, "hoodie.datasource.write.operation": "upsert_prepped"}
     assert_refused(spark, table, spark.createDataFrame(rows(5)), errors.UnsupportedTableError, "upsert_prepped",
