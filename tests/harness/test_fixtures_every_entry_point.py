@@ -118,6 +118,23 @@ def _check_snapshot(spark, path: str, fields: list[str], want: list[str], entry:
     code, out, err = _cli(["query", path, "SELECT count(*) FROM t"])
     assert code == 0, err
     assert f"|{len(want)}" in out.replace(" ", ""), out
+    _check_commit_time_filters(spark, path, fields)
+
+
+def _check_commit_time_filters(spark, path: str, fields: list[str]) -> None:
+    """Filters on ``_hoodie_commit_time`` prune with the writer's own column_stats of the meta columns (Hudi's
+    Java writer indexes them too): every row hudi-rs gives for the commit must come back."""
+    rows = _hudi_rs(path)
+    if "_hoodie_commit_time" not in rows.column_names or rows.num_rows == 0:
+        return
+    times = rows.column("_hoodie_commit_time").to_pylist()
+    distinct = sorted(set(times))
+    for t in sorted(set(distinct[:2] + distinct[-1:])):
+        for op in ("=", ">="):
+            mask = pa.array([v == t if op == "=" else v >= t for v in times])
+            want = _keys(rows.filter(mask), fields)
+            got = hl.read(path, f"_hoodie_commit_time {op} '{t}'", spark=spark)
+            assert _keys(got.select(*[f"`{f}`" for f in fields]).toArrow(), fields) == want, (op, t)
 
 
 def _check_history(spark, path: str, fields: list[str], version: int) -> None:
