@@ -617,6 +617,39 @@ class ReadPathsHarness:
         if pred is not None:
             self._check_explain(q, sql, want)
 
+    def query_commit_time(self) -> None:
+        """A filter on ``_hoodie_commit_time`` (a commit of the table, ``=`` / ``<`` / ``>=``), alone or ANDed with a
+        random predicate, through ``read`` (SQL text and ``Column``) and ``explain``: the meta-column statistics
+        that writes, upserts, deletes and clusterings leave must never skip a file holding such a row. Which
+        rows carry which commit time comes from hudi-rs's read (the model does not track it); the data part
+        from the model."""
+        from pyspark.sql import functions as F
+
+        import hudi_layout as hl
+
+        if not self.use_hudi_rs:
+            return
+        rows = self._hudi_rs_read()
+        if rows.num_rows == 0 or "_hoodie_commit_time" not in rows.column_names:
+            return
+        times = list(zip(rows.column("id").to_pylist(), rows.column("_hoodie_commit_time").to_pylist()))
+        commit = self.rng.choice(sorted({t for _, t in times}))
+        op = self.rng.choice(["=", "<", ">=", ">"])
+        by_time = {i for i, t in times if {"=": t == commit, "<": t < commit, ">=": t >= commit, ">": t > commit}[op]}
+        pred = self.random_predicate() if self.rng.random() < 0.6 else None
+        if pred is not None and not self._knows(self._kinds(), pred):
+            pred = None
+        want = sorted(by_time & set(ids_of(_matching(pred, self.model.current))))
+        sql = f"_hoodie_commit_time {op} '{commit}'" + (f" AND ({to_sql(pred)})" if pred is not None else "")
+        q = f"WHERE {sql}"
+        self.queries += 1
+        spark, path = self.spark, self.path
+        self._ask("read(sql) on _hoodie_commit_time", q, want,
+                  lambda: _arrow_ids(hl.read(path, sql, spark=spark).select("id").toArrow()))
+        self._ask("read(Column) on _hoodie_commit_time", q, want,
+                  lambda: _arrow_ids(hl.read(path, F.expr(sql), spark=spark).select("id").toArrow()))
+        self._check_explain(q, sql, want)
+
     def _ask_read(self, q: str, pred: Pred | None, want: list[int]) -> None:
         import hudi_layout as hl
 

@@ -77,6 +77,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
             self.h.evolve()
 
         @rule()
+        def query_commit_time(self) -> None:
+            self.h.query_commit_time()
+
+        @rule()
         def session_time_zone(self) -> None:
             self.h.set_zone()
 
