@@ -49,6 +49,7 @@ from hudi_layout.skipping.ir import (
     StartsWith,
     Unsupported,
 )
+from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.skipping.visitors import LeafRewriter, visit
 
 
@@ -82,8 +83,11 @@ def resolve_column(name: str, schema: pa.Schema) -> str:
 
 
 class _BindVisitor(LeafRewriter):
-    def __init__(self, schema: pa.Schema, zone: _dt.tzinfo | None | bool) -> None:
+    """Resolves columns; with ``resolve_time``, date / timestamp literals in ``zone`` (``None``: unreadable)."""
+
+    def __init__(self, schema: pa.Schema, resolve_time: bool, zone: _dt.tzinfo | None) -> None:
         self.schema = schema
+        self.resolve_time = resolve_time
         self.zone = zone
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
@@ -94,9 +98,7 @@ class _BindVisitor(LeafRewriter):
             return folded
         # every concrete leaf is a dataclass with a ``term`` field
         bound = pred if name == pred.term.name else dataclasses.replace(cast(Any, pred), term=Ref(name))
-        if self.zone is False:
-            return bound
-        return resolve_session_time(bound, column_type, self.zone if isinstance(self.zone, _dt.tzinfo) else None)
+        return resolve_session_time(bound, column_type, self.zone) if self.resolve_time else bound
 
 
 #: a literal whose meaning in the session cannot be known here (the leaf then never skips)
@@ -136,7 +138,7 @@ def resolve_session_time(pred: LeafPredicate, column_type: pa.DataType | None, z
         return pred
     values = [_session_value(lit.value, column_type, zone) for lit in literals]
     if any(v is _UNKNOWN for v in values):
-        return Unsupported(f"{pred} (depends on the session time zone)")
+        return _session_dependent(pred)
     if all(v is lit.value for v, lit in zip(values, literals)):
         return pred
     if isinstance(pred, ComparisonPredicate):
@@ -211,8 +213,17 @@ def _field_type(name: str, schema: pa.Schema) -> pa.DataType | None:
 def bind(pred: Predicate, schema: pa.Schema, time_zone: str | None = None) -> Predicate:
     """``pred`` with every column resolved against ``schema``; with ``time_zone`` (the session's), its date and
     timestamp literals resolved in that zone (see the module docstring)."""
-    zone: _dt.tzinfo | None | bool = False if time_zone is None else session_zone(time_zone)
-    return visit(pred, _BindVisitor(schema, zone))
+    zone = None if time_zone is None else session_zone(time_zone)
+    return visit(pred, _BindVisitor(schema, time_zone is not None, zone))
+
+
+def _session_dependent(pred: LeafPredicate) -> Unsupported:
+    """``pred`` as a leaf that never skips, keeping its SQL text (the query log records it)."""
+    try:
+        sql: str | None = predicate_to_sql(pred)
+    except InvalidArgumentError:
+        sql = None
+    return Unsupported(f"{pred} (depends on the session time zone)", sql)
 
 
 class _SessionTimeUnknown(LeafRewriter):
@@ -224,7 +235,7 @@ class _SessionTimeUnknown(LeafRewriter):
         else:
             return pred
         if any(isinstance(lit.value, (str, _dt.date)) for lit in literals):
-            return Unsupported(f"{pred} (depends on the session time zone)")
+            return _session_dependent(pred)
         return pred
 
 
