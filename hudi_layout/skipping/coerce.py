@@ -7,7 +7,8 @@ never raises on a type mismatch).
 Widening follows Spark: int vs double → double (a monotone, possibly lossy cast, as Spark does),
 int vs decimal and decimal vs decimal → a decimal wide enough for both (exact), decimal vs double →
 double, date vs timestamp → timestamp, a string literal vs a date/timestamp column → the string parsed as
-date/timestamp. Naive datetimes are UTC (see :mod:`.ir`).
+date/timestamp. A naive datetime left here is UTC: a read has already resolved wall-clock times in its
+session's zone (:func:`~.bind.bind`, :mod:`.ir`).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ deliberately written independently of the vectorised evaluator: no Arrow, no sta
 Semantics: three-valued logic; a row matches only when the predicate is TRUE. Doubles use Spark's total
 order (NaN = NaN, NaN greater than everything, -0.0 = 0.0). Mixed types widen like Spark (int vs float →
 float, int vs Decimal → exact, date vs datetime → datetime, a string literal vs a date/datetime value →
-parsed); naive datetimes are UTC. Pairs that do not compare give NULL. An :class:`~.ir.Unsupported` leaf
-is taken as TRUE for every row (the stats evaluator keeps every file for it and for its negation, so the
+parsed); naive datetimes are UTC (a UTC session's reading; :func:`~.bind.bind` resolves others first).
+Pairs that do not compare give NULL. An :class:`~.ir.Unsupported` leaf is taken as TRUE for every row (the
+stats evaluator keeps every file for it and for its negation, so the
 differential property holds whatever value is assumed).
 """
 
