@@ -39,6 +39,18 @@ def _options(pairs: Sequence[str] | None) -> dict[str, str]:
     return out
 
 
+def _spark_conf(pairs: Sequence[str] | None) -> dict[str, str]:
+    """``--conf spark.KEY=VALUE`` settings for the session (as spark-submit's ``--conf``)."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().startswith("spark."):
+            raise InvalidArgumentError(f"--conf expects spark.KEY=VALUE, got {pair!r}",
+                                       hint="e.g. --conf spark.sql.session.timeZone=America/New_York")
+        out[key.strip()] = value.strip()
+    return out
+
+
 def _columns(text: str | None) -> list[str]:
     return [c.strip() for c in (text or "").split(",") if c.strip()]
 
@@ -48,6 +60,7 @@ def _spark(args: argparse.Namespace) -> Any:
     from hudi_layout.spark.session import get_spark, quiet_conf
 
     extra = {} if _verbose(args) else quiet_conf()
+    extra.update(_spark_conf(getattr(args, "conf", None)))
     if not _verbose(args):
         _silence_query_context_loggers()
     started = time.perf_counter()
@@ -431,6 +444,9 @@ def build_parser() -> argparse.ArgumentParser:
                             help="a Hudi option (repeatable), e.g. hoodie.parquet.max.file.size=134217728")
         if spark:
             sp.add_argument("--master", help="Spark master (default $SPARK_MASTER or local[*])")
+            sp.add_argument("--conf", action="append", metavar="spark.KEY=VALUE",
+                            help="a Spark setting (repeatable), e.g. spark.sql.session.timeZone=America/New_York "
+                                 "(the zone timestamp text is read in; default UTC)")
         if as_json:
             sp.add_argument("--json", action="store_true", help="machine-readable output")
 

@@ -120,3 +120,23 @@ def test_tuples_and_get_spark_keep_the_session_zone(spark, table):
         assert got == want and len(want) == 224
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+def test_the_command_line_reads_timestamps_in_the_zone_it_is_given(spark, table):
+    """``hudi-layout query --conf spark.sql.session.timeZone=...`` (its sessions are UTC otherwise)."""
+    import contextlib
+    import io
+
+    from hudi_layout.tools.cli import main
+
+    sql = "SELECT count(*) AS n FROM t WHERE ts < TIMESTAMP '2020-01-01 00:00:00'"
+    counts = {}
+    try:
+        for zone in ("UTC", "America/Los_Angeles"):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                assert main(["query", table, sql, "--conf", f"spark.sql.session.timeZone={zone}"]) == 0
+            counts[zone] = int([c for c in out.getvalue().split("|") if c.strip().isdigit()][0])
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert counts == {"UTC": 192, "America/Los_Angeles": 224}

@@ -141,3 +141,13 @@ def test_write_operations_parse() -> None:
     assert (a.source, a.path, a.partitions_to_delete) == (None, "table", "d=1")
     a = p.parse_args(["execute-pending", "table", "--instant", "20240101000000000"])
     assert (a.path, a.instant) == ("table", "20240101000000000")
+
+
+def test_spark_conf_flag_is_checked_before_spark_starts(fixture_table, capsys, monkeypatch) -> None:
+    import hudi_layout.spark.session as session
+
+    monkeypatch.setattr(session, "get_spark", lambda *a, **k: pytest.fail("Spark must not start for bad input"))
+    path = fixture_table("cow_v9_txns_simple_meta.zip")
+    assert main(["query", str(path), "SELECT 1", "--conf", "sql.session.timeZone=UTC"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert "--conf expects spark.KEY=VALUE" in err[0] and "spark.sql.session.timeZone" in err[1]
