@@ -83,10 +83,13 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
 
 
 def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, skipping: bool = True,
-            options: Mapping[str, Any] | None = None) -> ScanPlan:
+            options: Mapping[str, Any] | None = None, time_zone: str | None = None) -> ScanPlan:
     """The scan plan of a filtered read (no data is read, no Spark needed unless ``where`` is a Column).
-    ``options``: Hudi read options, as for :func:`read`. ``print(plan.render())`` for a report."""
-    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options, source="explain")
+    ``options``: Hudi read options, as for :func:`read`. ``time_zone``: the zone date and timestamp text is read
+    in, as a session's ``spark.sql.session.timeZone`` (default: ``spark``'s or the active session's, else UTC).
+    ``print(plan.render())`` for a report."""
+    return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options, source="explain",
+                     time_zone=time_zone)
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,

@@ -252,7 +252,7 @@ def _derived_partition_fields(props: Any) -> list[str]:
 def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = True, spark: Any = None,
               table: HudiTable | None = None, with_row_counts: bool = True, query: ReadQuery | None = None,
               options: Mapping[str, Any] | None = None, use_curve_region: bool | None = None,
-              source: str = "scan") -> ScanPlan:
+              source: str = "scan", time_zone: str | None = None) -> ScanPlan:
     """Plan a filtered read of the table at ``path``; see the module docstring.
 
     ``query`` (or Hudi's read ``options``, parsed into one (with a ``query``, ``options`` may hold only
@@ -262,7 +262,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     ``rows_in_candidate_files`` / ``rows_total`` from the commits' write stats (informational; reads turn it off).
     ``use_curve_region`` (default: ``hudi_layout.skipping.curve.region.enable``, from the read options or the
     defaults file; on) adds the curve-region step after column_stats; it runs only when column_stats are used.
-    ``source`` names the caller in the opt-in query log.
+    ``source`` names the caller in the opt-in query log. ``time_zone``: the zone date and timestamp text is read
+    in (a ``spark.sql.session.timeZone`` value); default the session's (``spark``, else the active one), else UTC.
     """
     started = time.perf_counter()
     if query is None:
@@ -279,7 +280,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     filter_schema = with_meta_columns(schema) if schema is not None and props.populate_meta_fields else schema
     pred = to_predicate(where, filter_schema, spark)
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
-    time_zone = session_time_zone(spark)
+    time_zone = time_zone or session_time_zone(spark)
     if filter_schema is not None:
         pred = bind(pred, filter_schema, time_zone)
     elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:

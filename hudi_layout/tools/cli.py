@@ -363,11 +363,17 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from hudi_layout.scan.plan import plan_scan
+    from hudi_layout.skipping.bind import session_zone
 
     where = args.where.strip()
     if where.lower().startswith("where "):
         where = where[6:]
-    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats, options=_read_options(args))
+    zone = args.time_zone
+    if zone is not None and session_zone(zone) is None:
+        raise InvalidArgumentError(f"--time-zone {zone!r} is not a time zone",
+                                   hint="a region id (America/New_York) or an offset (+05:30), as Spark takes")
+    plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats, options=_read_options(args),
+                     time_zone=zone)
     if args.json:
         _print_json(plan.to_dict())
     else:
@@ -542,6 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--files", action="store_true", help="list the candidate files")
     sp.add_argument("--no-stats", action="store_true", help="partition pruning only")
     sp.add_argument("--max-dropped", type=int, default=10)
+    sp.add_argument("--time-zone", metavar="ZONE",
+                    help="read timestamp text in this zone, as query --conf spark.sql.session.timeZone=ZONE "
+                         "does (default UTC)")
     read_flags(sp)
     common(sp, spark=False)
     sp.set_defaults(func=cmd_explain)

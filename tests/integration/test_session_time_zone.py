@@ -140,3 +140,23 @@ def test_the_command_line_reads_timestamps_in_the_zone_it_is_given(spark, table)
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     assert counts == {"UTC": 192, "America/Los_Angeles": 224}
+
+
+def test_explain_takes_the_zone_without_a_session(spark, table, capsys):
+    """``explain`` plans without Spark: ``time_zone=`` (``--time-zone`` on the command line) is its session zone."""
+    import json
+
+    from hudi_layout.tools.cli import main
+
+    q = "ts < TIMESTAMP '2020-01-01 00:00:00'"
+    try:
+        spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+        in_session = hl.explain(table, q)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    given = hl.explain(table, q, time_zone="America/Los_Angeles")
+    assert given.candidate_files == in_session.candidate_files != hl.explain(table, q).candidate_files
+    assert main(["explain", table, q, "--time-zone", "America/Los_Angeles", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files_after_column_stats"] == given.files_after_column_stats
+    assert main(["explain", table, q, "--time-zone", "Mars/Olympus"]) == 2
+    assert "is not a time zone" in capsys.readouterr().err
