@@ -160,3 +160,30 @@ def test_explain_takes_the_zone_without_a_session(spark, table, capsys):
     assert json.loads(capsys.readouterr().out)["files_after_column_stats"] == given.files_after_column_stats
     assert main(["explain", table, q, "--time-zone", "Mars/Olympus"]) == 2
     assert "is not a time zone" in capsys.readouterr().err
+
+
+def test_date_partitions_are_pruned_in_the_session_zone(spark, tmp_path):
+    """Partition pruning reads the same literals (a table partitioned by a date, hive style and not)."""
+    df = spark.range(0, 240).selectExpr("id", "timestamp_seconds(1577750400 + id * 1800) AS ts",
+                                        "CAST(timestamp_seconds(1577750400 + id * 1800) AS DATE) AS d")
+    questions = ["d < TIMESTAMP '2020-01-02 05:00:00'", "d >= TIMESTAMP '2020-01-02 05:00:00'",
+                 "d > TIMESTAMP '2020-01-02 00:00:00+09:00'", "d = '2020-01-02'"]
+    wrong = []
+    try:
+        for hive in ("true", "false"):
+            path = str(tmp_path / f"hive_{hive}")
+            hl.write(df, path, {"hoodie.table.name": "tp", "hoodie.datasource.write.recordkey.field": "id",
+                                "hoodie.datasource.write.partitionpath.field": "d",
+                                "hoodie.datasource.write.hive_style_partitioning": hive})
+            files = glob.glob(os.path.join(path, "**", "*.parquet"), recursive=True)
+            for zone in ("Asia/Kolkata", "America/Los_Angeles"):
+                spark.conf.set("spark.sql.session.timeZone", zone)
+                plain = spark.read.parquet(*files)
+                for q in questions:
+                    want = ids(plain.where(q))
+                    got = ids(hl.read(path, q, spark=spark))
+                    if got != want:
+                        wrong.append(f"hive={hive} {zone} {q}: {len(got)} rows, Spark {len(want)}")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert not wrong, "\n".join(wrong)
