@@ -215,6 +215,10 @@ class _Parser:
             if negated:
                 self.fail("expected IN, BETWEEN or LIKE after NOT")
             return left
+        if _has_unsupported(pred):
+            # its text runs from ``start`` and so already holds the NOT: one leaf for the whole construct
+            # (wrapping it in Not would render "NOT (x NOT LIKE ANY ...)", the opposite filter)
+            return _Bool(self.unsupported(start))
         return _Bool(Not(pred) if negated else pred)
 
     def compare(self, left: _Value, op: str, right: _Value, start: int) -> Predicate:
@@ -387,6 +391,16 @@ class _Parser:
                 if depth == 0:
                     return _Opaque(self.since(start))
 
+
+def _has_unsupported(pred: Predicate) -> bool:
+    """Does ``pred`` (a leaf, or the AND of BETWEEN's two comparisons) hold an :class:`Unsupported` leaf?"""
+    if isinstance(pred, Unsupported):
+        return True
+    if isinstance(pred, (And, Or)):
+        return _has_unsupported(pred.left) or _has_unsupported(pred.right)
+    if isinstance(pred, Not):
+        return _has_unsupported(pred.child)
+    return False
 
 
 def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:
