@@ -36,7 +36,7 @@ from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import bind, session_time_unknown, session_zone
-from hudi_layout.skipping.ir import AlwaysTrue, Predicate
+from hudi_layout.skipping.ir import AlwaysTrue, Predicate, Unsupported
 from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import prune
 from hudi_layout.skipping.spark_column import from_spark_column, session_time_zone
@@ -169,13 +169,30 @@ def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None)
     if isinstance(where, Predicate):
         return where
     if isinstance(where, str):
-        return from_sql(where, schema)
+        try:
+            pred = from_sql(where)
+        except InvalidArgumentError:
+            if spark is None or not _spark_parses(spark, where):
+                raise
+            # Spark SQL our parser does not take (COLLATE, ``::`` casts, subqueries, struct fields, intervals):
+            # planned as unknown (no file skipped for it); Spark applies it to the rows as given
+            return Unsupported(where, where)
+        return bind(pred, schema) if schema is not None else pred
     if isinstance(where, (list, tuple)):
         items = [where] if where and isinstance(where[0], str) else where
         return from_tuples(items, schema)
     if type(where).__name__ == "Column":
         return from_spark_column(where, spark)
     raise InvalidArgumentError(f"unsupported filter {where!r}: give SQL text, a Column, tuples or a predicate")
+
+
+def _spark_parses(spark: Any, text: str) -> bool:
+    """Does Spark's own SQL parser take ``text`` as an expression (through py4j; pyspark is not imported)?"""
+    try:
+        spark._jsparkSession.sessionState().sqlParser().parseExpression(text)
+    except Exception:  # noqa: BLE001 - a ParseException (or no JVM at hand): not Spark SQL we can vouch for
+        return False
+    return True
 
 
 def with_meta_columns(schema: pa.Schema) -> pa.Schema:
