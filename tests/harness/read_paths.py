@@ -5,7 +5,8 @@ change the table through the public API (append, upsert, delete, overwrite, clus
 method, clean with a small retention, a writer killed after writing its files) and ask questions: a random
 predicate through
 
-* ``hudi_layout.read`` with SQL text, a ``Column`` and hudi-rs style tuples;
+* ``hudi_layout.read`` with SQL text, a ``Column``, hudi-rs style tuples and (every other query) the predicate
+  tree ``from_sql`` gives for the text;
 * the data source: DataFrames loaded earlier and asked again and again (with and without ``where``; a loaded
   DataFrame is a snapshot of the table when it was loaded), and a temp view over one of them;
 * SQL tables created with ``OPTIONS (path ...)`` and with ``LOCATION`` (each query sees the latest commit);
@@ -652,6 +653,7 @@ class ReadPathsHarness:
 
     def _ask_read(self, q: str, pred: Pred | None, want: list[int]) -> None:
         import hudi_layout as hl
+        from hudi_layout.skipping import from_sql
 
         spark, path = self.spark, self.path
         if pred is None:
@@ -664,6 +666,9 @@ class ReadPathsHarness:
                                                            .select("id").toArrow()))
         self._ask("read(Column)", q, want, lambda: _arrow_ids(hl.read(spark=spark, path=path,
                                                                       where=to_column(pred)).select("id").toArrow()))
+        if self.queries % 2 == 0:  # a predicate tree (the IR from_sql gives): its SQL form is the row filter
+            self._ask("read(predicate tree)", q, want,
+                      lambda: _arrow_ids(hl.read(spark=spark, path=path, where=from_sql(sql)).select("id").toArrow()))
         tuples = to_tuples(pred)
         if tuples is not None:
             self._ask("read(tuples)", f"{q} as {tuples!r}", want,
