@@ -156,11 +156,16 @@ def _unsupported(message: str, hint: str | None = None) -> UnsupportedTableError
     return UnsupportedTableError(message, hint=hint or "read this table with Apache Hudi (Spark/Flink)")
 
 
+def with_meta_columns(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with Hudi's five meta columns (strings) in front, as every base file of a table that populates
+    them holds them (a data column of the same name wins)."""
+    meta = [pa.field(c, pa.string()) for c in META_COLUMNS if c not in schema.names]
+    return pa.schema([*meta, *schema])
+
+
 def table_output_schema(avro_schema: str | Mapping[str, Any]) -> pa.Schema:
     """The five meta columns (strings) followed by the table's data columns."""
-    data = arrow_schema_for_avro(avro_schema, where="table schema")
-    meta = [pa.field(c, pa.string()) for c in META_COLUMNS if c not in data.names]
-    return pa.schema(meta + list(data))
+    return with_meta_columns(arrow_schema_for_avro(avro_schema, where="table schema"))
 
 
 def _rolled_back_instants(table: HudiTable) -> set[str]:

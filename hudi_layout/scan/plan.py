@@ -34,6 +34,7 @@ from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
+from hudi_layout.scan.merge import with_meta_columns
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import bind, session_time_unknown, session_zone
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate, Unsupported
@@ -47,7 +48,7 @@ from hudi_layout.skipping.visitors import referenced_columns
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table import workload_log
 from hudi_layout.table.fs_view import FileSlice
-from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
+from hudi_layout.table.hudi_table import HudiTable
 
 log = logging.getLogger(__name__)
 
@@ -195,13 +196,6 @@ def _spark_parses(spark: Any, text: str) -> bool:
     return True
 
 
-def with_meta_columns(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with Hudi's five meta columns (strings) in front, as every base file of a table that populates
-    them holds them (a data column of the same name wins)."""
-    meta = [pa.field(name, pa.string()) for name in META_COLUMNS if name not in schema.names]
-    return pa.schema([*meta, *schema])
-
-
 def table_schema(table: HudiTable) -> pa.Schema | None:
     """Arrow schema of the table's latest Avro schema (cached per timeline state), None if unavailable."""
     schema_json = table.cached_schema()
@@ -295,7 +289,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     schema = table_schema(table)
     # a filter may name the meta columns too (``_hoodie_commit_time > '...'``), where the files hold them
     filter_schema = with_meta_columns(schema) if schema is not None and props.populate_meta_fields else schema
-    pred = to_predicate(where, filter_schema, spark)
+    pred = to_predicate(where, spark=spark)  # bound below, once, with the zone
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
     time_zone = time_zone or session_time_zone(spark)
     if filter_schema is not None:

@@ -126,15 +126,12 @@ def resolve_session_time(pred: LeafPredicate, column_type: pa.DataType | None, z
     """``pred`` with its literals read as Spark reads them in a session of time zone ``zone`` (see the module
     docstring); a leaf whose meaning we cannot pin down (the zone unreadable, an offset given to a
     ``timestamp_ntz`` column) becomes :class:`Unsupported`, which never skips a file."""
-    if column_type is None or isinstance(pred, StartsWith):
+    if column_type is None:
         return pred
     if not (pa.types.is_timestamp(column_type) or pa.types.is_date32(column_type) or pa.types.is_date64(column_type)):
         return pred
-    if isinstance(pred, ComparisonPredicate):
-        literals: tuple[Literal, ...] = (pred.literal,)
-    elif isinstance(pred, SetPredicate):
-        literals = pred.literals
-    else:
+    literals = _compared_literals(pred)
+    if literals is None:
         return pred
     values = [_session_value(lit.value, column_type, zone) for lit in literals]
     if any(v is _UNKNOWN for v in values):
@@ -143,7 +140,17 @@ def resolve_session_time(pred: LeafPredicate, column_type: pa.DataType | None, z
         return pred
     if isinstance(pred, ComparisonPredicate):
         return dataclasses.replace(pred, literal=Literal(values[0]))
-    return dataclasses.replace(pred, literals=tuple(Literal(v) for v in values))
+    return dataclasses.replace(cast(SetPredicate, pred), literals=tuple(Literal(v) for v in values))
+
+
+def _compared_literals(pred: LeafPredicate) -> tuple[Literal, ...] | None:
+    """The literals a leaf compares its column with (``None`` for a prefix test or a null check, which hold no
+    date or timestamp)."""
+    if isinstance(pred, ComparisonPredicate) and not isinstance(pred, StartsWith):
+        return (pred.literal,)
+    if isinstance(pred, SetPredicate):
+        return pred.literals
+    return None
 
 
 def _session_value(v: Any, column_type: pa.DataType, zone: _dt.tzinfo | None) -> Any:
@@ -228,13 +235,8 @@ def _session_dependent(pred: LeafPredicate) -> Unsupported:
 
 class _SessionTimeUnknown(LeafRewriter):
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
-        if isinstance(pred, ComparisonPredicate) and not isinstance(pred, StartsWith):
-            literals: tuple[Literal, ...] = (pred.literal,)
-        elif isinstance(pred, SetPredicate):
-            literals = pred.literals
-        else:
-            return pred
-        if any(isinstance(lit.value, (str, _dt.date)) for lit in literals):
+        literals = _compared_literals(pred)
+        if literals is not None and any(isinstance(lit.value, (str, _dt.date)) for lit in literals):
             return _session_dependent(pred)
         return pred
 

@@ -55,6 +55,7 @@ from hudi_layout.skipping.sql_literals import (
     parse_number,
     typed_literal,
 )
+from hudi_layout.skipping.visitors import has_unsupported
 
 # ---------------------------------------------------------------------------------------------- values
 
@@ -215,7 +216,7 @@ class _Parser:
             if negated:
                 self.fail("expected IN, BETWEEN or LIKE after NOT")
             return left
-        if _has_unsupported(pred):
+        if has_unsupported(pred):
             # its text runs from ``start`` and so already holds the NOT: one leaf for the whole construct
             # (wrapping it in Not would render "NOT (x NOT LIKE ANY ...)", the opposite filter)
             return _Bool(self.unsupported(start))
@@ -390,17 +391,6 @@ class _Parser:
                 depth -= 1
                 if depth == 0:
                     return _Opaque(self.since(start))
-
-
-def _has_unsupported(pred: Predicate) -> bool:
-    """Does ``pred`` (a leaf, or the AND of BETWEEN's two comparisons) hold an :class:`Unsupported` leaf?"""
-    if isinstance(pred, Unsupported):
-        return True
-    if isinstance(pred, (And, Or)):
-        return _has_unsupported(pred.left) or _has_unsupported(pred.right)
-    if isinstance(pred, Not):
-        return _has_unsupported(pred.child)
-    return False
 
 
 def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:

@@ -181,3 +181,34 @@ class _ReferencedColumns(BooleanExpressionVisitor[frozenset[str]]):
 def referenced_columns(pred: Predicate) -> frozenset[str]:
     """Names of the columns the predicate's evaluable leaves refer to."""
     return visit(pred, _ReferencedColumns())
+
+
+# ---------------------------------------------------------------------------------------------- unsupported
+
+
+class _HasUnsupported(BooleanExpressionVisitor[bool]):
+    def visit_true(self) -> bool:
+        return False
+
+    def visit_false(self) -> bool:
+        return False
+
+    def visit_not(self, child: bool) -> bool:
+        return child
+
+    def visit_and(self, left: bool, right: bool) -> bool:
+        return left or right
+
+    def visit_or(self, left: bool, right: bool) -> bool:
+        return left or right
+
+    def visit_leaf(self, pred: LeafPredicate) -> bool:
+        return False
+
+    def visit_unsupported(self, pred: Unsupported) -> bool:
+        return True
+
+
+def has_unsupported(pred: Predicate) -> bool:
+    """Does ``pred`` hold an :class:`Unsupported` leaf?"""
+    return visit(pred, _HasUnsupported())

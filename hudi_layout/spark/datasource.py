@@ -254,7 +254,6 @@ def _commit_time_mask(commit_times: pa.Array, selection: IncrementalSelection) -
     return pc.fill_null(mask, False)
 
 
-
 class PruningReader(HudiLayoutReader):
     """:class:`HudiLayoutReader` that prunes files with the filters Spark pushes (only where Spark keeps the
     plan per scan, :func:`read_plan_is_per_scan`; the session then needs
@@ -264,6 +263,7 @@ class PruningReader(HudiLayoutReader):
         # Yield every filter back: pruning is by file, Spark filters the rows.
         self.filters = list(filters)
         yield from filters
+
 
 class HudiLayoutDataSource(DataSource):
     """Options: ``path`` (or ``load(path)``), Hudi's read options (module docstring) or ``hoodie.*`` write

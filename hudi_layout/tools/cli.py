@@ -28,27 +28,26 @@ EXIT_USAGE = 2
 STRATEGY_CHOICES = ["linear", "z-order", "zorder", "hilbert", "qdtree", "workload"]
 
 
-def _options(pairs: Sequence[str] | None) -> dict[str, str]:
+def _key_values(pairs: Sequence[str] | None, flag: str, form: str, hint: str, prefix: str = "") -> dict[str, str]:
+    """``KEY=VALUE`` flags (repeatable) as a dict; one that is not of ``form`` (no ``=``, or a key without
+    ``prefix``) is refused naming the flag."""
     out: dict[str, str] = {}
     for pair in pairs or []:
-        if "=" not in pair:
-            raise InvalidArgumentError(f"--option expects key=value, got {pair!r}",
-                                       hint="e.g. -o hoodie.parquet.max.file.size=134217728")
-        k, v = pair.split("=", 1)
-        out[k.strip()] = v.strip()
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().startswith(prefix):
+            raise InvalidArgumentError(f"{flag} expects {form}, got {pair!r}", hint=hint)
+        out[key.strip()] = value.strip()
     return out
+
+
+def _options(pairs: Sequence[str] | None) -> dict[str, str]:
+    return _key_values(pairs, "--option", "key=value", "e.g. -o hoodie.parquet.max.file.size=134217728")
 
 
 def _spark_conf(pairs: Sequence[str] | None) -> dict[str, str]:
     """``--conf spark.KEY=VALUE`` settings for the session (as spark-submit's ``--conf``)."""
-    out: dict[str, str] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip().startswith("spark."):
-            raise InvalidArgumentError(f"--conf expects spark.KEY=VALUE, got {pair!r}",
-                                       hint="e.g. --conf spark.sql.session.timeZone=America/New_York")
-        out[key.strip()] = value.strip()
-    return out
+    return _key_values(pairs, "--conf", "spark.KEY=VALUE", "e.g. --conf spark.sql.session.timeZone=America/New_York",
+                       prefix="spark.")
 
 
 def _columns(text: str | None) -> list[str]:
