@@ -27,7 +27,7 @@ from hudi_layout.skipping.ir import (
 from hudi_layout.skipping.oracle import evaluate_rows
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.to_sql import literal_sql, predicate_to_sql
-from hudi_layout.skipping.visitors import BooleanExpressionVisitor, visit
+from hudi_layout.skipping.visitors import has_unsupported
 
 # a sibling test module (tests/skipping is on sys.path under pytest's default import mode)
 from tests.unit.skipping.test_skipping_differential import TYPES, draw_predicate
@@ -55,29 +55,6 @@ def test_rendering() -> None:
         predicate_to_sql(Unsupported("f(x)"))
 
 
-class _HasUnsupported(BooleanExpressionVisitor[bool]):
-    def visit_true(self) -> bool:
-        return False
-
-    def visit_false(self) -> bool:
-        return False
-
-    def visit_not(self, child: bool) -> bool:
-        return child
-
-    def visit_and(self, left: bool, right: bool) -> bool:
-        return left or right
-
-    def visit_or(self, left: bool, right: bool) -> bool:
-        return left or right
-
-    def visit_leaf(self, pred: Any) -> bool:
-        return False
-
-    def visit_unsupported(self, pred: Unsupported) -> bool:
-        return True
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @pytest.mark.property
 @given(st.data())
@@ -88,10 +65,10 @@ def test_round_trip_through_sql_keeps_row_results(data: Any) -> None:
                for k, kind in kinds.items()}
     rows = [{k: columns[k][i] for k in columns} for i in range(n)]
     pred: Predicate = draw_predicate(data.draw, {k: (kinds[k], columns[k]) for k in kinds})
-    if visit(pred, _HasUnsupported()):
+    if has_unsupported(pred):
         return  # generated opaque leaves carry no SQL text
     back = from_sql(predicate_to_sql(pred))
-    if visit(back, _HasUnsupported()):
+    if has_unsupported(back):
         assert "binary" in kinds.values(), "only a bytes prefix renders as a function we do not parse back"
         return
     assert evaluate_rows(back, rows) == evaluate_rows(pred, rows), predicate_to_sql(pred)
