@@ -2,9 +2,12 @@
 
 A partition path such as ``region=us/day=2024-01-01`` (hive style) or ``us/2024-01-01`` is turned into one
 stats entry per partition field: ``min = max = value`` (typed by the schema), ``null_count = 0``,
-``value_count = 1``. The Hive default partition ``__HIVE_DEFAULT_PARTITION__`` stands for NULL
-(``null_count = value_count = 1``). A path that does not split into the fields, or a value that does not
-convert to the field's type, gives an unknown entry (the partition is kept).
+``value_count = 1``. The default partition (``__HIVE_DEFAULT_PARTITION__``, or ``default`` from Hudi before
+0.12) holds the NULL values of a column, and of a string column also its empty strings (Hudi's key generators
+file both there) and the values that spell the folder's own name: its entry is then "NULL, or a string from
+``''`` to ``'default'``" (null count unknown), never "NULL only" (session 15: ``ps = ''`` skipped them all). A
+path that does not split into the fields, or a value that does not convert to the field's type, gives an
+unknown entry (the partition is kept).
 """
 
 from __future__ import annotations
@@ -15,14 +18,20 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.format.partition_path import DEFAULT_PARTITION, DEPRECATED_DEFAULT_PARTITION, PartitionPathRule
 from hudi_layout.skipping.evaluate import evaluate
 from hudi_layout.skipping.ir import Predicate
 from hudi_layout.skipping.pruning import PruneResult
 from hudi_layout.skipping.stats import ColumnStats, StatsTable
 
-HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _UNKNOWN = object()
+#: the values a textual column's default partition may hold besides NULL: ``''`` up to the folder names
+_DEFAULT_TEXT_RANGE = ("", max(DEFAULT_PARTITION, DEPRECATED_DEFAULT_PARTITION))
+
+
+def _textual(type_: pa.DataType) -> bool:
+    return any(f(type_) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                                  pa.types.is_large_binary))
 
 
 def parse_partition_path(path: str, fields: Sequence[str], *, hive_style: bool,
@@ -53,6 +62,8 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
     columns: dict[str, ColumnStats] = {}
     for name in partition_fields:
         type_ = schema.field(name).type if schema is not None and name in schema.names else pa.string()
+        textual = _textual(type_)
+        lows: list[Any] = []
         values: list[Any] = []
         nulls: list[int | None] = []
         counts: list[int | None] = []
@@ -60,17 +71,22 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
             raw: object = _UNKNOWN if entry is None else entry[name]
             value = raw if raw is None or raw is _UNKNOWN else _convert(str(raw), type_)
             # per partition: (value, null count, value count); unknown -> all null (the file is kept)
+            # per partition: (min, max, null count, value count); unknown -> all null (the file is kept)
             if value is _UNKNOWN:
-                row: tuple[Any, int | None, int | None] = (None, None, None)
+                row: tuple[Any, Any, int | None, int | None] = (None, None, None, None)
+            elif value is None and textual:
+                low, high = (_convert(v, type_) for v in _DEFAULT_TEXT_RANGE)
+                row = (low, high, None, None)
             elif value is None:
-                row = (None, 1, 1)
+                row = (None, None, 1, 1)
             else:
-                row = (value, 0, 1)
-            values.append(row[0])
-            nulls.append(row[1])
-            counts.append(row[2])
-        arr = pa.array(values, type_)
-        columns[name] = ColumnStats(arr, arr, pa.array(nulls, pa.int64()), pa.array(counts, pa.int64()))
+                row = (value, value, 0, 1)
+            lows.append(row[0])
+            values.append(row[1])
+            nulls.append(row[2])
+            counts.append(row[3])
+        columns[name] = ColumnStats(pa.array(lows, type_), pa.array(values, type_), pa.array(nulls, pa.int64()),
+                                    pa.array(counts, pa.int64()))
     return StatsTable(len(partition_paths), columns)
 
 

@@ -20,8 +20,12 @@ from .spark_semantics import (
     EPOCH,
     Between,
     Cmp,
+    CoalesceCmp,
     Col,
+    ColCmp,
     InList,
+    LengthCmp,
+    LikeAny,
     Lit,
     Not,
     NullCheck,
@@ -50,7 +54,9 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 DATE_LO, DATE_HI = dt.date(1900, 1, 1), dt.date(2100, 12, 31)
 TS_LO, TS_HI = -2_208_988_800_000_000, 4_133_980_799_000_000  # 1900-01-01 .. 2100-12-31 (UTC micros)
-PARTITIONS = ("p0", "p1", "p2")
+#: values of ``part``: besides NULL, the empty string (Hudi files it with NULL in the default partition) and
+#: values that spell a default partition's folder name (session 15: partition pruning read those as NULL)
+PARTITIONS = ("p0", "p1", "p2", "p0", "p1", "p2", "", "default", "__HIVE_DEFAULT_PARTITION__")
 
 
 def _maybe_null(rng: random.Random, value: Any, rate: float = 0.08) -> Any:
@@ -203,6 +209,10 @@ LITERAL_KINDS = {
 }
 
 
+#: share of leaves the planner cannot plan (:meth:`PredicateGenerator.unknown`)
+UNKNOWN_LEAF_RATE = 0.1
+
+
 class PredicateGenerator:
     """Random predicate trees whose literals are mostly values present in ``sample`` (so they select)."""
 
@@ -258,19 +268,42 @@ class PredicateGenerator:
                     + dt.timedelta(hours=hours, minutes=rng.choice([0, 0, 30, 59])))
         raise AssertionError((col_kind, kind))
 
+    def _prefix(self, col: Col) -> str:
+        rng = self.rng
+        base = self._present(col.name) or "ab"
+        clean = "".join(ch for ch in base if ch not in "%_\\")
+        prefix = clean[: rng.randint(1, max(1, len(clean)))] if clean else "a"
+        if rng.random() < 0.2:
+            prefix = clean[:70] if len(clean) >= 70 else prefix
+        return prefix
+
+    def unknown(self, col: Col, columns: list[Col]) -> Pred:
+        """A leaf the planner cannot test on statistics: two columns, LIKE ANY, coalesce, length."""
+        rng = self.rng
+        r = rng.random()
+        if col.kind == "string" and r < 0.3:
+            return LikeAny(col, tuple(self._prefix(col) for _ in range(rng.randint(1, 3))), rng.random() < 0.3)
+        if col.kind in ("string", "binary") and r < 0.45:
+            return LengthCmp(rng.choice(["=", "!=", "<", "<=", ">", ">="]), col, rng.randint(0, 12))
+        others = [c for c in columns if c.name != col.name and c.kind in LITERAL_KINDS[col.kind]]
+        if others and r < 0.75:
+            return ColCmp(rng.choice(["=", "!=", "<", "<=", ">", ">=", "<=>"]), col, rng.choice(others))
+        fill = self.literal(col)
+        fill = fill if fill.kind == col.kind else Lit(random_value(rng, col.kind), col.kind)
+        if col.kind == "bool":
+            return CoalesceCmp(rng.choice(["=", "!="]), col, fill, Lit(rng.random() < 0.5, "bool"))
+        return CoalesceCmp(rng.choice(["=", "!=", "<", "<=", ">", ">="]), col, fill, self.literal(col))
+
     def leaf(self, columns: list[Col]) -> Pred:
         rng = self.rng
         col = rng.choice(columns)
+        if rng.random() < UNKNOWN_LEAF_RATE:
+            return self.unknown(col, columns)
         r = rng.random()
         if r < 0.08:
             return NullCheck(col, rng.random() < 0.5)
         if col.kind == "string" and r < 0.25:
-            base = self._present(col.name) or "ab"
-            clean = "".join(ch for ch in base if ch not in "%_\\")
-            prefix = clean[: rng.randint(1, max(1, len(clean)))] if clean else "a"
-            if rng.random() < 0.2:
-                prefix = clean[:70] if len(clean) >= 70 else prefix
-            return Prefix(col, prefix, rng.random() < 0.25)
+            return Prefix(col, self._prefix(col), rng.random() < 0.25)
         if r < 0.38:
             lits = tuple(self.literal(col) for _ in range(rng.randint(1, 4)))
             return InList(col, lits, rng.random() < 0.3)

@@ -79,12 +79,13 @@ class TableModel:
     def overwrite_partitions(self, instant: Instant, rows: Sequence[Row], partitions: set[Any] | None) -> None:
         """An ``insert_overwrite``: the rows of ``partitions`` (values of the partition column; None: an
         unpartitioned table, whose one partition is everything) give way to ``rows``, stamped."""
-        kept = () if partitions is None else tuple(r for r in self.current if r["part"] not in partitions)
+        folders = None if partitions is None else {partition_folder(v) for v in partitions}
+        kept = () if folders is None else tuple(r for r in self.current if partition_folder(r["part"]) not in folders)
         self._add(instant, kept + tuple({**r, COMMIT_TIME: instant.requested} for r in rows))
 
-    def drop_partitions(self, instant: Instant, partitions: set[Any]) -> None:
-        """A ``delete_partition``: every row of ``partitions`` goes."""
-        self._add(instant, tuple(r for r in self.current if r["part"] not in partitions))
+    def drop_partitions(self, instant: Instant, folders: set[str]) -> None:
+        """A ``delete_partition``: every row in the partition ``folders`` goes."""
+        self._add(instant, tuple(r for r in self.current if partition_folder(r["part"]) not in folders))
 
     def cluster(self, instant: Instant) -> None:
         """A clustering: same rows, same commit times, a new instant."""
@@ -122,3 +123,9 @@ class TableModel:
             if inst.completed <= end:
                 last = (inst, snap)
         return last
+
+
+def partition_folder(value: Any) -> str:
+    """The folder of a ``part`` value, as Hudi's key generators name it: NULL and ``''`` share the default
+    partition (so an overwrite or a partition delete of one takes the other's rows too)."""
+    return "__HIVE_DEFAULT_PARTITION__" if value is None or value == "" else str(value)

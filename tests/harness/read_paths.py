@@ -49,7 +49,7 @@ from .generate import (
     random_rows,
     rows_to_arrow,
 )
-from .model import Instant, TableModel, completed_instants
+from .model import Instant, TableModel, completed_instants, partition_folder
 from .spark_semantics import Pred, columns_of, evaluate, micros, set_session_zone, to_column, to_sql, to_tuples
 
 CLUSTER_COLUMNS = ["i", "l", "d", "f", "s", "dt", "ts", "dec", "b"]
@@ -344,10 +344,10 @@ class ReadPathsHarness:
     def delete_partition(self) -> None:
         """``delete_partition`` of one partition holding rows, named by its path
         (``hoodie.datasource.write.partitions.to.delete``)."""
-        present = sorted({r["part"] for r in self.model.current if r.get("part") is not None})
+        present = sorted({partition_folder(r.get("part")) for r in self.model.current})
         if not self.partitioned or not present:
             return
-        value = self.rng.choice(present)
+        value = self.rng.choice(present)  # a folder: the default one holds NULL and '' values
         hive = self.opts.get("hoodie.datasource.write.hive_style_partitioning") == "true"
         options = {**self.opts, OPERATION: "delete_partition",
                    "hoodie.datasource.write.partitions.to.delete": f"part={value}" if hive else value}

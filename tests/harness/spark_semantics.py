@@ -125,6 +125,43 @@ class Prefix:
 
 
 @dataclass(frozen=True)
+class ColCmp:
+    """``col op other``: two columns (of kinds the generator also pairs as column and literal)."""
+
+    op: str  # = != < <= > >= <=>
+    col: Col
+    other: Col
+
+
+@dataclass(frozen=True)
+class LikeAny:
+    """``col LIKE ANY ('p1%', ...)`` (prefixes as :class:`Prefix`); ``negated`` renders ``NOT (...)``."""
+
+    col: Col
+    prefixes: tuple[str, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class CoalesceCmp:
+    """``coalesce(col, fill) op lit`` (``fill`` of the column's kind)."""
+
+    op: str  # = != < <= > >=
+    col: Col
+    fill: Lit
+    lit: Lit
+
+
+@dataclass(frozen=True)
+class LengthCmp:
+    """``length(col) op n`` (characters of a string, bytes of a binary value)."""
+
+    op: str  # = != < <= > >=
+    col: Col
+    n: int
+
+
+@dataclass(frozen=True)
 class And:
     left: Any
     right: Any
@@ -141,7 +178,11 @@ class Not:
     child: Any
 
 
-Pred = Cmp | Between | InList | NullCheck | Prefix | And | Or | Not
+#: the leaves hudi_layout's planner cannot turn into statistics tests (functions, two columns, LIKE ANY): they
+#: must never skip a file, and every front end must keep their meaning, negated or not
+UnknownLeaf = ColCmp | LikeAny | CoalesceCmp | LengthCmp
+
+Pred = Cmp | Between | InList | NullCheck | Prefix | ColCmp | LikeAny | CoalesceCmp | LengthCmp | And | Or | Not
 
 MIRROR = {"=": "=", "!=": "!=", "<=>": "<=>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
@@ -246,6 +287,19 @@ def evaluate(pred: Pred, row: Mapping[str, Any]) -> Truth:
         return _not(evaluate(pred.child, row))
     value = row.get(pred.col.name)  # a column added after the row was written reads as NULL
     kind = pred.col.kind
+    if isinstance(pred, ColCmp):
+        other = Lit(row.get(pred.other.name), pred.other.kind)
+        if pred.op == "<=>":
+            return (value is None and other.value is None) if value is None or other.value is None \
+                else compare(value, kind, other) == 0
+        return _cmp_truth(pred.op, value, kind, other)
+    if isinstance(pred, LikeAny):
+        got = None if value is None else any(value.startswith(p) for p in pred.prefixes)
+        return _not(got) if pred.negated else got
+    if isinstance(pred, CoalesceCmp):
+        return _cmp_truth(pred.op, pred.fill.value if value is None else value, kind, pred.lit)
+    if isinstance(pred, LengthCmp):
+        return None if value is None else _OPS[pred.op]((len(value) > pred.n) - (len(value) < pred.n))
     if isinstance(pred, NullCheck):
         return (value is not None) if pred.negated else (value is None)
     if isinstance(pred, Prefix):
@@ -309,6 +363,8 @@ def columns_of(pred: Pred) -> set[str]:
         return columns_of(pred.left) | columns_of(pred.right)
     if isinstance(pred, Not):
         return columns_of(pred.child)
+    if isinstance(pred, ColCmp):
+        return {pred.col.name, pred.other.name}
     return {pred.col.name}
 
 
@@ -372,6 +428,15 @@ def to_sql(pred: Pred) -> str:
     if isinstance(pred, Not):
         return f"(NOT {to_sql(pred.child)})"
     c = col_sql(pred.col)
+    if isinstance(pred, ColCmp):
+        return f"{c} {pred.op} {col_sql(pred.other)}"
+    if isinstance(pred, LikeAny):
+        text = f"{c} LIKE ANY ({', '.join(lit_sql(Lit(p + '%', 'string')) for p in pred.prefixes)})"
+        return f"(NOT {text})" if pred.negated else text
+    if isinstance(pred, CoalesceCmp):
+        return f"coalesce({c}, {lit_sql(pred.fill)}) {pred.op} {lit_sql(pred.lit)}"
+    if isinstance(pred, LengthCmp):
+        return f"length({c}) {pred.op} {pred.n}"
     if isinstance(pred, NullCheck):
         return f"{c} IS {'NOT ' if pred.negated else ''}NULL"
     if isinstance(pred, Prefix):
@@ -421,6 +486,15 @@ def to_column(pred: Pred) -> Any:
     if isinstance(pred, Not):
         return ~to_column(pred.child)
     c = F.col(col_sql(pred.col))
+    if isinstance(pred, ColCmp):
+        return c.eqNullSafe(F.col(col_sql(pred.other))) if pred.op == "<=>" else \
+            _column_cmp(pred.op, c, F.col(col_sql(pred.other)))
+    if isinstance(pred, LikeAny):  # no Column method: Spark's own parser, as a user would write it
+        return F.expr(to_sql(pred))
+    if isinstance(pred, CoalesceCmp):
+        return _column_cmp(pred.op, F.coalesce(c, _lit_column(pred.fill)), _lit_column(pred.lit))
+    if isinstance(pred, LengthCmp):
+        return _column_cmp(pred.op, F.length(c), F.lit(pred.n))
     if isinstance(pred, NullCheck):
         return c.isNotNull() if pred.negated else c.isNull()
     if isinstance(pred, Prefix):
@@ -438,6 +512,10 @@ def to_column(pred: Pred) -> Any:
     left, right = (lit, c) if pred.lit_left else (c, lit)
     if op == "<=>":
         return left.eqNullSafe(right)
+    return _column_cmp(op, left, right)
+
+
+def _column_cmp(op: str, left: Any, right: Any) -> Any:
     return {"=": left == right, "!=": left != right, "<": left < right, "<=": left <= right,
             ">": left > right, ">=": left >= right}[op]
 

@@ -96,7 +96,27 @@ def test_partition_stats_are_min_equals_max() -> None:
     stats = partition_stats(HIVE[:3], ["region", "day", "hour"], hive_style=True, schema=SCHEMA)
     day = stats.columns["day"]
     assert day.min.to_pylist() == day.max.to_pylist() == [dt.date(2024, 1, 1), dt.date(2024, 1, 2), dt.date(2024, 1, 3)]
-    assert stats.columns["region"].null_count.to_pylist() == [0, 0, 1]
+    # the default partition of a string column: NULL, '' or a value spelling a default folder's name
+    region = stats.columns["region"]
+    assert region.null_count.to_pylist() == [0, 0, None]
+    assert region.min.to_pylist() == ["us", "eu", ""] and region.max.to_pylist() == ["us", "eu", "default"]
+
+
+@pytest.mark.parametrize("folder", ["__HIVE_DEFAULT_PARTITION__", "default"])
+def test_a_string_default_partition_may_hold_empty_strings_and_its_own_name(folder: str) -> None:
+    """Hudi files NULL and '' alike in the default partition, and a value may spell the folder's name itself
+    (session 15: ``ps = ''`` skipped every partition); a typed column's default partition holds only NULLs."""
+    paths = [f"region={folder}/hour={folder}", "region=us/hour=3"]
+    fields = ["region", "hour"]
+
+    def kept(sql: str) -> list[int]:
+        return prune_partitions(from_sql(sql), paths, fields, hive_style=True, schema=SCHEMA).kept
+
+    for sql in ("region = ''", "region = '__HIVE_DEFAULT_PARTITION__'", "region = 'default'", "region IS NULL",
+                "region IS NOT NULL", "region < 'a'", "region IN ('', 'x')", "region <=> ''", "NOT region = 'x'"):
+        assert 0 in kept(sql), sql
+    assert kept("region = 'us'") == [1] and kept("region > 'e'") == [1]
+    assert kept("hour = 3") == [1] and kept("hour IS NOT NULL") == [1] and kept("hour IS NULL") == [0]
 
 
 def test_file_name_column_may_be_large_string_or_dictionary() -> None:
