@@ -36,7 +36,7 @@ from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import with_meta_columns
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
-from hudi_layout.skipping.bind import bind, session_time_unknown, session_zone
+from hudi_layout.skipping.bind import bind, require_time_zone, session_time_unknown, session_zone
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate, Unsupported
 from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import prune
@@ -277,6 +277,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     in (a ``spark.sql.session.timeZone`` value); default the session's (``spark``, else the active one), else UTC.
     """
     started = time.perf_counter()
+    if time_zone is not None:
+        require_time_zone(time_zone)
     if query is None:
         query = ReadQuery.from_options(options)
     elif options and set(options) - _READ_SETTING_KEYS:

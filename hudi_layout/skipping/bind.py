@@ -122,6 +122,17 @@ def session_zone(time_zone: str) -> _dt.tzinfo | None:
         return None
 
 
+def require_time_zone(time_zone: str, name: str = "time_zone") -> _dt.tzinfo:
+    """The zone of a time zone the caller named explicitly (``name`` says where, for the message); an error
+    when we cannot read it (a session's zone we cannot read only stops its time leaves from skipping, but a
+    zone the user typed is a mistake to report, not to plan around)."""
+    zone = session_zone(time_zone)
+    if zone is None:
+        raise InvalidArgumentError(f"{name} {time_zone!r} is not a time zone",
+                                   hint="a region id (America/New_York) or an offset (+05:30), as Spark takes")
+    return zone
+
+
 def resolve_session_time(pred: LeafPredicate, column_type: pa.DataType | None, zone: _dt.tzinfo | None) -> Predicate:
     """``pred`` with its literals read as Spark reads them in a session of time zone ``zone`` (see the module
     docstring); a leaf whose meaning we cannot pin down (the zone unreadable, an offset given to a

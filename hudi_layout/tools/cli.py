@@ -362,15 +362,14 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from hudi_layout.scan.plan import plan_scan
-    from hudi_layout.skipping.bind import session_zone
+    from hudi_layout.skipping.bind import require_time_zone
 
     where = args.where.strip()
     if where.lower().startswith("where "):
         where = where[6:]
     zone = args.time_zone
-    if zone is not None and session_zone(zone) is None:
-        raise InvalidArgumentError(f"--time-zone {zone!r} is not a time zone",
-                                   hint="a region id (America/New_York) or an offset (+05:30), as Spark takes")
+    if zone is not None:
+        require_time_zone(zone, "--time-zone")
     plan = plan_scan(args.path, where or None, use_column_stats=not args.no_stats, options=_read_options(args),
                      time_zone=zone)
     if args.json:

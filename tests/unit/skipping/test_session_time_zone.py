@@ -127,3 +127,15 @@ def test_pruning_keeps_every_file_holding_a_row_spark_matches(zone: str) -> None
         needed = {i for i, f in enumerate(files) if any(matches(t) for t in f)}
         assert needed <= kept, (zone, text, sorted(needed - kept))
         assert len(kept) < len(files), (zone, text)  # and still skips
+
+
+def test_a_time_zone_the_caller_names_must_be_one(tmp_path) -> None:
+    """``explain(time_zone=...)`` with a zone we cannot read is an error, not a plan that skips nothing; the
+    table is not even opened (a session's own zone we cannot read only stops its time leaves from skipping)."""
+    import hudi_layout as hl
+    from hudi_layout.errors import InvalidArgumentError
+    from hudi_layout.skipping.bind import require_time_zone
+
+    assert require_time_zone("+05:30") == dt.timezone(dt.timedelta(hours=5, minutes=30))
+    with pytest.raises(InvalidArgumentError, match="time_zone 'Mars/Olympus' is not a time zone"):
+        hl.explain(str(tmp_path / "no-table-here"), "ts < '2020-01-01'", time_zone="Mars/Olympus")
