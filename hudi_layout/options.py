@@ -7,8 +7,9 @@ options the caller passes. Parse errors name the key and value.
 One policy for every entry point (writes, clustering, indexing, cleaning, reads): a ``hoodie.*`` (or
 ``hudi_layout.*``) key is either honoured, or refused with an error that names it and the nearest honoured
 key. hudi_layout never accepts an option and then ignores it. The only exceptions are listed, with their
-reason, in :data:`ACCEPTED_WITHOUT_EFFECT`; ``hoodie.table.*`` keys given to a write are table configs, stored
-in ``hoodie.properties`` when the write creates the table. Read options are their own list
+reason, in :data:`ACCEPTED_WITHOUT_EFFECT`; ``hoodie.table.*`` keys given to a write are table configs, accepted
+when they equal what the table has (for a new table: what hudi_layout creates it with), refused otherwise
+(:func:`table_config_conflicts`). Read options are their own list
 (:data:`READ_KEYS`): a write option on a read, or a read option on a write, is refused as well.
 
 Every option carries its documentation and the commands that honour it; the README's options table is
@@ -376,6 +377,12 @@ RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
                               "Partition column(s), comma-separated; empty for an unpartitioned table.",
                               aliases=("hoodie.table.partition.fields",), used_by=(INGEST,))
+KEY_GENERATOR = Option("hoodie.datasource.write.keygenerator.type", "", _str,
+                       "Hudi's key generator, by type (`SIMPLE`) or class (`org.apache.hudi.keygen.SimpleKeyGenerator`)"
+                       ": accepted when it names the one hudi_layout uses for the table's fields (`SIMPLE`: one key "
+                       "and one partition field, `COMPLEX`: more, `NON_PARTITION`: no partition field; the Avro "
+                       "variants alike), refused otherwise.",
+                       aliases=("hoodie.datasource.write.keygenerator.class",), used_by=(INGEST,))
 HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool,
                     "Partition folders named `column=value` instead of `value`.", used_by=(INGEST,))
 URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, _parse_bool,
@@ -607,7 +614,7 @@ ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
     "hoodie.insert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
     "hoodie.upsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
 }
-#: table configs: stored in ``hoodie.properties`` when a write creates the table
+#: table configs: a write may name them with the table's own values (:func:`table_config_conflicts`)
 TABLE_CONFIG_PREFIX = "hoodie.table."
 
 
@@ -751,6 +758,21 @@ def _table_type(value: str) -> str:
     return {"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"}.get(v, v)
 
 
+def _keygen_type(value: str) -> str:
+    """A key generator named by type or class, as its type without the ``_AVRO`` variant (Hudi's
+    ``KeyGeneratorType``: ``SimpleAvroKeyGenerator`` and ``SIMPLE`` write the same keys)."""
+    short = value.strip().rsplit(".", 1)[-1]
+    return _KEYGEN_CLASSES.get(short, short.upper()).removesuffix("_AVRO")
+
+
+_KEYGEN_CLASSES = {"SimpleKeyGenerator": "SIMPLE", "SimpleAvroKeyGenerator": "SIMPLE",
+                   "ComplexKeyGenerator": "COMPLEX", "ComplexAvroKeyGenerator": "COMPLEX",
+                   "NonpartitionedKeyGenerator": "NON_PARTITION", "NonpartitionedAvroKeyGenerator": "NON_PARTITION",
+                   "TimestampBasedKeyGenerator": "TIMESTAMP", "TimestampBasedAvroKeyGenerator": "TIMESTAMP",
+                   "CustomKeyGenerator": "CUSTOM", "CustomAvroKeyGenerator": "CUSTOM",
+                   "GlobalDeleteKeyGenerator": "GLOBAL_DELETE"}
+
+
 #: writer options whose value is fixed by a table's ``hoodie.properties``: writer key (and aliases), the
 #: table properties that hold it (first present wins), the value a table without them has, a normaliser
 TABLE_CONFIG_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None, Callable[[str], str]], ...] = (
@@ -768,32 +790,46 @@ TABLE_CONFIG_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None, 
      "false", _bool_text),
     (("hoodie.datasource.write.precombine.field", "hoodie.table.precombine.field", "hoodie.table.ordering.fields"),
      ("hoodie.table.ordering.fields", "hoodie.table.precombine.field"), None, _fields),
-    (("hoodie.datasource.write.keygenerator.type", "hoodie.table.keygenerator.type"),
-     ("hoodie.table.keygenerator.type",), None, lambda v: v.strip().upper()),
-    (("hoodie.datasource.write.keygenerator.class", "hoodie.table.keygenerator.class"),
-     ("hoodie.table.keygenerator.class",), None, str.strip),
+    (("hoodie.datasource.write.keygenerator.type", "hoodie.datasource.write.keygenerator.class",
+      "hoodie.table.keygenerator.type", "hoodie.table.keygenerator.class"),
+     ("hoodie.table.keygenerator.class", "hoodie.table.keygenerator.type"), None, _keygen_type),
 )
+#: table configs a write may name although the table does not record them: the value their absence means
+TABLE_CONFIG_ABSENT_MEANS: dict[str, str] = {"hoodie.table.cdc.enabled": "false"}
 
 
 def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """``(option key, table value, given value)`` for every option in ``given`` that contradicts the table's
-    ``hoodie.properties`` (as Hudi's ``HoodieWriterUtils.validateTableConfig`` refuses them). Options the
-    table does not record (and has no default for) are not compared."""
+    ``hoodie.properties`` (as Hudi's ``HoodieWriterUtils.validateTableConfig`` refuses them); the table value
+    is ``"(not set)"`` for a ``hoodie.table.*`` key the table does not record. Options the table does not
+    record (and has no default for) are not compared, except ``hoodie.table.*`` keys: a table config the
+    table lacks would otherwise be accepted and mean nothing (``TABLE_CONFIG_ABSENT_MEANS`` lists the values
+    that are what its absence means)."""
     out = []
+    covered: set[str] = set()
     for keys, table_keys, default, norm in TABLE_CONFIG_OPTIONS:
-        key = next((k for k in keys if given.get(k) is not None and str(given[k]).strip() != ""), None)
-        if key is None:
-            continue
+        covered.update(keys)
         table_value = next((table_props[k] for k in table_keys if table_props.get(k)), default)
-        if table_value is None:
+        for key in keys:
+            if given.get(key) is None or str(given[key]).strip() == "" or table_value is None:
+                continue
+            raw = given[key]
+            value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            try:
+                same = norm(value) == norm(table_value)
+            except ValueError:
+                same = False
+            if not same:
+                out.append((key, table_value, value))
+    for key, raw in given.items():
+        if not key.startswith(TABLE_CONFIG_PREFIX) or key in covered or raw is None:
             continue
-        raw = given[key]
         value = str(raw).lower() if isinstance(raw, bool) else str(raw)
-        try:
-            same = norm(value) == norm(table_value)
-        except ValueError:
-            same = False
-        if not same:
+        table_value = table_props.get(key)
+        if table_value is None:
+            if value.strip().lower() != TABLE_CONFIG_ABSENT_MEANS.get(key):
+                out.append((key, "(not set)", value))
+        elif value.strip().lower() != table_value.strip().lower():
             out.append((key, table_value, value))
     return out
 

@@ -509,15 +509,15 @@ def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
                                        hint="CUSTOM merging is not supported by hudi_layout") from None
     require_creatable(table_type=cfg.TABLE_TYPE.get(opts))
     table_name = cfg.TABLE_NAME.get(opts) or base.name
-    handled = ("hoodie.table.name", "hoodie.table.version", "hoodie.table.type", "hoodie.table.ordering.fields",
-               "hoodie.table.precombine.field")
-    passthrough = {k: v for k, v in opts.items() if k.startswith("hoodie.table.") and k not in handled}
     props_map = table_properties_for(
         table_name=table_name, schema=df_schema, record_key_fields=record_keys,
         partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
-        table_version=cfg.TABLE_VERSION.get(opts), extra=passthrough, ordering_fields=ordering,
-        merge_mode=merge_mode)
-    return _KeyLayout(TableProperties(props_map), record_keys, partition_fields, rule, df_schema), props_map
+        table_version=cfg.TABLE_VERSION.get(opts), ordering_fields=ordering, merge_mode=merge_mode)
+    props = TableProperties(props_map)
+    # table configs (hoodie.table.*, the key generator) must be what this table gets: a value we would not
+    # write is refused, never stored beside data that does not follow it nor dropped
+    _check_table_config(props, opts, new_table=True)
+    return _KeyLayout(props, record_keys, partition_fields, rule, df_schema), props_map
 
 
 def _missing_dirs(base: Path) -> list[Path]:
@@ -543,14 +543,22 @@ def _remove_created(base: Path, created: list[Path]) -> None:
             child.unlink(missing_ok=True)
 
 
-def _check_table_config(props: TableProperties, given: Mapping[str, Any]) -> None:
-    """Options that contradict the table's ``hoodie.properties`` are refused, never ignored."""
+def _check_table_config(props: TableProperties, given: Mapping[str, Any], *, new_table: bool = False) -> None:
+    """Options that contradict the table's ``hoodie.properties`` (for a new table: the ones hudi_layout
+    writes) are refused, never ignored."""
     conflicts = cfg.table_config_conflicts(props, given)
-    if conflicts:
-        text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
+    if not conflicts:
+        return
+    if new_table:
+        text = "; ".join(f"{k}={v!r}, but hudi_layout creates the table with "
+                         + ("no such setting" if t == "(not set)" else repr(t)) for k, t, v in conflicts)
         raise InvalidArgumentError(
-            f"options conflict with table {props.table_name!r} (hoodie.properties): {text}",
-            hint="drop these options (the table's values apply) or write to a new table")
+            f"options hudi_layout cannot honour when creating table {props.table_name!r}: {text}",
+            hint="drop these options: hudi_layout writes and maintains only tables configured as it creates them")
+    text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
+    raise InvalidArgumentError(
+        f"options conflict with table {props.table_name!r} (hoodie.properties): {text}",
+        hint="drop these options (the table's values apply) or write to a new table")
 
 
 def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable[str] | None

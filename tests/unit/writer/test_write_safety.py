@@ -176,6 +176,9 @@ def test_failure_after_begin_releases_everything(tmp_path: Path):
     ("hoodie.datasource.write.table.type", "MERGE_ON_READ", "COPY_ON_WRITE"),
     ("hoodie.datasource.write.hive_style_partitioning", "true", "false"),
     ("hoodie.datasource.write.partitionpath.urlencode", "true", "false"),
+    ("hoodie.datasource.write.keygenerator.class", "org.apache.hudi.keygen.ComplexKeyGenerator", "SIMPLE"),
+    ("hoodie.table.keygenerator.type", "TIMESTAMP", "SIMPLE"),
+    ("hoodie.table.base.file.format", "ORC", "PARQUET"),
 ])
 def test_conflicting_options_are_refused(tmp_path: Path, key: str, value: str, table_value: str):
     path = tmp_path / "t"
@@ -187,6 +190,43 @@ def test_conflicting_options_are_refused(tmp_path: Path, key: str, value: str, t
     assert key in msg and repr(value) in msg and repr(table_value) in msg, msg
     assert tree(path) == before
     write(path, rows(["b"], start=5), {key: table_value} if key != "hoodie.table.version" else {})  # same: fine
+
+
+@pytest.mark.parametrize("key,value,ours", [
+    ("hoodie.table.cdc.enabled", "true", "no such setting"),  # the table would claim CDC logs we never write
+    ("hoodie.table.keygenerator.class", "org.apache.hudi.keygen.TimestampBasedKeyGenerator", "'SIMPLE'"),
+    ("hoodie.datasource.write.keygenerator.type", "COMPLEX", "'SIMPLE'"),
+    ("hoodie.table.base.file.format", "ORC", "'PARQUET'"),
+    ("hoodie.table.timeline.timezone", "UTC", "'LOCAL'"),
+    ("hoodie.table.recordkey.fields", "v", "'id'"),
+    ("hoodie.table.checksum", "123", "no such setting"),
+    ("hoodie.table.made.up", "x", "no such setting"),
+])
+def test_table_configs_a_new_table_would_not_have_are_refused(tmp_path: Path, key: str, value: str, ours: str):
+    """Until session 15 a new table stored any ``hoodie.table.*`` option it did not set itself (a CDC flag, a
+    timestamp key generator) beside data that does not follow it, and dropped the ones it sets (ORC, UTC
+    timeline): both silently. Now each is refused by name, and nothing is written."""
+    path = tmp_path / "t"
+    with pytest.raises(InvalidArgumentError) as e:
+        write(path, rows(["a"]), {key: value})
+    msg = str(e.value)
+    assert f"{key}={value!r}" in msg and ours in msg, msg
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("options", [
+    {"hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator"},
+    {"hoodie.datasource.write.keygenerator.type": "simple_avro"},
+    {"hoodie.table.keygenerator.class": "org.apache.hudi.keygen.SimpleAvroKeyGenerator"},
+    {"hoodie.table.cdc.enabled": "false", "hoodie.table.base.file.format": "parquet"},
+])
+def test_table_configs_that_name_what_we_write_are_accepted(tmp_path: Path, options: dict[str, str]):
+    """A Hudi user's usual options (the key generator by class or type) are fine when they are what the table
+    gets: a partitioned table with one key field is SIMPLE."""
+    path = tmp_path / "t"
+    write(path, rows(["a"]), options)
+    write(path, rows(["b"], start=5), options)  # and on the existing table
+    assert "hoodie.table.keygenerator.class" not in (path / ".hoodie" / "hoodie.properties").read_text()
 
 
 def test_failed_first_write_keeps_an_existing_empty_folder(tmp_path: Path):
