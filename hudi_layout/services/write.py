@@ -90,8 +90,8 @@ def write(
                 log.info("%s %s: %s", session.operation.value, session.pending.instant_time, metrics)
             elif session.operation is not WriteOperation.DELETE_PARTITION:
                 prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
-                                     record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN),
-                                     *partition_value_exprs(session.partition_fields))
+                                     record_key_expr(session.record_keys, df.schema).alias(RECORD_KEY_COLUMN),
+                                     *partition_value_exprs(session.partition_fields, df.schema))
                 written = run_file_writer(prepared, session.spec)
         result = session.commit(written, tagged=tagged)
         if metrics is not None:
@@ -158,7 +158,7 @@ def _partitions_in_data(df: DataFrame, path: str, options: Mapping[str, Any] | N
     rule = PartitionPathRule(tuple(props.partition_fields), props.hive_style_partitioning,
                              props.url_encode_partitioning)
     # distinct partition values only (metadata-sized), encoded on the driver with the table's one rule
-    rows = df.select(*partition_value_exprs(props.partition_fields)).distinct().collect()
+    rows = df.select(*partition_value_exprs(props.partition_fields, df.schema)).distinct().collect()
     return sorted({rule.path([r[i] for i in range(len(props.partition_fields))]) for r in rows})
 
 

@@ -119,8 +119,8 @@ def incoming_rows(df: DataFrame, session: WriteSession) -> DataFrame:
     from pyspark.sql import functions as F
 
     data = [F.col(f"`{c}`") for c in session.spec.data_columns]
-    key = record_key_expr(session.record_keys).alias(RECORD_KEY_COLUMN)
-    values = partition_value_exprs(session.partition_fields)
+    key = record_key_expr(session.record_keys, df.schema).alias(RECORD_KEY_COLUMN)
+    values = partition_value_exprs(session.partition_fields, df.schema)
     value_names = [partition_value_column(i) for i in range(len(values))]
     if session.operation is WriteOperation.DELETE:
         delete = F.lit(True)

@@ -28,6 +28,7 @@ from hudi_layout.writer.base_file_writer import (
     partition_value_column,
     write_partition,
 )
+from hudi_layout.writer.key_text import SPARK_UTC_TEXT
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -72,11 +73,23 @@ def make_mapper(spec: WriteSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterato
     return mapper
 
 
-def record_key_expr(fields: list[str]) -> Column:
+def key_text(name: str, schema: StructType) -> Column:
+    """The column ``name`` as record-key / partition-value text (:mod:`hudi_layout.writer.key_text`: Spark's
+    cast to string, a timestamp as its UTC time whatever the session zone)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
+
+    quoted = f"`{name.replace('`', '``')}`"
+    if name in schema.names and isinstance(schema[name].dataType, TimestampType):
+        return F.expr(SPARK_UTC_TEXT.format(col=quoted))
+    return F.col(quoted).cast("string")
+
+
+def record_key_expr(fields: list[str], schema: StructType) -> Column:
     from pyspark.sql import functions as F
 
     def as_str(name: str) -> Column:
-        return F.col(f"`{name}`").cast("string")
+        return key_text(name, schema)
 
     if len(fields) == 1:
         return F.nullif(as_str(fields[0]), F.lit(""))
@@ -93,13 +106,11 @@ def record_key_expr(fields: list[str]) -> Column:
     return F.when(all_null, F.lit(None).cast("string")).otherwise(F.concat_ws(",", *parts))
 
 
-def partition_value_exprs(fields: list[str]) -> list[Column]:
-    """Each partition field's value as Spark casts it to a string, as ``_hoodie_partition_value_<i>``: the
+def partition_value_exprs(fields: list[str], schema: StructType) -> list[Column]:
+    """Each partition field's value as text (:func:`key_text`), as ``_hoodie_partition_value_<i>``: the
     executors' writer turns them into the partition path with the table's
     :class:`~hudi_layout.format.partition_path.PartitionPathRule` (one encoder for every write path)."""
-    from pyspark.sql import functions as F
-
-    return [F.col(f"`{f}`").cast("string").alias(partition_value_column(i)) for i, f in enumerate(fields)]
+    return [key_text(f, schema).alias(partition_value_column(i)) for i, f in enumerate(fields)]
 
 
 def with_partition_path(df: DataFrame, rule: PartitionPathRule, value_columns: list[str]) -> DataFrame:

@@ -43,6 +43,7 @@ from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.file_guard import FileGate, create_new_file, data_file_path, marker_path
 from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
+from hudi_layout.writer.key_text import arrow_key_text
 
 META_COLUMNS: tuple[str, ...] = (
     "_hoodie_commit_time",
@@ -699,7 +700,7 @@ def key_and_partition_values(batch: pa.RecordBatch, record_keys: Sequence[str],
     table = pa.Table.from_batches([batch])
 
     def as_str(name: str) -> pa.ChunkedArray:
-        return pc.cast(table.column(name), pa.string())
+        return arrow_key_text(table.column(name))
 
     if len(record_keys) == 1:
         key = as_str(record_keys[0])

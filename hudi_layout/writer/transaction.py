@@ -74,6 +74,7 @@ from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile, decode_results
+from hudi_layout.writer.key_text import refuse_unformattable
 from hudi_layout.writer.merge import IS_DELETED_FIELD, MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
@@ -217,6 +218,9 @@ class WriteSession:
                                          hint="point at an existing table")
             layout, new_props = _new_table_layout(base, opts, df_schema)
         layout.rule.check_fields()
+        if datasource:  # its tasks format keys with Arrow, which cannot give every type's text (key_text)
+            refuse_unformattable(df_schema, layout.record_keys, "record key")
+            refuse_unformattable(df_schema, layout.partition_fields, "partition path")
         rules = _merge_rules(layout.props, opts, operation, df_schema) if operation.merges_by_key else None
         to_delete = _partitions_to_delete(base, opts, partitions_in_data) \
             if operation is WriteOperation.DELETE_PARTITION else ()

@@ -1,0 +1,37 @@
+"""Record-key / partition-value text in Arrow (the data source writer's), as Spark's cast gives it in UTC."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.writer.key_text import arrow_key_text, refuse_unformattable
+
+UTC = dt.timezone.utc
+
+
+def test_timestamps_are_utc_wall_clock_text_without_trailing_zeros() -> None:
+    values = [dt.datetime(2020, 1, 1, tzinfo=UTC), dt.datetime(2020, 1, 1, 0, 0, 0, 500000, tzinfo=UTC),
+              dt.datetime(1969, 12, 31, 23, 59, 59, 999999, tzinfo=UTC), dt.datetime(1, 1, 1, tzinfo=UTC),
+              dt.datetime(2020, 1, 1, 9, 30, tzinfo=dt.timezone(dt.timedelta(hours=9, minutes=30))), None]
+    got = arrow_key_text(pa.array(values, pa.timestamp("us", tz="UTC"))).to_pylist()
+    assert got == ["2020-01-01 00:00:00", "2020-01-01 00:00:00.5", "1969-12-31 23:59:59.999999",
+                   "0001-01-01 00:00:00", "2020-01-01 00:00:00", None]
+    # the array's own zone does not matter: the instant does
+    la = pa.array(values[:2], pa.timestamp("us", tz="UTC")).cast(pa.timestamp("us", tz="America/Los_Angeles"))
+    assert arrow_key_text(la).to_pylist() == got[:2]
+    ntz = pa.array([dt.datetime(2020, 1, 1, 3, 0, 0, 10)], pa.timestamp("us"))
+    assert arrow_key_text(ntz).to_pylist() == ["2020-01-01 03:00:00.00001"]
+
+
+def test_other_types_are_spark_casts_and_floats_are_refused_by_name() -> None:
+    assert arrow_key_text(pa.array([1, None, -5])).to_pylist() == ["1", None, "-5"]
+    assert arrow_key_text(pa.array([dt.date(2020, 1, 2)])).to_pylist() == ["2020-01-02"]
+    assert arrow_key_text(pa.array([True])).to_pylist() == ["true"]
+    schema = pa.schema([("id", pa.int64()), ("d", pa.float64())])
+    refuse_unformattable(schema, ["id"], "record key")
+    with pytest.raises(InvalidArgumentError, match="record key field 'd' is double"):
+        refuse_unformattable(schema, ["id", "d"], "record key")
