@@ -834,6 +834,19 @@ def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, A
     return out
 
 
+def refuse_table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, Any] | None,
+                                  table_name: str) -> None:
+    """Raise for options that contradict an existing table's ``hoodie.properties``
+    (:func:`table_config_conflicts`): every command that takes options on a table (write, cluster, index,
+    clean) refuses them instead of ignoring them."""
+    conflicts = table_config_conflicts(table_props, given or {})
+    if conflicts:
+        text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
+        raise InvalidArgumentError(
+            f"options conflict with table {table_name!r} (hoodie.properties): {text}",
+            hint="drop these options (the table's values apply) or write to a new table")
+
+
 def _default_text(option: Option[Any]) -> str:
     d = option.default
     if isinstance(d, bool):

@@ -348,6 +348,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     cfg.validate_all(opts)
     base = Path(base_path).absolute()
     props = load_properties(base / ".hoodie")
+    cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLUSTER)
     if mdt_exists(base):
         require_metadata_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
@@ -495,6 +496,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     layout = parse_layout_strategy(strategy, what="strategy")
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
+    cfg.refuse_table_config_conflicts(props, options, props.table_name)
     if props.is_mor:
         merge_config(props)  # slices we could not merge are refused before scheduling
     drop_metadata_table_if_disabled(path, opts)

@@ -32,6 +32,7 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
         opts[cfg.COLUMN_STATS_COLUMNS.key] = ",".join(columns)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
+    cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)
     with TableLock(base):
         if mdt_exists(base):

@@ -559,10 +559,7 @@ def _check_table_config(props: TableProperties, given: Mapping[str, Any], *, new
         raise InvalidArgumentError(
             f"options hudi_layout cannot honour when creating table {props.table_name!r}: {text}",
             hint="drop these options: hudi_layout writes and maintains only tables configured as it creates them")
-    text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
-    raise InvalidArgumentError(
-        f"options conflict with table {props.table_name!r} (hoodie.properties): {text}",
-        hint="drop these options (the table's values apply) or write to a new table")
+    cfg.refuse_table_config_conflicts(props, given, props.table_name)
 
 
 def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable[str] | None

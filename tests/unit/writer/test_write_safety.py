@@ -229,6 +229,29 @@ def test_table_configs_that_name_what_we_write_are_accepted(tmp_path: Path, opti
     assert "hoodie.table.keygenerator.class" not in (path / ".hoodie" / "hoodie.properties").read_text()
 
 
+def test_commands_on_a_table_refuse_table_configs_it_does_not_have(tmp_path: Path):
+    """cluster, index and clean took ``hoodie.table.*`` options and ignored them; they compare them with the
+    table as writes do (cluster plans without Spark here: it refuses before scheduling)."""
+    import hudi_layout as hl
+    from hudi_layout.services.clustering import run_clustering
+    from hudi_layout.services.index import build_column_stats_index
+
+    def no_spark() -> None:
+        raise AssertionError("refused before Spark")
+
+    path = tmp_path / "t"
+    write(path, rows(["a"]))
+    before = tree(path)
+    bad = {"hoodie.table.cdc.enabled": "true"}
+    for call in (lambda: hl.clean(str(path), options=bad),
+                 lambda: build_column_stats_index(str(path), bad, rebuild=True),
+                 lambda: run_clustering(no_spark, str(path), ["v"], options=bad)):
+        with pytest.raises(InvalidArgumentError, match="hoodie.table.cdc.enabled='true' but the table has"):
+            call()
+    assert tree(path) == before
+    hl.clean(str(path), options={"hoodie.table.name": "safety", "hoodie.table.cdc.enabled": "false"})
+
+
 def test_failed_first_write_keeps_an_existing_empty_folder(tmp_path: Path):
     empty = tmp_path / "empty"
     empty.mkdir()
