@@ -70,7 +70,6 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
         for entry in parsed:
             raw: object = _UNKNOWN if entry is None else entry[name]
             value = raw if raw is None or raw is _UNKNOWN else _convert(str(raw), type_)
-            # per partition: (value, null count, value count); unknown -> all null (the file is kept)
             # per partition: (min, max, null count, value count); unknown -> all null (the file is kept)
             if value is _UNKNOWN:
                 row: tuple[Any, Any, int | None, int | None] = (None, None, None, None)
