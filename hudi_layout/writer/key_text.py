@@ -20,7 +20,7 @@ Arrow's formatting does not reproduce: the data source writer refuses them as ke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,3 +62,29 @@ def arrow_key_text(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedA
     if pa.types.is_floating(t):
         raise InvalidArgumentError(f"{t} values have no Arrow text equal to Spark's (refuse_unformattable)")
     return pc.cast(values, pa.string())
+
+
+def stored_key_text_problem(base_file: str, record_keys: Sequence[str], partition_fields: Sequence[str],
+                            partition_path: str, key_of: Callable[[pa.RecordBatch], tuple[str | None, str]]
+                            ) -> str | None:
+    """Does a table's stored key text follow this rule? Reads the first row of ``base_file`` (its
+    ``_hoodie_record_key`` and the key / partition fields) and compares the stored key and ``partition_path``
+    with ``key_of(row)`` (the key and partition path this rule gives). A description of the first difference,
+    or ``None``. Earlier writes formatted zoned timestamps in their session's zone: rows written now would be
+    filed again beside them, so a write refuses such a table instead."""
+    import pyarrow.parquet as pq
+
+    columns = ["_hoodie_record_key", *dict.fromkeys([*record_keys, *partition_fields])]
+    pf = pq.ParquetFile(base_file)
+    if pf.metadata.num_rows == 0 or not set(columns) <= set(pf.schema_arrow.names):
+        return None
+    first = next(pf.iter_batches(batch_size=1, columns=columns))
+    key, path = key_of(first.select(columns[1:]))
+    stored = first.column(0)[0].as_py()
+    if pa.types.is_null(first.column(0).type) or stored is None:
+        return None
+    if key != stored:
+        return f"record key {stored!r} where this write gives {key!r}"
+    if path.strip("/") != partition_path.strip("/"):
+        return f"partition folder {partition_path!r} where this write gives {path!r}"
+    return None

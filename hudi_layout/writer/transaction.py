@@ -73,8 +73,15 @@ from hudi_layout.table.create import create_table_layout, table_properties_for
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
-from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile, decode_results
-from hudi_layout.writer.key_text import refuse_unformattable
+from hudi_layout.writer.base_file_writer import (
+    RECORD_KEY_COLUMN,
+    WriteSpec,
+    WrittenFile,
+    decode_results,
+    key_and_partition_values,
+    partition_value_column,
+)
+from hudi_layout.writer.key_text import refuse_unformattable, stored_key_text_problem
 from hudi_layout.writer.merge import IS_DELETED_FIELD, MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
@@ -474,6 +481,7 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
         return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, current)
     _check_columns(df_schema, props.record_key_fields, "record key")
     _check_columns(df_schema, props.partition_fields, "partition path")
+    _check_stored_key_text(base, props, rule, table_schema)
     if operation is WriteOperation.DELETE:
         _check_key_columns(props, table_schema, df_schema, [*props.record_key_fields, *props.partition_fields])
         return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, current)
@@ -483,6 +491,35 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
                                                                   table_name=props.table_name).schema
     return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema,
                       evolves=table_schema is not None and schema != table_schema)
+
+
+def _check_stored_key_text(base: Path, props: TableProperties, rule: PartitionPathRule,
+                           table_schema: pa.Schema | None) -> None:
+    """A table keyed or partitioned by a zoned timestamp must have been written with this key text (UTC,
+    :mod:`hudi_layout.writer.key_text`); before session 15 writes used their session's zone, and rows written
+    now would be filed a second time beside those. One row of one base file tells (driver side, metadata-sized)."""
+    fields = [*props.record_key_fields, *props.partition_fields]
+    if table_schema is None or not any(f in table_schema.names and pa.types.is_timestamp(table_schema.field(f).type)
+                                       and table_schema.field(f).type.tz for f in fields):
+        return
+    slices = [s for s in HudiTable(str(base)).latest_file_slices() if s.has_base_file]
+    if not slices:
+        return
+
+    def key_of(row: pa.RecordBatch) -> tuple[str | None, str]:
+        out = key_and_partition_values(row, props.record_key_fields, rule)
+        names = [partition_value_column(i) for i in range(len(rule.fields))]
+        path = rule.arrow_paths([out.column(n) for n in names])[0].as_py() if rule.fields else ""
+        return out.column(RECORD_KEY_COLUMN)[0].as_py(), path
+
+    problem = stored_key_text_problem(slices[0].base_file_path, props.record_key_fields, props.partition_fields,
+                                      slices[0].partition_path, key_of)
+    if problem is not None:
+        raise InvalidArgumentError(
+            f"table {props.table_name!r} keys or partitions rows by a timestamp and holds {problem}: it was "
+            "written with timestamps in a session's local time, and rows written now would be filed a second "
+            "time beside the stored ones",
+            hint="rewrite the table (insert_overwrite_table of its rows into a new table) to use the UTC key text")
 
 
 def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema

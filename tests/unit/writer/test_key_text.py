@@ -35,3 +35,31 @@ def test_other_types_are_spark_casts_and_floats_are_refused_by_name() -> None:
     refuse_unformattable(schema, ["id"], "record key")
     with pytest.raises(InvalidArgumentError, match="record key field 'd' is double"):
         refuse_unformattable(schema, ["id", "d"], "record key")
+
+
+def test_a_table_keyed_by_session_local_timestamps_is_refused_not_duplicated(tmp_path, monkeypatch) -> None:
+    """A table written before session 15 from a session outside UTC holds local-time key text: a write now
+    would file its rows again beside them, so it is refused (one row of one base file tells). A table with
+    the UTC text takes writes."""
+    from hudi_layout.writer import base_file_writer
+
+    from .test_write_safety import tree, write
+
+    def table(n: int) -> pa.Table:
+        ts = pa.array([dt.datetime(2020, 1, 1, i, tzinfo=UTC) for i in range(n)], pa.timestamp("us", tz="UTC"))
+        return pa.table({"id": ts, "p": pa.array(["a"] * n), "v": pa.array([1.0] * n)})
+
+    good, old = tmp_path / "utc", tmp_path / "local"
+    write(good, table(3))
+    write(good, table(4))  # an upsert-free append of the same keys' text: accepted
+    local = lambda values: pa.array(  # noqa: E731 - the text a Los Angeles session's cast gave
+        [(v - dt.timedelta(hours=8)).strftime("%Y-%m-%d %H:%M:%S") for v in values.to_pylist()])
+    monkeypatch.setattr(base_file_writer, "arrow_key_text", lambda values: local(values)
+                        if pa.types.is_timestamp(values.type) else arrow_key_text(values))
+    write(old, table(3))
+    monkeypatch.undo()
+    before = tree(old)
+    with pytest.raises(InvalidArgumentError, match="record key '2019-12-31 16:00:00' where this write gives "
+                                                   "'2020-01-01 00:00:00'"):
+        write(old, table(3))
+    assert tree(old) == before
