@@ -495,12 +495,13 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
 
 def _check_stored_key_text(base: Path, props: TableProperties, rule: PartitionPathRule,
                            table_schema: pa.Schema | None) -> None:
-    """A table keyed or partitioned by a zoned timestamp must have been written with this key text (UTC,
-    :mod:`hudi_layout.writer.key_text`); before session 15 writes used their session's zone, and rows written
-    now would be filed a second time beside those. One row of one base file tells (driver side, metadata-sized)."""
+    """A table keyed or partitioned by a timestamp must have been written with this key text
+    (:mod:`hudi_layout.writer.key_text`): before session 15 ``hudi_layout.write`` used its session's zone for
+    zoned timestamps and the data source wrote Arrow's text (``...000000Z``), and rows written now would be
+    filed a second time beside those. One row of one base file tells (driver side, metadata-sized)."""
     fields = [*props.record_key_fields, *props.partition_fields]
     if table_schema is None or not any(f in table_schema.names and pa.types.is_timestamp(table_schema.field(f).type)
-                                       and table_schema.field(f).type.tz for f in fields):
+                                       for f in fields):
         return
     slices = [s for s in HudiTable(str(base)).latest_file_slices() if s.has_base_file]
     if not slices:
