@@ -34,6 +34,8 @@ DATASOURCE_WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT
                                WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION)
 #: ``hoodie.index.type`` values whose semantics our tagging has: a key is unique within its partition
 TAGGING_INDEX_TYPES = (IndexType.SIMPLE, IndexType.BLOOM)
+#: the table property of Hudi tables whose base files leave the partition columns out (refused: we read files)
+DROP_PARTITION_COLUMNS_KEY = "hoodie.datasource.write.drop.partition.columns"
 #: metadata-table partitions we keep in sync; a table listing any other one is refused for writes
 MAINTAINABLE_MDT_PARTITIONS = ("files", "column_stats")
 
@@ -174,11 +176,24 @@ def clean_timeline_refusal(actions_on_timeline: Iterable[str]) -> Refusal | None
 
 # ------------------------------------------------------------------------------------------ per action
 
+def dropped_partition_columns_refusal(props: TableProperties, action: str) -> Refusal | None:
+    """A partitioned table written with ``hoodie.datasource.write.drop.partition.columns=true`` keeps its partition
+    values only in folder names; hudi_layout reads every column from the base files, so its reads would answer
+    NULL for them (session 15: ``part = '1'`` returned no rows) and its writes would break the table's rule."""
+    dropped = (props.get(DROP_PARTITION_COLUMNS_KEY) or "").strip().lower() == "true"
+    if not dropped or not props.partition_fields:
+        return None
+    return Refusal(f"table {props.table_name!r} was written with {DROP_PARTITION_COLUMNS_KEY}=true: its base files do "
+                   f"not hold the partition columns {props.partition_fields}, which hudi_layout {action} from the "
+                   "files", "read it with Hudi or hudi-rs, which take partition values from the folder names")
+
+
 def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
     """Reads: any version we read. Merge-on-Read tables: ``snapshot`` merges the log files of each slice
     (:mod:`hudi_layout.scan.merge`), ``read_optimized`` reads base files only; ``incremental`` is refused (the
     rows a log block changed would need the merge per commit range, which is not built)."""
-    why = version_refusal(props.version, props.source or props.table_name)
+    why = version_refusal(props.version, props.source or props.table_name) or \
+        dropped_partition_columns_refusal(props, "reads")
     if why is not None:
         return why
     if query_type is QueryType.INCREMENTAL and not props.populate_meta_fields:
@@ -206,7 +221,7 @@ def _write(props: TableProperties) -> Refusal | None:
         return Refusal(f"table {name!r} is MERGE_ON_READ; hudi_layout writes Copy-on-Write tables only")
     if not props.populate_meta_fields:
         return Refusal(f"table {name!r} has hoodie.populate.meta.fields=false, which hudi_layout does not write")
-    return None
+    return dropped_partition_columns_refusal(props, "writes")
 
 
 def _cluster(props: TableProperties) -> Refusal | None:
@@ -214,6 +229,9 @@ def _cluster(props: TableProperties) -> Refusal | None:
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
                        "upgrade the table with Hudi first")
+    why = dropped_partition_columns_refusal(props, "clusters")
+    if why is not None:
+        return why
     # Merge-on-Read: file slices are read merged (base + logs) as Hudi's clustering does; what cannot be merged
     # (merge mode, payload class, ...) is refused by the merge (hudi_layout.scan.merge.merge_config)
     return None

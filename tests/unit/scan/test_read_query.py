@@ -89,6 +89,23 @@ def test_mor_reads_snapshot_and_read_optimized_but_not_incremental():
     assert read_refusal(no_meta, QueryType.INCREMENTAL) is not None
 
 
+def test_tables_whose_files_leave_out_the_partition_columns_are_refused():
+    """Hudi's ``hoodie.datasource.write.drop.partition.columns=true`` keeps partition values in folder names only;
+    we read columns from the files, so reads answered NULL for them (session 15: ``part = '1'``: no rows)."""
+    from hudi_layout.format.capabilities import Action, refusal
+
+    dropped = _props("COPY_ON_WRITE", **{"hoodie.datasource.write.drop.partition.columns": "true",
+                                         "hoodie.table.partition.fields": "part", "hoodie.table.version": "9"})
+    for action in (Action.READ, Action.WRITE, Action.CLUSTER):
+        why = refusal(dropped, action)
+        assert why is not None and "drop.partition.columns=true" in why.message and "['part']" in why.message
+    unpartitioned = _props("COPY_ON_WRITE", **{"hoodie.datasource.write.drop.partition.columns": "true"})
+    assert read_refusal(unpartitioned) is None
+    kept = _props("COPY_ON_WRITE", **{"hoodie.datasource.write.drop.partition.columns": "false",
+                                      "hoodie.table.partition.fields": "part"})
+    assert read_refusal(kept) is None
+
+
 def test_float_columns_get_no_footer_statistics_or_dictionary():
     schema = pa.schema([("id", pa.int64()), ("d", pa.float64()), ("f", pa.float32()),
                         ("s", pa.struct([("x", pa.float64()), ("y", pa.string())]))])
