@@ -72,7 +72,7 @@ class Option(Generic[T]):
             if k in options and options[k] is not None:
                 raw = options[k]
                 if not isinstance(raw, str):
-                    raw = str(raw).lower() if isinstance(raw, bool) else str(raw)
+                    raw = option_text(raw)
                 try:
                     return self.parse(raw)
                 except (ValueError, TypeError) as e:
@@ -82,6 +82,11 @@ class Option(Generic[T]):
 
 def _str(v: str) -> str:
     return v
+
+
+def option_text(raw: Any) -> str:
+    """An option value as the text Hudi's configs hold (Python booleans as ``true`` / ``false``)."""
+    return str(raw).lower() if isinstance(raw, bool) else str(raw)
 
 
 def _positive_int(v: str) -> int:
@@ -715,7 +720,7 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
         defaults = read_defaults_file(defaults_path)
         check_write_keys(defaults, where=str(defaults_path))
         merged.update(defaults)
-    caller = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()}
+    caller = {k: option_text(v) for k, v in (options or {}).items()}
     check_write_keys(caller)
     merged.update(caller)
     return merged
@@ -724,7 +729,7 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
 def resolve_read_options(options: Mapping[str, Any] | None) -> dict[str, str]:
     """The caller's read options as ``{key: str}``: keys a read does not honour are refused by name, and
     the values of the known ones are parsed now (errors name the key) so nothing runs with a bad value."""
-    out = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
+    out = {k: option_text(v) for k, v in (options or {}).items()
            if v is not None}
     check_read_keys(out)
     for option in (*READ_OPTIONS, *READ_SETTINGS):
@@ -796,12 +801,14 @@ TABLE_CONFIG_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None, 
 )
 #: table configs a write may name although the table does not record them: the value their absence means
 TABLE_CONFIG_ABSENT_MEANS: dict[str, str] = {"hoodie.table.cdc.enabled": "false"}
+#: the table value :func:`table_config_conflicts` reports for a ``hoodie.table.*`` key the table does not record
+TABLE_CONFIG_NOT_SET = "(not set)"
 
 
 def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """``(option key, table value, given value)`` for every option in ``given`` that contradicts the table's
     ``hoodie.properties`` (as Hudi's ``HoodieWriterUtils.validateTableConfig`` refuses them); the table value
-    is ``"(not set)"`` for a ``hoodie.table.*`` key the table does not record. Options the table does not
+    is :data:`TABLE_CONFIG_NOT_SET` for a ``hoodie.table.*`` key the table does not record. Options the table does not
     record (and has no default for) are not compared, except ``hoodie.table.*`` keys: a table config the
     table lacks would otherwise be accepted and mean nothing (``TABLE_CONFIG_ABSENT_MEANS`` lists the values
     that are what its absence means)."""
@@ -813,8 +820,7 @@ def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, A
         for key in keys:
             if given.get(key) is None or str(given[key]).strip() == "" or table_value is None:
                 continue
-            raw = given[key]
-            value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            value = option_text(given[key])
             try:
                 same = norm(value) == norm(table_value)
             except ValueError:
@@ -824,11 +830,11 @@ def table_config_conflicts(table_props: Mapping[str, str], given: Mapping[str, A
     for key, raw in given.items():
         if not key.startswith(TABLE_CONFIG_PREFIX) or key in covered or raw is None:
             continue
-        value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        value = option_text(raw)
         table_value = table_props.get(key)
         if table_value is None:
             if value.strip().lower() != TABLE_CONFIG_ABSENT_MEANS.get(key):
-                out.append((key, "(not set)", value))
+                out.append((key, TABLE_CONFIG_NOT_SET, value))
         elif value.strip().lower() != table_value.strip().lower():
             out.append((key, table_value, value))
     return out

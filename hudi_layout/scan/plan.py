@@ -402,7 +402,7 @@ def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
     """hudi_layout's read-side settings (:data:`~hudi_layout.options.READ_SETTINGS`): the defaults file
     (``conf/hudi-layout-defaults.conf`` or ``$HUDI_LAYOUT_CONF``, re-read only when its size or modification
     time changes), overridden by the same keys given as read ``options``."""
-    given = {k: (str(v).lower() if isinstance(v, bool) else str(v)) for k, v in (options or {}).items()
+    given = {k: cfg.option_text(v) for k, v in (options or {}).items()
              if v is not None and k in _READ_SETTING_KEYS}
     return {**_defaults_file_settings(), **given} if given else _defaults_file_settings()
 

@@ -73,7 +73,7 @@ from hudi_layout.skipping.ir import (
     StartsWith,
     Unsupported,
 )
-from hudi_layout.skipping.stats import ColumnStats, StatsTable
+from hudi_layout.skipping.stats import ColumnStats, StatsTable, is_textual
 from hudi_layout.skipping.visitors import BooleanExpressionVisitor, rewrite_not, visit
 
 ROWS_MIGHT_MATCH = True
@@ -137,9 +137,7 @@ class _Bounds:
         self.stats = stats
         self.type = stats.min.type
         self.is_float = pa.types.is_floating(self.type)
-        textual = any(f(self.type) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
-                                             pa.types.is_large_binary, pa.types.is_string_view))
-        self.truncated = stats.truncated and textual  # truncation only means something for strings/bytes
+        self.truncated = stats.truncated and is_textual(self.type)  # truncation only means something there
         n = len(stats)
         nc, vc = (pa.nulls(n, pa.int64()) if pa.types.is_null(a.type) else a.cast(pa.int64())
                   for a in (stats.null_count, stats.value_count))

@@ -22,16 +22,11 @@ from hudi_layout.format.partition_path import DEFAULT_PARTITION, DEPRECATED_DEFA
 from hudi_layout.skipping.evaluate import evaluate
 from hudi_layout.skipping.ir import Predicate
 from hudi_layout.skipping.pruning import PruneResult
-from hudi_layout.skipping.stats import ColumnStats, StatsTable
+from hudi_layout.skipping.stats import ColumnStats, StatsTable, is_textual
 
 _UNKNOWN = object()
 #: the values a textual column's default partition may hold besides NULL: ``''`` up to the folder names
 _DEFAULT_TEXT_RANGE = ("", max(DEFAULT_PARTITION, DEPRECATED_DEFAULT_PARTITION))
-
-
-def _textual(type_: pa.DataType) -> bool:
-    return any(f(type_) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
-                                  pa.types.is_large_binary))
 
 
 def parse_partition_path(path: str, fields: Sequence[str], *, hive_style: bool,
@@ -62,7 +57,10 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
     columns: dict[str, ColumnStats] = {}
     for name in partition_fields:
         type_ = schema.field(name).type if schema is not None and name in schema.names else pa.string()
-        textual = _textual(type_)
+        # a textual column's default partition: NULL or a string in this range (module docstring)
+        low, high = _DEFAULT_TEXT_RANGE
+        default_range: tuple[Any, Any] | None = (_convert(low, type_), _convert(high, type_)) \
+            if is_textual(type_) else None
         lows: list[Any] = []
         values: list[Any] = []
         nulls: list[int | None] = []
@@ -73,9 +71,8 @@ def partition_stats(partition_paths: Sequence[str], partition_fields: Sequence[s
             # per partition: (min, max, null count, value count); unknown -> all null (the file is kept)
             if value is _UNKNOWN:
                 row: tuple[Any, Any, int | None, int | None] = (None, None, None, None)
-            elif value is None and textual:
-                low, high = (_convert(v, type_) for v in _DEFAULT_TEXT_RANGE)
-                row = (low, high, None, None)
+            elif value is None and default_range is not None:
+                row = (default_range[0], default_range[1], None, None)
             elif value is None:
                 row = (None, None, 1, 1)
             else:

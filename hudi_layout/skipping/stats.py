@@ -34,6 +34,12 @@ import pyarrow as pa
 from hudi_layout.errors import InvalidArgumentError
 
 
+def is_textual(t: pa.DataType) -> bool:
+    """String or binary (the types whose bounds may be truncated prefixes and whose order is by bytes)."""
+    return any(f(t) for f in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                              pa.types.is_large_binary, pa.types.is_string_view))
+
+
 @dataclass(frozen=True, slots=True)
 class ColumnStats:
     """Statistics of one column for N files; entry ``i`` belongs to file ``i``."""

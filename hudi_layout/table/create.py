@@ -30,7 +30,6 @@ def table_properties_for(
     hive_style: bool,
     table_version: int = 9,
     url_encode: bool = False,
-    extra: Mapping[str, str] | None = None,
     ordering_fields: tuple[str, ...] = (),
     merge_mode: MergeMode | None = None,
 ) -> dict[str, str]:
@@ -70,8 +69,6 @@ def table_properties_for(
         props["hoodie.table.format"] = "native"
     if partition_fields:
         props["hoodie.table.partition.fields"] = ",".join(partition_fields)
-    for k, v in (extra or {}).items():
-        props.setdefault(k, v)
     return props
 
 

@@ -472,7 +472,7 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
     ``merge._with_table_columns``); a delete needs only the key and partition fields."""
     props = load_properties(base / ".hoodie")
     require(props, Action.WRITE)
-    _check_table_config(props, given)
+    cfg.refuse_table_config_conflicts(props, given, props.table_name)
     rule = PartitionPathRule(tuple(props.partition_fields), props.hive_style_partitioning,
                              props.url_encode_partitioning)
     table_schema = table_arrow_schema(base, props)
@@ -556,9 +556,7 @@ def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
         partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
         table_version=cfg.TABLE_VERSION.get(opts), ordering_fields=ordering, merge_mode=merge_mode)
     props = TableProperties(props_map)
-    # table configs (hoodie.table.*, the key generator) must be what this table gets: a value we would not
-    # write is refused, never stored beside data that does not follow it nor dropped
-    _check_table_config(props, opts, new_table=True)
+    _refuse_new_table_configs(props, opts)
     return _KeyLayout(props, record_keys, partition_fields, rule, df_schema), props_map
 
 
@@ -585,19 +583,16 @@ def _remove_created(base: Path, created: list[Path]) -> None:
             child.unlink(missing_ok=True)
 
 
-def _check_table_config(props: TableProperties, given: Mapping[str, Any], *, new_table: bool = False) -> None:
-    """Options that contradict the table's ``hoodie.properties`` (for a new table: the ones hudi_layout
-    writes) are refused, never ignored."""
-    conflicts = cfg.table_config_conflicts(props, given)
-    if not conflicts:
-        return
-    if new_table:
+def _refuse_new_table_configs(props: TableProperties, opts: Mapping[str, Any]) -> None:
+    """Table configs (``hoodie.table.*``, the key generator) a new table would not get are refused, never stored
+    beside data that does not follow them nor dropped."""
+    conflicts = cfg.table_config_conflicts(props, opts)
+    if conflicts:
         text = "; ".join(f"{k}={v!r}, but hudi_layout creates the table with "
-                         + ("no such setting" if t == "(not set)" else repr(t)) for k, t, v in conflicts)
+                         + ("no such setting" if t == cfg.TABLE_CONFIG_NOT_SET else repr(t)) for k, t, v in conflicts)
         raise InvalidArgumentError(
             f"options hudi_layout cannot honour when creating table {props.table_name!r}: {text}",
             hint="drop these options: hudi_layout writes and maintains only tables configured as it creates them")
-    cfg.refuse_table_config_conflicts(props, given, props.table_name)
 
 
 def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable[str] | None
