@@ -36,11 +36,17 @@ from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import with_meta_columns
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
-from hudi_layout.skipping.bind import bind, require_time_zone, session_time_unknown, session_zone
+from hudi_layout.skipping.bind import (
+    bind,
+    legacy_calendar_unknown,
+    require_time_zone,
+    session_time_unknown,
+    session_zone,
+)
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate, Unsupported
 from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import prune
-from hudi_layout.skipping.spark_column import from_spark_column, session_time_zone
+from hudi_layout.skipping.spark_column import from_spark_column, session_rebases_legacy, session_time_zone
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.skipping.tuples import from_tuples
@@ -298,6 +304,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         pred = bind(pred, filter_schema, time_zone)
     elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:
         pred = session_time_unknown(pred)  # no column types to read them against
+    if session_rebases_legacy(spark):  # Spark shifts old dates of some files away from their statistics
+        pred = legacy_calendar_unknown(pred, filter_schema)
     settings = read_settings(options)
     if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
         _record_query(table, pred, source, settings)

@@ -139,7 +139,7 @@ def resolve_session_time(pred: LeafPredicate, column_type: pa.DataType | None, z
     ``timestamp_ntz`` column) becomes :class:`Unsupported`, which never skips a file."""
     if column_type is None:
         return pred
-    if not (pa.types.is_timestamp(column_type) or pa.types.is_date32(column_type) or pa.types.is_date64(column_type)):
+    if not _is_datetime(column_type):
         return pred
     literals = _compared_literals(pred)
     if literals is None:
@@ -235,13 +235,45 @@ def bind(pred: Predicate, schema: pa.Schema, time_zone: str | None = None) -> Pr
     return visit(pred, _BindVisitor(schema, time_zone is not None, zone))
 
 
-def _session_dependent(pred: LeafPredicate) -> Unsupported:
+def _session_dependent(pred: LeafPredicate, why: str = "depends on the session time zone") -> Unsupported:
     """``pred`` as a leaf that never skips, keeping its SQL text (the query log records it)."""
     try:
         sql: str | None = predicate_to_sql(pred)
     except InvalidArgumentError:
         sql = None
-    return Unsupported(f"{pred} (depends on the session time zone)", sql)
+    return Unsupported(f"{pred} ({why})", sql)
+
+
+def _is_datetime(t: pa.DataType) -> bool:
+    return pa.types.is_timestamp(t) or pa.types.is_date32(t) or pa.types.is_date64(t)
+
+
+class _CalendarRebased(LeafRewriter):
+    def __init__(self, schema: pa.Schema | None) -> None:
+        self.schema = schema
+
+    def visit_leaf(self, pred: LeafPredicate) -> Predicate:
+        literals = _compared_literals(pred)
+        if literals is None:
+            return pred
+        column_type = None if self.schema is None else _field_type(pred.term.name, self.schema)
+        if column_type is None:
+            dated = any(isinstance(lit.value, (str, _dt.date)) for lit in literals)
+        else:
+            dated = _is_datetime(column_type)
+        return _session_dependent(pred, "dates and timestamps rebased by the session's LEGACY parquet "
+                                        "datetime rebase mode") if dated else pred
+
+
+def legacy_calendar_unknown(pred: Predicate, schema: pa.Schema | None) -> Predicate:
+    """``pred`` with every leaf comparing a date or timestamp column with a value made :class:`Unsupported`:
+    for a session whose ``spark.sql.parquet.datetimeRebaseModeInRead`` (or ``int96RebaseModeInRead``) is
+    ``LEGACY``. Spark then shifts the dates and timestamps before 1582 (1900 for INT96) of every file that
+    does not say it was written in the proleptic Gregorian calendar (another writer's, or ours before the
+    footer marker of :func:`~hudi_layout.writer.base_file_writer.hudi_footer_metadata`) by days, away from the
+    statistics and partition folders, which keep the stored values. Without column types (``schema`` None),
+    every leaf whose value may be a date or timestamp (a ``date``, ``datetime`` or text) never skips."""
+    return visit(pred, _CalendarRebased(schema))
 
 
 class _SessionTimeUnknown(LeafRewriter):

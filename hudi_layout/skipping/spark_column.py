@@ -105,6 +105,22 @@ def session_time_zone(spark: Any) -> str | None:
     return str(spark.conf.get("spark.sql.session.timeZone"))
 
 
+#: Spark settings that, set to ``LEGACY``, make its parquet reader shift old dates / timestamps of files
+#: without the proleptic-calendar marker (:func:`~hudi_layout.skipping.bind.legacy_calendar_unknown`)
+REBASE_MODE_SETTINGS = ("spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead")
+
+
+def session_rebases_legacy(spark: Any) -> bool:
+    """Does ``spark`` (else the active session, when pyspark is loaded) read parquet dates / timestamps with a
+    ``LEGACY`` rebase mode (:data:`REBASE_MODE_SETTINGS`)? False without a session."""
+    if spark is None:
+        module = sys.modules.get("pyspark.sql")
+        spark = None if module is None else module.SparkSession.getActiveSession()
+        if spark is None:
+            return False
+    return any(str(spark.conf.get(key, "CORRECTED")).strip().upper() == "LEGACY" for key in REBASE_MODE_SETTINGS)
+
+
 def _kind(node: Any) -> str:
     return str(node.getClass().getSimpleName())
 

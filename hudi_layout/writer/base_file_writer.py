@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.metadata
 import io
 import os
 import pickle
@@ -365,9 +366,32 @@ def _value_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
+#: the footer entry by which Spark's parquet reader tells a file of proleptic Gregorian dates and timestamps
+#: (written by Spark 3 or later) from one it must rebase from the old hybrid calendar
+SPARK_VERSION_FOOTER_KEY = "org.apache.spark.version"
+
+
+@functools.lru_cache(maxsize=1)
+def spark_version_footer_value() -> str:
+    """The Spark version our base files name in :data:`SPARK_VERSION_FOOTER_KEY` (the installed pyspark's, as
+    Hudi's Spark row writer names the Spark that wrote the file; ``3.0.0`` without pyspark). Arrow writes
+    dates and timestamps in the proleptic Gregorian calendar, which is what a version of 3.0.0 or later tells
+    Spark: without the entry, Spark decides by ``spark.sql.parquet.datetimeRebaseModeInRead``, and ``LEGACY``
+    shifted dates before 1582 by days, away from the statistics our skipping uses (docs/read-semantics.md)."""
+    try:
+        found = importlib.metadata.version("pyspark")
+    except importlib.metadata.PackageNotFoundError:
+        return "3.0.0"
+    return found if found >= "3.0.0" else "3.0.0"
+
+
 def hudi_footer_metadata(min_key: str | None, max_key: str | None) -> dict[str, str]:
-    """The footer key-value entries Hudi readers look for: the file's record-key range."""
-    return {} if min_key is None else {"hoodie_min_record_key": min_key, "hoodie_max_record_key": max_key or ""}
+    """The footer key-value entries of a base file: the record-key range Hudi readers look for, and the
+    calendar marker Spark's parquet reader looks for (:func:`spark_version_footer_value`)."""
+    out = {SPARK_VERSION_FOOTER_KEY: spark_version_footer_value()}
+    if min_key is not None:
+        out.update({"hoodie_min_record_key": min_key, "hoodie_max_record_key": max_key or ""})
+    return out
 
 
 def write_encoded_file(spec: WriteSpec, num_rows: int, partition_path: str, file_id: str, token: str,

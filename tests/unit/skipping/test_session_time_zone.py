@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_layout.skipping import from_sql
-from hudi_layout.skipping.bind import bind, session_time_unknown, session_zone
+from hudi_layout.skipping.bind import bind, legacy_calendar_unknown, session_time_unknown, session_zone
 from hudi_layout.skipping.ir import Eq, GtEq, In, Literal, Lt, Ref, Unsupported
 from hudi_layout.skipping.pruning import prune
 from hudi_layout.skipping.to_sql import literal_sql
@@ -139,3 +139,15 @@ def test_a_time_zone_the_caller_names_must_be_one(tmp_path) -> None:
     assert require_time_zone("+05:30") == dt.timezone(dt.timedelta(hours=5, minutes=30))
     with pytest.raises(InvalidArgumentError, match="time_zone 'Mars/Olympus' is not a time zone"):
         hl.explain(str(tmp_path / "no-table-here"), "ts < '2020-01-01'", time_zone="Mars/Olympus")
+
+
+def test_a_legacy_calendar_session_never_skips_by_date_or_timestamp_comparisons() -> None:
+    pred = bind(from_sql("ts < TIMESTAMP '2020-01-01 00:00:00' AND s = 'x' AND d IS NULL AND d IN (DATE "
+                         "'1500-01-01')"), SCHEMA)
+    got = legacy_calendar_unknown(pred, SCHEMA)
+    leaves = [got.left.left.left, got.left.left.right, got.left.right, got.right]
+    assert isinstance(leaves[0], Unsupported) and "LEGACY" in str(leaves[0])
+    assert leaves[1] == pred.left.left.right and leaves[2] == pred.left.right  # s = 'x', d IS NULL stay
+    assert isinstance(leaves[3], Unsupported)
+    untyped = legacy_calendar_unknown(from_sql("x < '1500-01-01' AND k = 3"), None)
+    assert isinstance(untyped.left, Unsupported) and not isinstance(untyped.right, Unsupported)

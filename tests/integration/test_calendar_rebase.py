@@ -1,0 +1,97 @@
+"""Dates before 1582 and Spark's parquet rebase settings: every answer is Spark's over the same files.
+
+Spark's parquet reader shifts the dates and timestamps of a file by days (the old hybrid calendar) when
+``spark.sql.parquet.datetimeRebaseModeInRead`` is ``LEGACY`` and the file does not name a Spark version of 3 or
+later in its footer; with ``EXCEPTION`` it refuses such values. Until session 16 our base files named none:
+in a LEGACY session ``hl.read`` answered ``d = DATE '1500-06-05'`` with 0 of Spark's 20 rows (statistics and
+folders hold the stored values), and in an EXCEPTION session every read of an old date failed. Now our files
+carry the marker, and a LEGACY session's date / timestamp leaves never skip (files of other writers, and ours
+written before, may lack it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import glob
+
+import pyarrow.parquet as pq
+import pytest
+
+import hudi_layout as hl
+from hudi_layout.writer.base_file_writer import SPARK_VERSION_FOOTER_KEY
+
+pytestmark = pytest.mark.integration
+
+REBASE_KEYS = ("spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql.parquet.int96RebaseModeInRead")
+DAYS = [dt.date(1000, 1, 1), dt.date(1200, 3, 1), dt.date(1500, 6, 15), dt.date(1582, 10, 4),
+        dt.date(1582, 10, 15), dt.date(1700, 1, 1), dt.date(2000, 1, 1), dt.date(1, 1, 1)]
+QUESTIONS = ["d = DATE '1000-01-01'", "d < DATE '1582-10-15'", "d = DATE '1500-06-15'", "d = DATE '1500-06-05'",
+             "d = DATE '0999-12-27'", "d BETWEEN DATE '0999-12-01' AND DATE '1000-01-31'", "d >= DATE '1582-10-05'",
+             "ts < TIMESTAMP '1500-06-16 00:00:00'", "ts = TIMESTAMP '1000-01-01 12:00:00'",
+             "ts = TIMESTAMP '0999-12-27 12:00:00'", "d = DATE '0001-01-03'", "d IS NULL", "d IN (DATE '1200-02-23')"]
+
+
+def _write(spark, path: str) -> list[str]:
+    rows = [(i, None if i % 19 == 0 else DAYS[i % len(DAYS)],
+             dt.datetime.combine(DAYS[(i * 3) % len(DAYS)], dt.time(12), tzinfo=dt.timezone.utc)) for i in range(160)]
+    df = spark.createDataFrame(rows, "id BIGINT, d DATE, ts TIMESTAMP").repartition(8, "d")
+    hl.write(df, path, {"hoodie.table.name": "rebase", "hoodie.datasource.write.recordkey.field": "id",
+                        "hoodie.parquet.max.file.size": "2000"})
+    return sorted(glob.glob(f"{path}/**/*.parquet", recursive=True))
+
+
+def _ids(df) -> list[int]:
+    return sorted(r.id for r in df.select("id").collect())
+
+
+def _answers_match(spark, path: str, files: list[str], *, data_source: bool) -> None:
+    truth = spark.read.parquet(*files)
+    for q in QUESTIONS:
+        want = _ids(truth.where(q))
+        assert _ids(hl.read(path, q, spark=spark)) == want, q
+        if data_source:
+            assert _ids(spark.read.format("hudi_layout").load(path).where(q)) == want, q
+
+
+@pytest.fixture
+def rebase_mode(spark):
+    before = {k: spark.conf.get(k) for k in REBASE_KEYS}
+
+    def set_mode(mode: str) -> None:
+        for k in REBASE_KEYS:
+            spark.conf.set(k, mode)
+
+    yield set_mode
+    for k, v in before.items():
+        spark.conf.set(k, v)
+
+
+def test_our_files_say_their_calendar_and_read_alike_in_every_mode(spark, tmp_path, rebase_mode):
+    path = str(tmp_path / "t")
+    files = _write(spark, path)
+    assert len(files) > 1
+    for f in files:
+        assert (pq.read_metadata(f).metadata or {}).get(SPARK_VERSION_FOOTER_KEY.encode(), b"") >= b"3.0.0"
+    for mode in ("LEGACY", "EXCEPTION", "CORRECTED"):
+        rebase_mode(mode)
+        _answers_match(spark, path, files, data_source=True)
+        assert DAYS[2] in {r.d for r in hl.read(path, spark=spark).select("d").collect()}, mode
+
+
+def test_files_without_the_marker_are_not_skipped_by_dates_in_a_legacy_session(spark, tmp_path, rebase_mode):
+    path = str(tmp_path / "t")
+    files = _write(spark, path)
+    for f in files:  # as another writer's files (or ours before the marker): the same rows, no marker
+        table = pq.read_table(f)
+        meta = {k: v for k, v in (table.schema.metadata or {}).items() if k != SPARK_VERSION_FOOTER_KEY.encode()}
+        pq.write_table(table.replace_schema_metadata(meta), f)
+        assert SPARK_VERSION_FOOTER_KEY.encode() not in (pq.read_metadata(f).metadata or {})
+    rebase_mode("LEGACY")
+    shifted = {r.d for r in spark.read.parquet(*files).select("d").collect()}
+    assert dt.date(1500, 6, 5) in shifted and DAYS[2] not in shifted  # Spark does rebase them
+    _answers_match(spark, path, files, data_source=False)
+    plan = hl.explain(path, "d = DATE '1500-06-05'", spark=spark)
+    assert plan.files_after_column_stats == plan.files_total
+    rebase_mode("CORRECTED")
+    _answers_match(spark, path, files, data_source=True)
+    assert hl.explain(path, "d = DATE '1500-06-15'", spark=spark).files_after_column_stats < len(files)
