@@ -80,7 +80,7 @@ from hudi_layout.scan.plan import plan_scan
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
-from hudi_layout.spark.write_job import write_task
+from hudi_layout.spark.write_job import refuse_collated_strings, write_task
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
@@ -521,6 +521,8 @@ class HudiLayoutWriter(DataSourceArrowWriter):
     def __init__(self, path: str, options: dict[str, str], schema: Any, overwrite: bool) -> None:
         from pyspark.sql.pandas.types import to_arrow_schema
 
+        if not isinstance(schema, pa.Schema):
+            refuse_collated_strings(schema)
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
         CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
         refuse_table_services(options)

@@ -38,10 +38,27 @@ def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
     return spark_to_arrow_schema_of(df.schema)
 
 
+def refuse_collated_strings(schema: StructType) -> None:
+    """Refuse string columns of a collation other than Spark's default ``UTF8_BINARY`` (``STRING COLLATE
+    UTF8_LCASE``, ``UNICODE_CI``, ``..._RTRIM``): Hudi's schemas (Avro) and our files keep plain strings, so
+    the table would compare them byte by byte where the DataFrame compared them by its collation (``s =
+    'abc'`` matched ``ABC`` before the write and not after)."""
+    for f in schema.fields:
+        collation = getattr(f.dataType, "collation", None)
+        if collation is not None and str(collation).upper() != "UTF8_BINARY":
+            raise InvalidArgumentError(
+                f"column {f.name!r} is a string of collation {collation}, which Hudi tables do not keep "
+                "(their strings compare byte by byte)",
+                hint=f"cast it to a plain string first: df.withColumn({f.name!r}, "
+                     f"F.col({f.name!r}).cast('string collate UTF8_BINARY'))")
+
+
 def spark_to_arrow_schema_of(schema: StructType) -> pa.Schema:
-    """The Arrow schema of Spark ``schema`` as ``mapInArrow`` exchanges it."""
+    """The Arrow schema of Spark ``schema`` as ``mapInArrow`` exchanges it (collated strings refused:
+    :func:`refuse_collated_strings`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    refuse_collated_strings(schema)
     try:
         # Spark's TimestampType is an instant: any zone name works for the schema (we store UTC micros)
         return to_arrow_schema(schema, timezone="UTC")

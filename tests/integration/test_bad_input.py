@@ -142,6 +142,18 @@ def test_unsupported_column_types_name_the_column(spark, tmp_path, column, ddl):
     assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, rf"\b{column}\b")
 
 
+@pytest.mark.parametrize("collation", ["UTF8_LCASE", "UNICODE_CI", "UTF8_BINARY_RTRIM"])
+def test_collated_strings_are_refused_naming_the_column(spark, tmp_path, collation):
+    """Hudi's schemas keep plain strings: a collated column was written as one, and ``s = 'abc'`` stopped
+    matching ``ABC`` after the write (session 16); the data source writer refuses it too."""
+    df = spark.sql(f"SELECT CAST(id AS INT) AS id, 'x' AS p, CAST('ABC' AS STRING COLLATE {collation}) AS s "
+                   "FROM range(3)")
+    assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError, rf"'s' .*collation {collation}")
+    with pytest.raises(Exception, match=f"collation {collation}"):
+        df.write.format("hudi_layout").options(**OPTS).mode("overwrite").save(str(tmp_path / "ds"))
+    assert not (tmp_path / "ds").exists()
+
+
 @pytest.mark.parametrize("column", ["dst port", "a.b", "1st", "größe"])
 def test_column_names_avro_cannot_hold_are_refused_naming_the_column(spark, tmp_path, column):
     """Hudi keeps the table schema as Avro, whose names are ``[A-Za-z_][A-Za-z0-9_]*``: such a column used to
