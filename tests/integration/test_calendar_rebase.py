@@ -19,6 +19,7 @@ import pytest
 
 import hudi_layout as hl
 from hudi_layout.writer.base_file_writer import SPARK_VERSION_FOOTER_KEY
+from tests.helpers.integration import hudi_rs_read
 
 pytestmark = pytest.mark.integration
 
@@ -76,6 +77,8 @@ def test_our_files_say_their_calendar_and_read_alike_in_every_mode(spark, tmp_pa
         rebase_mode(mode)
         _answers_match(spark, path, files, data_source=True)
         assert DAYS[2] in {r.d for r in hl.read(path, spark=spark).select("d").collect()}, mode
+    # the independent reader (Arrow, proleptic) reads the values as written
+    assert set(hudi_rs_read(path).column("d").to_pylist()) == set(DAYS) | {None}
 
 
 def test_files_without_the_marker_are_not_skipped_by_dates_in_a_legacy_session(spark, tmp_path, rebase_mode):
