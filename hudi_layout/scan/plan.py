@@ -46,7 +46,12 @@ from hudi_layout.skipping.bind import (
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate, Unsupported
 from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import prune
-from hudi_layout.skipping.spark_column import from_spark_column, session_rebases_legacy, session_time_zone
+from hudi_layout.skipping.spark_column import (
+    from_spark_column,
+    session_read_options,
+    session_rebases_legacy,
+    session_time_zone,
+)
 from hudi_layout.skipping.sql import from_sql
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.skipping.tuples import from_tuples
@@ -286,7 +291,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     if time_zone is not None:
         require_time_zone(time_zone)
     if query is None:
-        query = ReadQuery.from_options(options)
+        # Hudi's file index reads hoodie.enable.data.skipping / hoodie.metadata.enable from the session too
+        query = ReadQuery.from_options({**session_read_options(spark), **(options or {})})
     elif options and set(options) - _READ_SETTING_KEYS:
         raise InvalidArgumentError("give either a read query or read options, not both",
                                    hint="with a read query, only hudi_layout's read settings may be given as "

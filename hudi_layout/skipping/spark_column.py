@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.skipping.bind import bind
 from hudi_layout.skipping.ir import (
@@ -92,17 +93,34 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
     return bind(pred, schema, session_time_zone(spark))
 
 
+def _session(spark: Any) -> Any:
+    """``spark``, else the active session when pyspark is already loaded, else ``None``."""
+    if spark is not None:
+        return spark
+    module = sys.modules.get("pyspark.sql")
+    return None if module is None else module.SparkSession.getActiveSession()
+
+
 def session_time_zone(spark: Any) -> str | None:
     """``spark.sql.session.timeZone`` of ``spark``, else of the active session when pyspark is already loaded;
     ``None`` without a session (literals are then read as UTC, as our sessions do)."""
+    spark = _session(spark)
+    return None if spark is None else str(spark.conf.get("spark.sql.session.timeZone"))
+
+
+#: Hudi read settings Hudi's Spark file index also takes from the session (``SET hoodie.enable.data.skipping
+#: = false`` in Spark SQL) when the read's own options leave them out
+SESSION_READ_KEYS = (cfg.DATA_SKIPPING.key, cfg.METADATA_ENABLE.key)
+
+
+def session_read_options(spark: Any) -> dict[str, str]:
+    """The :data:`SESSION_READ_KEYS` set in ``spark`` (else the active session): read options beneath the
+    read's own, as Hudi's file index takes them."""
+    spark = _session(spark)
     if spark is None:
-        module = sys.modules.get("pyspark.sql")
-        if module is None:
-            return None
-        spark = module.SparkSession.getActiveSession()
-        if spark is None:
-            return None
-    return str(spark.conf.get("spark.sql.session.timeZone"))
+        return {}
+    found = {key: spark.conf.get(key, None) for key in SESSION_READ_KEYS}
+    return {key: str(value) for key, value in found.items() if value is not None}
 
 
 #: Spark settings that, set to ``LEGACY``, make its parquet reader shift old dates / timestamps of files
@@ -113,11 +131,9 @@ REBASE_MODE_SETTINGS = ("spark.sql.parquet.datetimeRebaseModeInRead", "spark.sql
 def session_rebases_legacy(spark: Any) -> bool:
     """Does ``spark`` (else the active session, when pyspark is loaded) read parquet dates / timestamps with a
     ``LEGACY`` rebase mode (:data:`REBASE_MODE_SETTINGS`)? False without a session."""
+    spark = _session(spark)
     if spark is None:
-        module = sys.modules.get("pyspark.sql")
-        spark = None if module is None else module.SparkSession.getActiveSession()
-        if spark is None:
-            return False
+        return False
     return any(str(spark.conf.get(key, "CORRECTED")).strip().upper() == "LEGACY" for key in REBASE_MODE_SETTINGS)
 
 

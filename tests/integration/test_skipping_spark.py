@@ -284,3 +284,32 @@ def test_spark_sql_the_planner_cannot_parse_reads_every_file_and_typos_stay_erro
         assert sorted(r[0] for r in hl.read(path, where, spark=spark).select("id").collect()) == want, where
     with pytest.raises(InvalidArgumentError, match="cannot parse"):
         hl.read(path, "id = = 3", spark=spark)
+
+
+def test_hudi_read_settings_of_the_session_apply_beneath_the_read_options(spark, tmp_path):
+    """Hudi's file index takes ``hoodie.enable.data.skipping`` and ``hoodie.metadata.enable`` from the session
+    too (``SET hoodie.enable.data.skipping=false`` in Spark SQL); until session 16 reads ignored them."""
+    import hudi_layout as hl
+    from hudi_layout.errors import InvalidArgumentError
+
+    path = str(tmp_path / "session_settings")
+    opts = {"hoodie.table.name": "s", "hoodie.datasource.write.recordkey.field": "id"}
+    for start in (0, 100, 200):
+        hl.write(spark.sql(f"SELECT id FROM range({start}, {start + 100}, 1, 1)"), path, opts)
+    where = "id < 50"
+    assert hl.explain(path, where, spark=spark).files_after_column_stats == 1
+    try:
+        for key in ("hoodie.enable.data.skipping", "hoodie.metadata.enable"):
+            spark.conf.set(key, "false")
+            plan = hl.explain(path, where, spark=spark)
+            assert plan.files_after_column_stats == plan.files_total == 3, key
+            assert hl.read(path, where, spark=spark).count() == 50
+            given = hl.explain(path, where, spark=spark, options={key: "true"})  # the read's own option wins
+            assert given.files_after_column_stats == 1, key
+            spark.conf.unset(key)
+        spark.conf.set("hoodie.enable.data.skipping", "nope")
+        with pytest.raises(InvalidArgumentError, match="hoodie.enable.data.skipping"):
+            hl.read(path, where, spark=spark)
+    finally:
+        spark.conf.unset("hoodie.enable.data.skipping")
+        spark.conf.unset("hoodie.metadata.enable")
