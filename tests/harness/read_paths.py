@@ -435,8 +435,8 @@ class ReadPathsHarness:
             gen = self._generator()
             on = [c for c in all_columns(self.added, self.widened) if c.name in columns]
             workload = [to_sql(gen.predicate(on, depth=self.rng.randint(1, 2))) for _ in range(self.rng.randint(2, 6))]
-            if self.rng.random() < 0.5:  # one-file cells: shapes in the cut search, cells keyed by one column
-                opts["hudi_layout.layout.qdtree.leaf.cells"] = "true"
+            # one-file cells (the default): shapes in the cut search, cells keyed by one column; else a curve per leaf
+            opts["hudi_layout.layout.qdtree.leaf.cells"] = "true" if self.rng.random() < 0.5 else "false"
         before = self._known()
         metrics = hl.cluster(spark=self.spark, path=self.path, columns=columns, strategy=strategy, method=method,
                              options=opts, workload=workload)
@@ -448,7 +448,7 @@ class ReadPathsHarness:
         if inst is None:
             raise HarnessMismatch("cluster returned metrics but completed no instant")
         self.model.cluster(inst)
-        cells = " (cells)" if "hudi_layout.layout.qdtree.leaf.cells" in opts else ""
+        cells = " (cells)" if opts.get("hudi_layout.layout.qdtree.leaf.cells") == "true" else ""
         self.log.append(f"cluster {strategy}/{method}{cells} {columns}{f' workload {workload}' if workload else ''} -> "
                         f"{inst.requested}")
         self._after_change()

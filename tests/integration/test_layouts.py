@@ -147,8 +147,7 @@ def test_qdtree_plan_records_the_tree_and_files_stay_in_leaves(spark, tmp_path: 
     files_before = sum(plan_scan(path, w, with_row_counts=False).files_read for w in WORKLOAD)
     # schedule (the tree goes into the plan), then execute it as a pending plan: a resume uses the same tree
     extra = {} if sample_size is None else {"hudi_layout.layout.qdtree.sample.size": str(sample_size)}
-    if cells:
-        extra["hudi_layout.layout.qdtree.leaf.cells"] = "true"
+    extra["hudi_layout.layout.qdtree.leaf.cells"] = "true" if cells else "false"
     opts = prepare_layout_options(spark, str(path), {**_cluster_opts(path, 20), **extra}, columns=cols,
                                   strategy="qdtree", method="sample", workload=WORKLOAD, include_all_files=True)
     instant, _plan = schedule_clustering(str(path), opts, columns=cols, strategy="qdtree", include_all_files=True,

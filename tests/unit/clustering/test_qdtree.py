@@ -8,6 +8,7 @@ import pytest
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.qdtree import (
+    CELL_SPLIT_AT,
     QdTree,
     box_candidates,
     build_qdtree,
@@ -270,12 +271,12 @@ def test_cells_split_leaves_into_files_and_never_cross_a_cut(table: pa.Table) ->
     filled = fill_leaves(shaped, codes, 40)
     cells = filled.route(codes)
     leaves = tree.route(codes)
-    # every cell lies inside one leaf of the workload's tree, and holds about one file (<= 1.5 of one)
+    # every cell lies inside one leaf of the workload's tree, and holds less than CELL_SPLIT_AT files
     inside = np.zeros((filled.num_leaves, tree.num_leaves), bool)
     inside[cells, leaves] = True
     assert np.all(inside.sum(axis=1) == 1)
     counts = np.bincount(cells, minlength=filled.num_leaves)
-    assert filled.num_leaves >= 40 and counts.max() <= 1.5 * N / 40 and counts.min() > 0
+    assert filled.num_leaves >= 40 / CELL_SPLIT_AT and counts.max() < CELL_SPLIT_AT * N / 40 and counts.min() > 0
     # a leaf budget: fewer cells, each a few files
     few = fill_leaves(shaped, codes, 40, max_leaves=tree.num_leaves + 10)
     assert tree.num_leaves < few.num_leaves <= tree.num_leaves + 20
