@@ -190,8 +190,8 @@ def dropped_partition_columns_refusal(props: TableProperties, action: str) -> Re
 
 def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
     """Reads: any version we read. Merge-on-Read tables: ``snapshot`` merges the log files of each slice
-    (:mod:`hudi_layout.scan.merge`), ``read_optimized`` reads base files only; ``incremental`` is refused (the
-    rows a log block changed would need the merge per commit range, which is not built)."""
+    (:mod:`hudi_layout.scan.merge`), ``read_optimized`` reads base files only, ``incremental`` merges only the
+    blocks of the commits in range (``scan.plan.merge_spec_for_plan``)."""
     why = version_refusal(props.version, props.source or props.table_name) or \
         dropped_partition_columns_refusal(props, "reads")
     if why is not None:
@@ -199,12 +199,6 @@ def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPS
     if query_type is QueryType.INCREMENTAL and not props.populate_meta_fields:
         return Refusal(f"incremental reads of table {props.table_name!r} need the _hoodie_commit_time column, "
                        "which a table with hoodie.populate.meta.fields=false does not store")
-    if props.is_mor and query_type is QueryType.INCREMENTAL:
-        return Refusal(
-            f"incremental reads of MERGE_ON_READ table {props.table_name!r} are not supported: hudi_layout "
-            "merges log files for snapshot reads only, so an incremental answer could miss or repeat rows",
-            "read a snapshot (hoodie.datasource.query.type=snapshot, optionally with as.of.instant), or read "
-            "it incrementally with Hudi / hudi-rs")
     return None
 
 

@@ -14,6 +14,7 @@ commit or MDT deltacommit is never missed). Row counts are informational and onl
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import functools
 import logging
@@ -26,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_layout import options as cfg
-from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
 from hudi_layout.format.log_blocks import arrow_schema_for_avro
@@ -34,8 +35,8 @@ from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
-from hudi_layout.scan.merge import with_meta_columns
-from hudi_layout.scan.query import IncrementalSelection, ReadQuery, select_incremental
+from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, with_meta_columns
+from hudi_layout.scan.query import IncrementalSelection, QueryType, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import (
     bind,
     legacy_calendar_unknown,
@@ -383,10 +384,31 @@ def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], In
         first = select_incremental(table.timeline, query)
         view = _past_view(table, query, None, first.end)
         selection = select_incremental(table.timeline, query, [s.commit_time for s in view])
-        return selection.slices(view), selection
+        if table.is_mor and selection.archived_before is not None:
+            raise UnsupportedTableError(
+                f"an incremental read of MERGE_ON_READ table {table.properties.table_name!r} from 'earliest' "
+                f"reaches commits archived off the timeline (before {selection.archived_before}), whose log "
+                "blocks the merge cannot tell apart from pending ones",
+                hint=f"begin at an active instant, or read a snapshot as of {selection.end} (as.of.instant)")
+        return selection.slices(view, merge_logs=table.is_mor), selection
     if query.as_of is not None or query.completed_by is not None:
         return _past_view(table, query, query.as_of, query.completed_by), None
     return table.latest_file_slices(), None
+
+
+def merges_log_files(table: HudiTable, query_type: QueryType) -> bool:
+    """Whether a read merges each slice's log files into its base file: snapshot (time travel included) and
+    incremental reads of a Merge-on-Read table do; ``read_optimized`` reads base files only (Hudi's meaning)."""
+    return table.is_mor and query_type is not QueryType.READ_OPTIMIZED
+
+
+def merge_spec_for_plan(table: HudiTable, plan: ScanPlan, columns: Sequence[str]) -> MergeSpec:
+    """The merge of ``plan``'s log-file slices (:func:`merges_log_files`): for an incremental plan only the
+    blocks and rows of the commits it selected (Hudi's and hudi-rs's incremental reads of MOR tables)."""
+    spec = merge_spec_for_table(table, columns=columns)
+    if plan.incremental is not None:
+        spec = dataclasses.replace(spec, incremental_instants=plan.incremental.commit_times)
+    return spec
 
 
 def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_by: str | None) -> list[FileSlice]:

@@ -97,10 +97,12 @@ class IncrementalSelection:
             return True
         return self.archived_before is not None and commit_time < self.archived_before
 
-    def slices(self, view: Sequence[FileSlice]) -> list[FileSlice]:
+    def slices(self, view: Sequence[FileSlice], *, merge_logs: bool = False) -> list[FileSlice]:
         """The slices whose base file a selected commit wrote (a commit in range can only have put its rows
-        into files written by itself or by a later commit in range, e.g. a clustering)."""
-        return [s for s in view if self.keeps(s.commit_time)]
+        into files written by itself or by a later commit in range, e.g. a clustering or a compaction);
+        with ``merge_logs`` (Merge-on-Read) also every slice with log files, whose blocks of selected
+        commits the merge applies (the others it leaves out; :class:`~hudi_layout.scan.merge.MergeSpec`)."""
+        return [s for s in view if self.keeps(s.commit_time) or (merge_logs and s.has_log_files)]
 
 
 def select_incremental(timeline: Timeline, query: ReadQuery, view_commit_times: Sequence[str] = ()

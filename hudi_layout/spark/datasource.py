@@ -74,9 +74,9 @@ from hudi_layout.errors import (
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch, widen_array
-from hudi_layout.options import QueryType, WriteOperation
-from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table
-from hudi_layout.scan.plan import plan_scan
+from hudi_layout.options import WriteOperation
+from hudi_layout.scan.merge import MergeSpec
+from hudi_layout.scan.plan import merge_spec_for_plan, merges_log_files, plan_scan
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
@@ -175,7 +175,7 @@ class HudiLayoutReader(DataSourceReader):
         table = HudiTable(self.path)
         plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table,
                          options=self.settings or None, source="datasource")
-        merge = table.is_mor and self.query.query_type is QueryType.SNAPSHOT
+        merge = merges_log_files(table, self.query.query_type)
         if merge:
             plain = [s for s in plan.candidate_slices if s.has_base_file and not s.has_log_files]
             merged = plan.merged_slices
@@ -183,7 +183,7 @@ class HudiLayoutReader(DataSourceReader):
             plain, merged = [s for s in plan.candidate_slices if s.has_base_file], []
         parts: list[InputPartition] = [_FilePartition(paths, plan.incremental) for paths in _bins(plain)]
         if merged:
-            spec = merge_spec_for_table(table, columns=[f.name for f in self.schema.fields])
+            spec = merge_spec_for_plan(table, plan, [f.name for f in self.schema.fields])
             parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in merged]
         return parts or [_FilePartition([])]
 

@@ -32,8 +32,8 @@ import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.options import QueryType
-from hudi_layout.scan.merge import MergeSpec, merge_file_slice, merge_spec_for_table
-from hudi_layout.scan.plan import ScanPlan, table_schema, to_predicate
+from hudi_layout.scan.merge import MergeSpec, merge_file_slice
+from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, merges_log_files, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
@@ -245,7 +245,7 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
     # the read schema carries the meta columns only when they are wanted, the filter names one, or an
     # incremental read filters on the commit time
     read_meta = include_meta or incremental is not None or bool(set(plan.filter_columns) & set(META_COLUMNS))
-    merge = table.is_mor and query_type is QueryType.SNAPSHOT
+    merge = merges_log_files(table, query_type)
     files = plan.plain_files if merge else [s.base_file_path for s in plan.candidate_slices if s.has_base_file]
     merged = plan.merged_slices if merge else []
     if arrow is None and not files and not merged:
@@ -258,7 +258,7 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
         schema = _spark_schema(arrow, read_meta)
         frames = [_read_parquet(spark, schema, files)] if files else []
         if merged:
-            spec = merge_spec_for_table(table, columns=schema.names)
+            spec = merge_spec_for_plan(table, plan, schema.names)
             inputs = [SliceInput.of(s, table.base_path) for s in merged]
             frames.append(merged_slices_frame(spark, inputs, spec, schema))
         df = frames[0] if frames else spark.createDataFrame([], schema)
