@@ -140,3 +140,28 @@ def test_zeros_begin_an_incremental_read_at_the_start_as_in_hudi_docs():
 
     assert cfg.parse_instant_time("000") == cfg.parse_instant_time("0") == cfg.EARLIEST
     assert cfg.parse_instant_time("earliest") == cfg.EARLIEST
+
+
+def test_a_mor_incremental_read_reaching_archived_commits_is_refused(tmp_path):
+    """From 'earliest', an incremental read also takes rows of commits archived off the timeline; on a MOR
+    table their log blocks would be skipped as not committed, so the read is refused (one line, a hint);
+    a range on the active timeline is planned."""
+    from hudi_layout import explain
+    from hudi_layout.errors import UnsupportedTableError
+    from tests.helpers.mor_builder import Upserts, make_mor_table, row
+
+    t = make_mor_table(tmp_path / "t")
+    fid = t.deltacommit(inserts={"": [row("a", 1), row("b", 1)]}).file_ids[0]
+    c2 = t.deltacommit(logs={fid: [Upserts([row("a", 2)])]})
+    t.deltacommit(logs={fid: [Upserts([row("b", 2)])]})
+    first = sorted(p for p in t.timeline.iterdir() if p.is_file())[0].name.split(".")[0].split("_")[0]
+    for p in t.timeline.iterdir():  # archive the first deltacommit: off the active timeline, into the history
+        if p.is_file() and p.name.startswith(first):
+            p.unlink()
+    (t.timeline / "history" / f"{first}_{first}_0.parquet").write_bytes(b"")
+    incremental = {"hoodie.datasource.query.type": "incremental"}
+    with pytest.raises(UnsupportedTableError, match="archived") as refused:
+        explain(str(t.base), options={**incremental, "hoodie.datasource.read.begin.instanttime": "earliest"})
+    assert "as.of.instant" in (refused.value.hint or "")
+    plan = explain(str(t.base), options={**incremental, "hoodie.datasource.read.begin.instanttime": c2.completion})
+    assert plan.files_read == 1
