@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -134,6 +134,15 @@ class MergeInputs:
         return max(1, rows + s.log_size_bytes // 100)
 
 
+def _stored_values_reader(spark: SparkSession) -> Any:
+    """Spark's parquet reader for rows a clustering rewrites: dates and timestamps as the files store them,
+    whatever the session's ``spark.sql.parquet.datetimeRebaseModeInRead`` / ``int96RebaseModeInRead`` (a
+    ``LEGACY`` session shifted the dates before 1582 of files without Spark's calendar marker by days, and the
+    rewrite stored them shifted; files Spark < 3 wrote in the old calendar are still converted, as their
+    footers say). The Arrow paths read stored values anyway (docs/read-semantics.md)."""
+    return spark.read.option("datetimeRebaseMode", "CORRECTED").option("int96RebaseMode", "CORRECTED")
+
+
 def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequence[str], base: Path,
                  merge: MergeInputs | None, table_schema: pa.Schema | None = None,
                  schema_only: bool = False) -> DataFrame:
@@ -158,9 +167,9 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
         missing = [c for c in PRESERVED_META if c not in pq.read_schema(paths[0]).names]
         read = pa.schema([*[pa.field(c, pa.string()) for c in PRESERVED_META],
                           *[table_schema.field(c) for c in data_columns]])
-        df = spark.read.schema(from_arrow_schema(read)).parquet(*paths)
+        df = _stored_values_reader(spark).schema(from_arrow_schema(read)).parquet(*paths)
     else:
-        df = spark.read.parquet(*paths)
+        df = _stored_values_reader(spark).parquet(*paths)
         missing = [c for c in PRESERVED_META if c not in df.columns]
     if missing:
         raise UnsupportedTableError(
