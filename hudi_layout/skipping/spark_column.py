@@ -261,6 +261,17 @@ def _constant(value: Any) -> Predicate:
     return Unsupported(repr(value))
 
 
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+
+
+def _spark_datetime_utils(v: Any) -> Any:
+    """Spark's ``DateTimeUtils`` through the py4j gateway ``v`` came from (its ``fromJavaDate`` /
+    ``fromJavaTimestamp`` are how Spark turns a ``java.sql`` literal into its own value)."""
+    from py4j.java_gateway import JavaClass  # type: ignore[import-untyped]
+
+    return JavaClass("org.apache.spark.sql.catalyst.util.DateTimeUtils", v._gateway_client)
+
+
 def _java_value(v: Any) -> Any:
     """A py4j literal value as a Python literal value."""
     if v is None or isinstance(v, (bool, int, float, str, bytes, Decimal)):
@@ -268,11 +279,14 @@ def _java_value(v: Any) -> Any:
     if isinstance(v, bytearray):
         return bytes(v)
     cls = str(v.getClass().getName())
-    if cls in ("java.sql.Date", "java.time.LocalDate"):
+    if cls == "java.sql.Date":  # Spark's own conversion (the old hybrid calendar's fields, kept)
+        return _EPOCH_DATE + _dt.timedelta(days=int(_spark_datetime_utils(v).fromJavaDate(v)))
+    if cls == "java.time.LocalDate":
         return _dt.date.fromisoformat(str(v.toString()))
-    if cls == "java.sql.Timestamp":  # an instant
-        seconds = int(v.getTime()) // 1000
-        return _EPOCH_UTC + _dt.timedelta(seconds=seconds, microseconds=int(v.getNanos()) // 1000)
+    if cls == "java.sql.Timestamp":
+        # the instant Spark makes of it: for times before 1582 (py4j's Timestamp of an old Python datetime)
+        # Spark keeps the hybrid calendar's local fields, days away from the instant getTime() holds
+        return _EPOCH_UTC + _dt.timedelta(microseconds=int(_spark_datetime_utils(v).fromJavaTimestamp(v)))
     if cls == "java.time.Instant":
         return _EPOCH_UTC + _dt.timedelta(seconds=int(v.getEpochSecond()), microseconds=int(v.getNano()) // 1000)
     if cls == "java.time.LocalDateTime":

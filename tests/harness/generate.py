@@ -54,6 +54,9 @@ INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
 DATE_LO, DATE_HI = dt.date(1900, 1, 1), dt.date(2100, 12, 31)
 TS_LO, TS_HI = -2_208_988_800_000_000, 4_133_980_799_000_000  # 1900-01-01 .. 2100-12-31 (UTC micros)
+#: older values, one in ten: dates and timestamps from 1000-01-01 (before the Gregorian switch of 1582)
+OLD_DATE_LO = dt.date(1000, 1, 1)
+OLD_TS_LO = -30_610_224_000_000_000  # 1000-01-01 00:00:00 UTC
 #: values of ``part``: besides NULL, the empty string (Hudi files it with NULL in the default partition) and
 #: values that spell a default partition's folder name (session 15: partition pruning read those as NULL)
 PARTITIONS = ("p0", "p1", "p2", "p0", "p1", "p2", "", "default", "__HIVE_DEFAULT_PARTITION__")
@@ -111,14 +114,20 @@ def _binary(rng: random.Random) -> bytes:
 
 
 def _date(rng: random.Random) -> dt.date:
-    if rng.random() < 0.4:
+    r = rng.random()
+    if r < 0.4:
         return dt.date(2020, 1, 1) + dt.timedelta(days=rng.randint(-20, 20))
+    if r < 0.5:  # before the Gregorian switch and around it (Spark's LEGACY rebase would move these)
+        return OLD_DATE_LO + dt.timedelta(days=rng.randint(0, (DATE_LO - OLD_DATE_LO).days))
     return DATE_LO + dt.timedelta(days=rng.randint(0, (DATE_HI - DATE_LO).days))
 
 
 def _timestamp(rng: random.Random) -> dt.datetime:
-    if rng.random() < 0.4:
+    r = rng.random()
+    if r < 0.4:
         us = 1_577_836_800_000_000 + rng.randint(-10, 10) * 3_600_000_000 + rng.choice([0, 1, 999_999])
+    elif r < 0.5:  # before 1900: local mean time offsets of seconds in the session zones, and before 1582
+        us = rng.randint(OLD_TS_LO, TS_LO)
     else:
         us = rng.randint(TS_LO, TS_HI)
     return EPOCH + dt.timedelta(microseconds=us)

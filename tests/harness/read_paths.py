@@ -39,6 +39,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from hudi_layout.skipping.spark_column import REBASE_MODE_SETTINGS
+
 from .generate import (
     ADDED_KINDS,
     KIND,
@@ -234,7 +236,7 @@ class ReadPathsHarness:
         self.widened: dict[str, str] = {}
         #: the completed instants before the latest write (to find the one it completed)
         self._before: set[str] = set()
-        self.set_zone("UTC")
+        self.set_zone("UTC", "CORRECTED")
 
     # ------------------------------------------------------------------ changing the table
 
@@ -547,18 +549,23 @@ class ReadPathsHarness:
         self.spark.sql(f"CREATE TABLE {b} USING hudi_layout LOCATION '{self.path}'")
         self.sql_tables.append(b)
 
-    def set_zone(self, name: str | None = None) -> None:
+    def set_zone(self, name: str | None = None, rebase: str | None = None) -> None:
         """Switch the session's time zone (every question after it is read in that zone, by Spark and by the
-        model): timestamp text and date -> timestamp casts mean other instants."""
+        model): timestamp text and date -> timestamp casts mean other instants. Also Spark's parquet datetime
+        rebase mode (``LEGACY`` one time in three): our files say they hold proleptic dates, so the answers
+        must not move (a file without the footer entry would read its dates before 1582 shifted by days)."""
         name = name or self.rng.choice(SESSION_ZONES)
+        rebase = rebase or ("LEGACY" if self.rng.random() < 1 / 3 else "CORRECTED")
         self.spark.conf.set("spark.sql.session.timeZone", name)
+        for key in REBASE_MODE_SETTINGS:
+            self.spark.conf.set(key, rebase)
         set_session_zone(name)
         self.zone = name
         if hasattr(self, "log"):
-            self.log.append(f"session time zone {name}")
+            self.log.append(f"session time zone {name}, parquet datetime rebase {rebase}")
 
     def close(self) -> None:
-        self.set_zone("UTC")
+        self.set_zone("UTC", "CORRECTED")
         for t in self.sql_tables:
             with contextlib.suppress(Exception):
                 self.spark.sql(f"DROP TABLE IF EXISTS {t}")

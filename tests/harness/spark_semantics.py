@@ -454,6 +454,11 @@ def to_sql(pred: Pred) -> str:
 
 # ---------------------------------------------------------------------------------------------- Column
 
+#: before it, ``F.lit(datetime)`` goes through ``java.sql.Timestamp`` and Spark keeps the hybrid calendar's
+#: local fields (1270-07-23 13:26 UTC became an instant 7 days earlier; tests/integration/test_calendar_rebase.py)
+GREGORIAN_SWITCH = dt.datetime(1582, 10, 16, tzinfo=dt.timezone.utc)
+
+
 def _lit_column(lit: Lit) -> Any:
     from pyspark.sql import functions as F
 
@@ -469,7 +474,10 @@ def _lit_column(lit: Lit) -> Any:
     if k == "decimal":
         return F.lit(v)
     if k == "timestamp":
-        return F.lit(v.astimezone(dt.timezone.utc))
+        v = v.astimezone(dt.timezone.utc)
+        if v < GREGORIAN_SWITCH:  # PySpark's F.lit(datetime) keeps the old calendar's fields: another instant
+            return F.timestamp_micros(F.lit(micros(v)))
+        return F.lit(v)
     if k == "binary":
         return F.lit(bytearray(v))
     return F.lit(v)

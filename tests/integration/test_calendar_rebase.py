@@ -120,3 +120,27 @@ def test_clustering_and_upserts_in_a_legacy_session_keep_the_stored_dates(spark,
               "hoodie.datasource.write.operation": "upsert"})
     after = {r["id"]: r["d"] for r in hudi_rs_read(path).select(["id", "d"]).to_pylist()}
     assert after == {**before, 1: dt.date(1200, 1, 1)}
+
+
+def test_column_literals_of_old_datetimes_mean_what_spark_makes_of_them(spark, tmp_path):
+    """``F.lit(datetime)`` reaches Spark as a ``java.sql.Timestamp``, and for times before 1582 Spark keeps the
+    old calendar's local fields: ``F.lit(1270-07-23 13:26 UTC)`` is an instant 7 days earlier. The planner
+    took the Timestamp's own instant and skipped files holding rows Spark matched (``ts > F.lit(...)``: 110 of
+    Spark's 133 rows, session 16); it now converts the literal with Spark's own function."""
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "t")
+    start = dt.datetime(1270, 7, 10, tzinfo=dt.timezone.utc)
+    rows = [(i, start + dt.timedelta(hours=6 * i), (start + dt.timedelta(hours=6 * i)).date()) for i in range(160)]
+    hl.write(spark.createDataFrame(rows, "id BIGINT, ts TIMESTAMP, d DATE").repartitionByRange(16, "ts"), path,
+             {"hoodie.table.name": "lit", "hoodie.datasource.write.recordkey.field": "id",
+              "hoodie.parquet.max.file.size": "1500"})
+    truth = spark.read.parquet(*glob.glob(f"{path}/**/*.parquet", recursive=True))
+    at = dt.datetime(1270, 7, 23, 13, 26, 23, tzinfo=dt.timezone.utc)
+    questions = [F.col("ts") > F.lit(at), F.col("ts") < F.lit(at), F.col("ts") > F.lit(at.replace(tzinfo=None)),
+                 F.col("ts").between(F.lit(start), F.lit(at)), F.col("d") > F.lit(at.date()),
+                 F.col("d") == F.lit(at.date()), F.col("ts").isin([start + dt.timedelta(hours=60), at])]
+    for question in questions:
+        want = _ids(truth.where(question))
+        assert _ids(hl.read(path, question, spark=spark)) == want, str(question)
+    assert _ids(truth.where(questions[0])) != _ids(truth.where(F.col("ts") > F.lit(at.isoformat()).cast("timestamp")))
