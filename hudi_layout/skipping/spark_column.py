@@ -279,14 +279,19 @@ def _java_value(v: Any) -> Any:
     if isinstance(v, bytearray):
         return bytes(v)
     cls = str(v.getClass().getName())
-    if cls == "java.sql.Date":  # Spark's own conversion (the old hybrid calendar's fields, kept)
-        return _EPOCH_DATE + _dt.timedelta(days=int(_spark_datetime_utils(v).fromJavaDate(v)))
+    if cls in ("java.sql.Date", "java.sql.Timestamp"):
+        # what Spark makes of it: for times before 1582 (py4j's java.sql value of an old Python datetime) Spark
+        # keeps the hybrid calendar's local fields, days away from the instant getTime() holds; a literal whose
+        # conversion cannot be asked never skips
+        try:
+            utils = _spark_datetime_utils(v)
+            if cls == "java.sql.Date":
+                return _EPOCH_DATE + _dt.timedelta(days=int(utils.fromJavaDate(v)))
+            return _EPOCH_UTC + _dt.timedelta(microseconds=int(utils.fromJavaTimestamp(v)))
+        except Exception as e:  # noqa: BLE001 - py4j errors and missing gateways alike
+            raise _NotLiteral(cls) from e
     if cls == "java.time.LocalDate":
         return _dt.date.fromisoformat(str(v.toString()))
-    if cls == "java.sql.Timestamp":
-        # the instant Spark makes of it: for times before 1582 (py4j's Timestamp of an old Python datetime)
-        # Spark keeps the hybrid calendar's local fields, days away from the instant getTime() holds
-        return _EPOCH_UTC + _dt.timedelta(microseconds=int(_spark_datetime_utils(v).fromJavaTimestamp(v)))
     if cls == "java.time.Instant":
         return _EPOCH_UTC + _dt.timedelta(seconds=int(v.getEpochSecond()), microseconds=int(v.getNano()) // 1000)
     if cls == "java.time.LocalDateTime":

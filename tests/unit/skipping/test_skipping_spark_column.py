@@ -121,3 +121,20 @@ def test_oracle_and_predicate_to_sql_agree_with_spark(spark) -> None:  # type: i
         spark_rows = [got[r["id"]][f"q{n}"] for r in ROWS]
         assert evaluate_rows(from_sql(q), ROWS) == spark_rows, f"oracle differs from Spark on {q}"
         assert [got[r["id"]][f"r{n}"] for r in ROWS] == spark_rows, f"rendered SQL differs on {q}"
+
+
+def test_a_java_sql_literal_whose_conversion_cannot_be_asked_is_not_a_literal() -> None:
+    """``java.sql`` dates and timestamps are converted with Spark's own functions through the literal's py4j
+    gateway; an object without one (or a failing call) is no literal, so the leaf never skips (no traceback)."""
+    from hudi_layout.skipping import spark_column
+
+    class _Class:
+        def getName(self) -> str:  # noqa: N802 - py4j's name
+            return "java.sql.Timestamp"
+
+    class _NoGateway:
+        def getClass(self) -> _Class:  # noqa: N802 - py4j's name
+            return _Class()
+
+    with pytest.raises(spark_column._NotLiteral):
+        spark_column._java_value(_NoGateway())
