@@ -112,16 +112,6 @@ class ScanPlan:
                 out[name] = (step, why)
         return out
 
-    @property
-    def merged_slices(self) -> list[FileSlice]:
-        """Candidate Merge-on-Read slices a snapshot read must merge (log files, or no base file yet)."""
-        return [s for s in self.candidate_slices if s.has_log_files or not s.has_base_file]
-
-    @property
-    def plain_files(self) -> list[str]:
-        """Base files of the candidate slices without log files: read as they are (Spark's parquet reader)."""
-        return [s.base_file_path for s in self.candidate_slices if s.has_base_file and not s.has_log_files]
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "table_path": self.table_path,
@@ -396,14 +386,22 @@ def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], In
     return table.latest_file_slices(), None
 
 
-def merges_log_files(table: HudiTable, query_type: QueryType) -> bool:
-    """Whether a read merges each slice's log files into its base file: snapshot (time travel included) and
-    incremental reads of a Merge-on-Read table do; ``read_optimized`` reads base files only (Hudi's meaning)."""
-    return table.is_mor and query_type is not QueryType.READ_OPTIMIZED
+def read_inputs(table: HudiTable, plan: ScanPlan, query_type: QueryType | None = None
+                ) -> tuple[list[FileSlice], list[FileSlice]]:
+    """The plan's candidate slices as a read of ``query_type`` (default: the plan's) takes them: ``(slices
+    whose base file is read as it is, slices merged with their log files)``. Snapshot (time travel included)
+    and incremental reads of a Merge-on-Read table merge every slice with log files or no base file yet;
+    ``read_optimized`` (Hudi's meaning) and Copy-on-Write reads take base files only."""
+    query_type = query_type or plan.query.query_type
+    slices = plan.candidate_slices
+    if not table.is_mor or query_type is QueryType.READ_OPTIMIZED:
+        return [s for s in slices if s.has_base_file], []
+    return ([s for s in slices if s.has_base_file and not s.has_log_files],
+            [s for s in slices if s.has_log_files or not s.has_base_file])
 
 
 def merge_spec_for_plan(table: HudiTable, plan: ScanPlan, columns: Sequence[str]) -> MergeSpec:
-    """The merge of ``plan``'s log-file slices (:func:`merges_log_files`): for an incremental plan only the
+    """The merge of ``plan``'s log-file slices (:func:`read_inputs`): for an incremental plan only the
     blocks and rows of the commits it selected (Hudi's and hudi-rs's incremental reads of MOR tables)."""
     spec = merge_spec_for_table(table, columns=columns)
     if plan.incremental is not None:

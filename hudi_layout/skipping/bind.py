@@ -248,6 +248,11 @@ def _is_datetime(t: pa.DataType) -> bool:
     return pa.types.is_timestamp(t) or pa.types.is_date32(t) or pa.types.is_date64(t)
 
 
+def _may_be_datetime(literals: tuple[Literal, ...]) -> bool:
+    """Without the column's type: may these literals be a date or timestamp (a ``date``, ``datetime`` or text)?"""
+    return any(isinstance(lit.value, (str, _dt.date)) for lit in literals)
+
+
 class _CalendarRebased(LeafRewriter):
     def __init__(self, schema: pa.Schema | None) -> None:
         self.schema = schema
@@ -257,10 +262,7 @@ class _CalendarRebased(LeafRewriter):
         if literals is None:
             return pred
         column_type = None if self.schema is None else _field_type(pred.term.name, self.schema)
-        if column_type is None:
-            dated = any(isinstance(lit.value, (str, _dt.date)) for lit in literals)
-        else:
-            dated = _is_datetime(column_type)
+        dated = _may_be_datetime(literals) if column_type is None else _is_datetime(column_type)
         return _session_dependent(pred, "dates and timestamps rebased by the session's LEGACY parquet "
                                         "datetime rebase mode") if dated else pred
 
@@ -279,7 +281,7 @@ def legacy_calendar_unknown(pred: Predicate, schema: pa.Schema | None) -> Predic
 class _SessionTimeUnknown(LeafRewriter):
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         literals = _compared_literals(pred)
-        if literals is not None and any(isinstance(lit.value, (str, _dt.date)) for lit in literals):
+        if literals is not None and _may_be_datetime(literals):
             return _session_dependent(pred)
         return pred
 

@@ -76,7 +76,7 @@ from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch, widen_array
 from hudi_layout.options import WriteOperation
 from hudi_layout.scan.merge import MergeSpec
-from hudi_layout.scan.plan import merge_spec_for_plan, merges_log_files, plan_scan
+from hudi_layout.scan.plan import merge_spec_for_plan, plan_scan, read_inputs
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
@@ -175,12 +175,7 @@ class HudiLayoutReader(DataSourceReader):
         table = HudiTable(self.path)
         plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table,
                          options=self.settings or None, source="datasource")
-        merge = merges_log_files(table, self.query.query_type)
-        if merge:
-            plain = [s for s in plan.candidate_slices if s.has_base_file and not s.has_log_files]
-            merged = plan.merged_slices
-        else:
-            plain, merged = [s for s in plan.candidate_slices if s.has_base_file], []
+        plain, merged = read_inputs(table, plan)
         parts: list[InputPartition] = [_FilePartition(paths, plan.incremental) for paths in _bins(plain)]
         if merged:
             spec = merge_spec_for_plan(table, plan, [f.name for f in self.schema.fields])

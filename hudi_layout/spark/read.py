@@ -33,7 +33,7 @@ import pyarrow as pa
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.options import QueryType
 from hudi_layout.scan.merge import MergeSpec, merge_file_slice
-from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, merges_log_files, table_schema, to_predicate
+from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, read_inputs, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
@@ -231,23 +231,22 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
     """The rows of the plan's candidate slices, with the row filter applied by Spark (and, for an incremental
     plan, the commit-time filter); float columns guarded as the module docstring says.
 
-    Slices without log files are read by Spark's parquet reader. On a snapshot of a Merge-on-Read table, the
-    slices with log files (and log-only slices) are merged in Spark tasks (:func:`merged_slices_frame`) and
-    unioned with them; the row filter applies *after* the merge (a filter below it could drop the newer
-    version of a row and let the older one through). ``read_optimized`` reads the base files only.
+    Slices without log files are read by Spark's parquet reader. On a snapshot or incremental read of a
+    Merge-on-Read table, the slices with log files (and log-only slices) are merged in Spark tasks
+    (:func:`merged_slices_frame`; :func:`~hudi_layout.scan.plan.read_inputs` splits them) and unioned with
+    them; the row filter applies *after* the merge (a filter below it could drop the newer version of a row
+    and let the older one through). ``read_optimized`` reads the base files only.
     ``query_type`` defaults to the plan's.
     """
     from pyspark.sql import functions as F
 
-    query_type = query_type or plan.query.query_type
     arrow = plan.schema if plan.schema is not None else table_schema(table)
     incremental = plan.incremental
     # the read schema carries the meta columns only when they are wanted, the filter names one, or an
     # incremental read filters on the commit time
     read_meta = include_meta or incremental is not None or bool(set(plan.filter_columns) & set(META_COLUMNS))
-    merge = merges_log_files(table, query_type)
-    files = plan.plain_files if merge else [s.base_file_path for s in plan.candidate_slices if s.has_base_file]
-    merged = plan.merged_slices if merge else []
+    plain, merged = read_inputs(table, plan, query_type)
+    files = [s.base_file_path for s in plain]
     if arrow is None and not files and not merged:
         from pyspark.sql.types import StructType
 
