@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.plan import (
@@ -37,6 +38,12 @@ from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import State, instant_file_name, new_instant_time
 from hudi_layout.format.properties import TableProperties, constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.format.spark_calendar import (
+    old_datetime_columns,
+    require_stored_calendar,
+    unwritable_datetimes_error,
+)
+from hudi_layout.options import LayoutStrategy
 from hudi_layout.table.commit_protocol import latest_time_with_metadata, timeline_dir
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
@@ -110,13 +117,14 @@ def prepare_clustering_options(table: HudiTable, options: Mapping[str, Any] | No
 def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str, Any] | None = None, *,
                         columns: str | Sequence[str] | None = None, strategy: str | None = None,
                         method: str | None = None, include_all_files: bool = False,
-                        lock: TableLock | None = None, resolve: bool = True
-                        ) -> tuple[str, ClusteringPlanSpec] | None:
+                        lock: TableLock | None = None, resolve: bool = True,
+                        datetime_rebase_mode: str = "CORRECTED") -> tuple[str, ClusteringPlanSpec] | None:
     """Plan a clustering of the table at ``base_path`` and write its requested instant.
 
     Returns ``(instant_time, plan)``, or ``None`` when no file group qualifies (nothing is written).
     ``options`` are ``hoodie.*`` settings (merged with the defaults file unless ``resolve=False``);
-    ``columns``/``strategy``/``method`` override the sort-column and layout keys.
+    ``columns``/``strategy``/``method`` override the sort-column and layout keys; ``datetime_rebase_mode`` is
+    the session's ``spark.sql.parquet.datetimeRebaseModeInWrite`` (:func:`_require_writable_calendars`).
     """
     table = HudiTable(base_path)
     opts = prepare_clustering_options(table, options, columns=columns, strategy=strategy, method=method,
@@ -135,6 +143,7 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
         plan = plan_clustering(table.file_slices(partitions=partitions), opts, pending)
         if plan is None:
             return None
+        _require_writable_calendars(table, plan, datetime_rebase_mode)
         props = table.properties
         t = new_instant_time(latest_time_with_metadata(table.base_path, props),
                              use_utc=props.timeline_timezone == "UTC")
@@ -146,6 +155,36 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
         atomic_write(tdir / name, data, table.hoodie_dir / ".temp")
     crash_point("cluster.after_plan")
     return t, plan
+
+
+def _require_writable_calendars(table: HudiTable, plan: ClusteringPlanSpec, datetime_rebase_mode: str) -> None:
+    """Refusals decided from the planned files' footers, before the plan is written (so a refusal leaves no
+    pending plan behind, and the linear clustering it may suggest is not held up by one): a curve or qdtree
+    layout reads rows with Arrow, as stored, so a file whose dates Spark converts from the old hybrid calendar
+    on every read would be rewritten with other dates as Spark sees them
+    (:func:`~hudi_layout.format.spark_calendar.require_stored_calendar`); and a session whose
+    ``spark.sql.parquet.datetimeRebaseModeInWrite`` is not ``CORRECTED`` refuses old dates in the files the
+    clustering would write (the executors check the rows too)."""
+    arrow_reads = plan.options.layout_strategy is not LayoutStrategy.LINEAR
+    mode = datetime_rebase_mode.strip().upper()
+    schema = table.schema() or ""
+    if not (arrow_reads or mode != "CORRECTED") or ('"date"' not in schema and "timestamp" not in schema):
+        return  # nothing to check, or no date / timestamp column (their Avro logical types)
+    for group in plan.groups:
+        for s in group.slices:
+            if not s.base_file_name:
+                continue
+            try:
+                meta = pq.read_metadata(s.base_file_path)
+            except (OSError, pa.ArrowException):
+                continue  # the execution names a file it cannot read
+            if arrow_reads:
+                require_stored_calendar(meta, s.base_file_path, "rewrite")
+            old = old_datetime_columns(meta) if mode != "CORRECTED" else []
+            if old:
+                raise unwritable_datetimes_error(
+                    f"clustering input {s.base_file_path} holds dates before 1582-10-15 or timestamps before 1900 "
+                    f"in {old}", mode)
 
 
 def load_pending_plans(base_path: str | os.PathLike[str], options: Mapping[str, Any] | None = None

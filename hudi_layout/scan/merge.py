@@ -56,6 +56,7 @@ from hudi_layout.format.merge_config import (  # noqa: F401 - re-exported: the r
     MergeMode,
     merge_config,
 )
+from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
 
 RECORD_KEY = "_hoodie_record_key"
@@ -596,6 +597,7 @@ def read_base_file(path: str, spec: MergeSpec) -> pa.Table:
     """The base file's columns that the merge needs (any missing ones are added as nulls later)."""
     try:
         pf = pq.ParquetFile(path)
+        require_stored_calendar(pf.metadata, path, "merge log records into")
         wanted = [c for c in spec.work_schema.names if c in pf.schema_arrow.names]
         return pf.read(columns=wanted)
     except FileNotFoundError as exc:

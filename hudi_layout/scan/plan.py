@@ -18,6 +18,7 @@ import dataclasses
 import datetime as _dt
 import functools
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, UnsupportedTableError
@@ -33,6 +36,7 @@ from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
 from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.format.spark_calendar import calendar_shift_reason, holds_unshifted_only
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, with_meta_columns
@@ -46,7 +50,7 @@ from hudi_layout.skipping.bind import (
 )
 from hudi_layout.skipping.ir import AlwaysTrue, Predicate, Unsupported
 from hudi_layout.skipping.partitions import prune_partitions
-from hudi_layout.skipping.pruning import prune
+from hudi_layout.skipping.pruning import PruneResult, prune
 from hudi_layout.skipping.spark_column import (
     from_spark_column,
     session_read_options,
@@ -502,7 +506,9 @@ def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], 
     stats = load_column_stats(table, columns, slices)
     files = [name for s in slices for name in s.file_names]
     owner = [i for i, s in enumerate(slices) for _ in s.file_names]
-    res = prune(pred, files, stats, schema, nan_exact_files=nan_exact_files(table, slices))
+    nan_exact = nan_exact_files(table, slices)
+    res = prune(pred, files, stats, schema, nan_exact_files=nan_exact)
+    res = _calendar_shifted_kept(pred, files, stats, schema, slices, res, nan_exact)
     not_proven = {owner[j] for j in res.kept}
     kept: list[FileSlice] = []
     dropped: dict[str, str] = {}
@@ -517,6 +523,70 @@ def _prune_by_stats(table: HudiTable, pred: Predicate, slices: list[FileSlice], 
         dropped[s.relative_path] = f"{why} (and in its {len(s.log_file_names)} log file(s))" \
             if s.has_log_files else why
     return kept, dropped, list(res.notes)
+
+
+def _calendar_shifted_kept(pred: Predicate, files: list[str], stats: dict[str, pa.Table], schema: pa.Schema | None,
+                           slices: Sequence[FileSlice], res: PruneResult, nan_exact: set[str]) -> PruneResult:
+    """``res`` with the dropped base files put back that Spark reads with other dates than their statistics
+    hold: files whose footers make Spark convert their values from the old hybrid calendar on every read
+    (:mod:`hudi_layout.format.spark_calendar`), judged again with their date / timestamp comparisons unknown.
+    Only a file whose statistics show a date before 1582-10-15 or a timestamp before 1900 in a compared
+    column can be read differently, so only those files' footers are read (once per process)."""
+    if not res.dropped:
+        return res
+    old: set[str] = set()
+    for column in referenced_columns(pred):
+        table = stats.get(column)
+        kind = _datetime_type(schema, column)
+        if table is None or kind is None or table.num_rows == 0:
+            continue
+        try:
+            lows = pc.cast(table["min"], kind)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue  # pruning could not read these statistics either
+        old_rows = pc.invert(pc.fill_null(holds_unshifted_only(lows), True))
+        old.update(str(n) for n in pc.filter(table["file_name"], old_rows).to_pylist())
+    if not old:
+        return res
+    path_of = {s.base_file_name: s.base_file_path for s in slices if s.base_file_name}
+    suspects = [j for j in res.dropped if files[j] in old and files[j] in path_of
+                and _calendar_shift(path_of[files[j]]) is not None]
+    if not suspects:
+        return res
+    again = prune(legacy_calendar_unknown(pred, schema), [files[j] for j in suspects], stats, schema,
+                  nan_exact_files=nan_exact)
+    back = {suspects[k] for k in again.kept}
+    if not back:
+        return res
+    note = (f"{len(back)} file(s) Spark reads in the old hybrid calendar (their footers say so) are not skipped by "
+            "date / timestamp statistics")
+    return PruneResult(sorted(set(res.kept) | back), {j: w for j, w in res.dropped.items() if j not in back},
+                       (*res.notes, note))
+
+
+def _datetime_type(schema: pa.Schema | None, column: str) -> pa.DataType | None:
+    if schema is None or column not in schema.names:
+        return None
+    t = schema.field(column).type
+    return t if pa.types.is_date(t) or pa.types.is_timestamp(t) else None
+
+
+def _calendar_shift(path: str) -> str | None:
+    """:func:`~hudi_layout.format.spark_calendar.calendar_shift_reason` of a base file (an unreadable footer
+    counts as shifted: the file is kept). Cached per file version: base files are never rewritten in place."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "its footer cannot be read"
+    return _calendar_shift_of(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _calendar_shift_of(path: str, _mtime_ns: int, _size: int) -> str | None:
+    try:
+        return calendar_shift_reason(pq.read_metadata(path))
+    except (OSError, pa.ArrowException):
+        return "its footer cannot be read"
 
 
 def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:

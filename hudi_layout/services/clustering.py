@@ -49,6 +49,7 @@ from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_s
 from hudi_layout.scan.merge import merge_config
 from hudi_layout.spark.clustering_job import MergeInputs, build_workload_tree, data_schema, run_groups
 from hudi_layout.spark.progress import watch
+from hudi_layout.spark.session import datetime_rebase_write_mode
 from hudi_layout.table.commit_protocol import (
     PendingWrite,
     complete_write,
@@ -524,7 +525,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
                                       workload=workload, include_all_files=include_all_files)
     with timer.phase("schedule"):
         scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
-                                        include_all_files=include_all_files, resolve=False)
+                                        include_all_files=include_all_files, resolve=False,
+                                        datetime_rebase_mode=datetime_rebase_write_mode())
     new = None
     if scheduled is not None and not schedule_only:
         instant_time, plan = scheduled

@@ -24,6 +24,7 @@ from hudi_layout.options import WriteOperation
 from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
 from hudi_layout.spark.datasource import sync_sql_tables
 from hudi_layout.spark.progress import watch
+from hudi_layout.spark.session import datetime_rebase_write_mode
 from hudi_layout.spark.upsert_job import run_upsert
 from hudi_layout.spark.write_job import (
     partition_value_exprs,
@@ -79,7 +80,8 @@ def write(
     CleanConfig.from_options(checked)
     check_async_options(checked)
     in_data = _partitions_in_data(df, path, options)
-    session = WriteSession.start(path, options, df_schema, mode == "overwrite", partitions_in_data=in_data)
+    session = WriteSession.start(path, options, df_schema, mode == "overwrite", partitions_in_data=in_data,
+                                 datetime_rebase_mode=datetime_rebase_write_mode(df.sparkSession))
     try:
         tagged: TagSnapshot | None = None
         written: list[WrittenFile] = []

@@ -61,6 +61,7 @@ from hudi_layout.spark.curve_sort import (
 )
 from hudi_layout.spark.range_layout import curve_layout
 from hudi_layout.spark.read import SliceInput, merged_slices_frame, spark_schema
+from hudi_layout.spark.session import datetime_rebase_write_mode
 from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema, spark_to_arrow_schema_of
 from hudi_layout.table.commit_protocol import PendingWrite
 from hudi_layout.table.fs_view import FileSlice
@@ -365,7 +366,7 @@ def run_groups(spark: SparkSession, base: Path, props: TableProperties, opts: Ma
             max_file_size=cfg.MAX_FILE_SIZE.get(opts), compression=cfg.PARQUET_CODEC.get(opts),
             compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
             stats_columns=stats_columns_for(props, opts, schema), preserve_commit_metadata=True,
-            gate=pending.file_gate)
+            gate=pending.file_gate, datetime_rebase_mode=datetime_rebase_write_mode(spark))
         written, regions = _write_group(spark, df, group, plan, spec, opts, merge, timer)
         return GroupMetrics(group.partition_path, len(group.slices), len(written), group.total_bytes,
                             sum(w.file_size for w in written), sum(w.num_records for w in written),

@@ -48,8 +48,9 @@ from hudi_layout.clustering.qdtree import (
     workload_sample,
 )
 from hudi_layout.curves import encode_column, from_sortable_int64, sample_bounds, to_sortable_int64
-from hudi_layout.errors import CorruptFileError
+from hudi_layout.errors import CorruptFileError, HudiLayoutError
 from hudi_layout.format.schema_evolution import conform_batch
+from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.scan.merge import MergeSpec
 from hudi_layout.spark.curve_key import KEY_COLUMN, CurveParams
 from hudi_layout.spark.range_layout import PARTITION_COLUMN, hash_preimages
@@ -233,6 +234,10 @@ def _file_batches(paths: Sequence[Input], columns: Sequence[str],
             pf = pq.ParquetFile(path)
         except (OSError, pa.ArrowException) as e:
             raise WriterInputError(f"cannot read base file {path}: {e}", kind="CorruptFileError") from e
+        try:
+            require_stored_calendar(pf.metadata, path, "rewrite")
+        except HudiLayoutError as e:
+            raise WriterInputError.of(e) from None
         present = set(pf.schema_arrow.names)
         missing = [c for c in columns if c not in present]
         if missing and target is None:

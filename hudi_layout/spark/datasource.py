@@ -40,6 +40,7 @@ reader; Spark-native key expressions); this data source exists for users who wan
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -74,12 +75,14 @@ from hudi_layout.errors import (
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch, widen_array
+from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.options import WriteOperation
 from hudi_layout.scan.merge import MergeSpec
 from hudi_layout.scan.plan import merge_spec_for_plan, plan_scan, read_inputs
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
+from hudi_layout.spark.session import datetime_rebase_write_mode
 from hudi_layout.spark.write_job import refuse_collated_strings, write_task
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
@@ -212,6 +215,7 @@ class HudiLayoutReader(DataSourceReader):
         wanted = names if selection is None or COMMIT_TIME_COLUMN in names else [*names, COMMIT_TIME_COLUMN]
         for p in paths:
             pf = pq.ParquetFile(p)
+            require_stored_calendar(pf.metadata, p, "read with Arrow")
             present = [n for n in wanted if n in pf.schema_arrow.names]
             if not present:  # only columns added after this file was written: all null
                 for rg in range(pf.metadata.num_row_groups):
@@ -539,7 +543,9 @@ class HudiLayoutWriter(DataSourceArrowWriter):
                     yield key_and_partition_values(b, self.record_keys, self.partition_rule)
 
         rows: list[dict[str, Any]] = []
-        for out in write_task(self.spec, prepared()):
+        # the session's calendar setting reaches the task as a local property (the writer has no session)
+        spec = dataclasses.replace(self.spec, datetime_rebase_mode=datetime_rebase_write_mode())
+        for out in write_task(spec, prepared()):
             rows.extend(out.to_pylist())
         return _FilesMessage(rows)
 

@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from hudi_layout import options as cfg
 from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, spark_error_text
 from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.format.spark_calendar import SPARK_VERSION_FOOTER_KEY, refuse_unwritable_datetimes
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.file_guard import FileGate, create_new_file, data_file_path, marker_path
 from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
@@ -117,6 +118,10 @@ class WriteSpec:
     #: the table's types of the data columns: a column arriving with another type (narrower data, e.g. int
     #: into a long column) is cast to it (None: written as it arrives)
     data_schema: pa.Schema | None = None
+    #: the session's ``spark.sql.parquet.datetimeRebaseModeInWrite``: other than ``CORRECTED``, a file holding
+    #: a date before 1582-10-15 or a timestamp before 1900 is refused
+    #: (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`)
+    datetime_rebase_mode: str = "CORRECTED"
 
 
 def partition_value_column(i: int) -> str:
@@ -366,11 +371,6 @@ def _value_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
-#: the footer entry by which Spark's parquet reader tells a file of proleptic Gregorian dates and timestamps
-#: (written by Spark 3 or later) from one it must rebase from the old hybrid calendar
-SPARK_VERSION_FOOTER_KEY = "org.apache.spark.version"
-
-
 @functools.lru_cache(maxsize=1)
 def spark_version_footer_value() -> str:
     """The Spark version our base files name in :data:`SPARK_VERSION_FOOTER_KEY` (the installed pyspark's, as
@@ -383,6 +383,15 @@ def spark_version_footer_value() -> str:
     except importlib.metadata.PackageNotFoundError:
         return "3.0.0"
     return found if found >= "3.0.0" else "3.0.0"
+
+
+def check_datetimes_writable(table: pa.Table, mode: str) -> None:
+    """:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes` on an executor: the refusal
+    travels back to the driver as our error (one line)."""
+    try:
+        refuse_unwritable_datetimes(table, mode)
+    except HudiLayoutError as e:
+        raise WriterInputError.of(e) from None
 
 
 def hudi_footer_metadata(min_key: str | None, max_key: str | None) -> dict[str, str]:
@@ -447,6 +456,7 @@ class OpenFile:
                       if c in schema.names and _stats_supported(schema.field(c).type)}
         self.key_min: int | None = None
         self.key_max: int | None = None
+        self.datetime_rebase_mode = spec.datetime_rebase_mode.strip().upper()
 
     def track_layout_keys(self, keys: pa.ChunkedArray | pa.Array) -> None:
         mm = pc.min_max(keys)
@@ -456,6 +466,8 @@ class OpenFile:
             self.key_max = hi if self.key_max is None else max(self.key_max, hi)
 
     def write(self, table: pa.Table) -> None:
+        if self.datetime_rebase_mode != "CORRECTED":
+            check_datetimes_writable(table, self.datetime_rebase_mode)
         self.writer.write_table(table)
         crash_point("executor.mid_file")
         self.num_records += table.num_rows

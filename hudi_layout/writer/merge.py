@@ -36,8 +36,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hudi_layout.errors import HudiLayoutError
 from hudi_layout.format import parquet_splice
 from hudi_layout.format.merge_config import MergeMode
+from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.writer.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
     COMMIT_TIME_COLUMN,
@@ -52,6 +54,7 @@ from hudi_layout.writer.base_file_writer import (
     WriterInputError,
     WriteSpec,
     base_file_name,
+    check_datetimes_writable,
     choose_encoding,
     constant_strings,
     file_statistics,
@@ -299,6 +302,8 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     if merged.table is None:
         return None, 0
     table = merged.table
+    if spec.datetime_rebase_mode.strip().upper() != "CORRECTED":  # spliced columns are written too
+        check_datetimes_writable(table, spec.datetime_rebase_mode)
     choices = {} if encodings is None else encodings
     encoding = ColumnEncoding()
     if table.num_rows:
@@ -567,6 +572,10 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
             data = read_file_bytes(target.base_file_path)
             handle = pq.ParquetFile(pa.BufferReader(data))
+            try:
+                require_stored_calendar(handle.metadata, target.base_file_path, "merge records into")
+            except HudiLayoutError as e:
+                raise WriterInputError.of(e) from None
             rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
             stored = rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
                                      handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys)

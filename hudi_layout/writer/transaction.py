@@ -192,13 +192,16 @@ class WriteSession:
     @classmethod
     def start(cls, path: str, options: Mapping[str, Any] | None, df_schema: pa.Schema,
               overwrite: bool, *, datasource: bool = False,
-              partitions_in_data: Iterable[str] | None = None) -> WriteSession:
+              partitions_in_data: Iterable[str] | None = None,
+              datetime_rebase_mode: str = "CORRECTED") -> WriteSession:
         """Validate everything, create the table if needed, and begin the instant (driver side).
 
         ``df_schema`` is the Arrow schema of the rows to write (the Spark layer converts Spark schemas);
         ``overwrite`` is ``mode="overwrite"``; ``datasource`` applies the data source's limits;
         ``partitions_in_data`` are the partition paths of the rows (``delete_partition`` without
-        ``hoodie.datasource.write.partitions.to.delete`` deletes those, as Hudi does).
+        ``hoodie.datasource.write.partitions.to.delete`` deletes those, as Hudi does);
+        ``datetime_rebase_mode`` is the session's ``spark.sql.parquet.datetimeRebaseModeInWrite``
+        (:attr:`WriteSpec.datetime_rebase_mode`).
         """
         started = time.time()
         given = {k: v for k, v in (options or {}).items() if k != "path"}
@@ -242,7 +245,7 @@ class WriteSession:
             compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
             copy_unchanged_columns=cfg.MERGE_COPY_UNCHANGED.get(opts),
             stats_columns=stats_columns_for(layout.props, opts, layout.schema), partition_rule=layout.rule,
-            data_schema=layout.schema)
+            data_schema=layout.schema, datetime_rebase_mode=datetime_rebase_mode)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
         props = layout.props

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import datetime as dt
 import glob
+import pathlib
 
 import pyarrow.parquet as pq
 import pytest
 
 import hudi_layout as hl
-from hudi_layout.writer.base_file_writer import SPARK_VERSION_FOOTER_KEY
+from hudi_layout.format.spark_calendar import SPARK_LEGACY_DATETIME_KEY, SPARK_VERSION_FOOTER_KEY
 from tests.helpers.integration import hudi_rs_read
 
 pytestmark = pytest.mark.integration
@@ -144,3 +145,127 @@ def test_column_literals_of_old_datetimes_mean_what_spark_makes_of_them(spark, t
         want = _ids(truth.where(question))
         assert _ids(hl.read(path, question, spark=spark)) == want, str(question)
     assert _ids(truth.where(questions[0])) != _ids(truth.where(F.col("ts") > F.lit(at.isoformat()).cast("timestamp")))
+
+
+def _mark_hybrid(files: list[str]) -> None:
+    """The same stored values with the footer entry Spark 3 writes in ``datetimeRebaseModeInWrite=LEGACY``
+    (a table another writer built that way): Spark now converts them from the hybrid calendar on every read,
+    while the column_stats index keeps the stored values (as Hudi's index of such files does)."""
+    for f in files:
+        meta = {k: v for k, v in (pq.read_metadata(f).metadata or {}).items() if k != b"ARROW:schema"}
+        meta[SPARK_LEGACY_DATETIME_KEY.encode()] = b""
+        pq.write_table(pq.read_table(f).replace_schema_metadata(meta), f)
+
+
+def _as_spark_sees(df) -> list[tuple]:
+    # text, not Python dates: Spark's conversion turns 0001-01-01 into year 0, which Python cannot hold
+    return sorted(tuple(r) for r in df.selectExpr("id", "string(d)", "string(ts)").collect())
+
+
+def test_files_spark_reads_in_the_hybrid_calendar_are_never_answered_or_rewritten_from_stored_dates(spark, tmp_path):
+    """Files whose footers make Spark convert their dates from the hybrid calendar (Spark < 3, or Spark 3 with
+    ``datetimeRebaseModeInWrite=LEGACY``): before session 17 ``hl.read`` skipped them by their statistics
+    (stored values: 7 of 13 questions wrong), the data source answered their stored dates (6 of 13 wrong),
+    and a z-order clustering rewrote 94 of 160 rows with other dates as Spark sees them. Now reads never skip
+    them by date statistics, and every Arrow path (data source, upsert, curve clustering) refuses them with
+    one line; a linear clustering reads them through Spark and writes what Spark saw."""
+    from hudi_layout.errors import UnsupportedTableError, from_spark_error_text
+
+    path = str(tmp_path / "t")
+    files = _write(spark, path)
+    marked = [f for i, f in enumerate(files)
+              if i % 2 == 0 or DAYS[2] in pq.read_table(f, columns=["d"])["d"].to_pylist()]
+    assert len(marked) < len(files)
+    _mark_hybrid(marked)
+    truth = spark.read.parquet(*files)
+    assert truth.where("d = DATE '1500-06-05'").count() > 0  # Spark converts them
+    _answers_match(spark, path, files, data_source=False)
+    notes = " ".join(hl.explain(path, "d = DATE '1500-06-05'", spark=spark).notes)
+    assert "hybrid calendar" in notes
+    seen = _as_spark_sees(truth)
+    stored = sorted(hudi_rs_read(path).select(["id", "d"]).to_pylist(), key=lambda r: r["id"])
+
+    def refused(run) -> None:
+        with pytest.raises(Exception) as e:
+            run()
+        err = e.value if isinstance(e.value, UnsupportedTableError) else from_spark_error_text(str(e.value))
+        assert isinstance(err, UnsupportedTableError) and SPARK_LEGACY_DATETIME_KEY in str(err), str(e.value)[:300]
+        assert sorted(hudi_rs_read(path).select(["id", "d"]).to_pylist(), key=lambda r: r["id"]) == stored
+
+    refused(lambda: spark.read.format("hudi_layout").load(path).count())
+    marked_id = pq.read_table(marked[0], columns=["id"]).column(0)[0].as_py()
+    refused(lambda: hl.write(spark.createDataFrame([(marked_id, dt.date(1200, 1, 1), None)],
+                                                   "id BIGINT, d DATE, ts TIMESTAMP"), path,
+                             {"hoodie.table.name": "rebase", "hoodie.datasource.write.recordkey.field": "id",
+                              "hoodie.datasource.write.operation": "upsert"}))
+    refused(lambda: hl.cluster(path, ["d", "id"], spark=spark, strategy="z-order"))
+    hl.cluster(path, ["d", "id"], spark=spark, strategy="linear")
+    assert _as_spark_sees(hl.read(path, spark=spark)) == seen
+    latest = hl.explain(path, spark=spark).candidate_files
+    _answers_match(spark, path, latest, data_source=True)
+    hl.cluster(path, ["d", "id"], spark=spark, strategy="z-order")  # proleptic files now: curves may rewrite
+    assert _as_spark_sees(hl.read(path, spark=spark)) == seen
+
+
+WRITE_MODE_KEY = "spark.sql.parquet.datetimeRebaseModeInWrite"
+
+
+@pytest.fixture
+def write_mode(spark):
+    before = spark.conf.get(WRITE_MODE_KEY)
+    yield lambda mode: spark.conf.set(WRITE_MODE_KEY, mode)
+    spark.conf.set(WRITE_MODE_KEY, before)
+
+
+def _tree(path: str) -> dict[str, int]:
+    root = pathlib.Path(path)
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()} \
+        if root.exists() else {}
+
+
+@pytest.mark.parametrize("mode", ["EXCEPTION", "LEGACY"])
+def test_the_sessions_write_calendar_is_honoured(spark, tmp_path, write_mode, mode):
+    """``spark.sql.parquet.datetimeRebaseModeInWrite``: ``EXCEPTION`` refuses dates before 1582-10-15 and
+    timestamps before 1900 as Spark's writer does; ``LEGACY`` asks for them in the hybrid calendar, which we do
+    not write, so they are refused too (until session 17 both were ignored: the values were written proleptic).
+    Every write path honours it (insert, upsert, the data source's tasks, clustering before its plan is
+    written); later values are stored alike in every mode and pass. A refusal leaves the disk as it was."""
+    from hudi_layout.errors import InvalidArgumentError, from_spark_error_text
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "wm", "hoodie.datasource.write.recordkey.field": "id"}
+    schema = "id BIGINT, d DATE, ts TIMESTAMP"
+    modern = spark.createDataFrame([(i, dt.date(2000, 1, 1 + i), None) for i in range(4)], schema).coalesce(1)
+    old_date = spark.createDataFrame([(1, dt.date(1500, 1, 1), None)], schema)
+    old_ts = spark.createDataFrame([(2, None, dt.datetime(1899, 12, 31, 23, tzinfo=dt.timezone.utc))], schema)
+
+    def refused(run, what: str) -> None:
+        before = _tree(path)
+        with pytest.raises(Exception) as e:
+            run()
+        err = e.value if isinstance(e.value, InvalidArgumentError) else from_spark_error_text(str(e.value))
+        assert isinstance(err, InvalidArgumentError), str(e.value)[:300]
+        assert f"{WRITE_MODE_KEY}={mode}" in str(err) and what in str(err) and "CORRECTED" in (err.hint or "")
+        assert _tree(path) == before
+
+    write_mode(mode)
+    refused(lambda: hl.write(old_date, path, opts), "dates before 1582-10-15")  # a new table: not created
+    assert not pathlib.Path(path).exists()
+    hl.write(modern, path, opts)
+    refused(lambda: hl.write(old_ts, path, opts), "timestamps before 1900")
+    refused(lambda: hl.write(old_date, path, {**opts, "hoodie.datasource.write.operation": "upsert"}), "dates")
+    refused(lambda: old_date.write.format("hudi_layout").options(**opts).mode("append").save(path), "dates")
+    write_mode("CORRECTED")
+    hl.write(old_date, path, {**opts, "hoodie.datasource.write.operation": "upsert"})
+    write_mode(mode)
+    refused(lambda: hl.cluster(path, ["d"], spark=spark, strategy="linear"), "clustering input")
+    refused(lambda: hl.cluster(path, ["d"], spark=spark, strategy="z-order"), "clustering input")
+    # an upsert of another key that rewrites the file holding the old date writes that date again: refused
+    rows = hudi_rs_read(path).select(["id", "_hoodie_file_name"]).to_pylist()
+    holder = {r["_hoodie_file_name"] for r in rows if r["id"] == 1}
+    neighbour = min(r["id"] for r in rows if r["_hoodie_file_name"] in holder and r["id"] != 1)
+    refused(lambda: hl.write(modern.where(f"id = {neighbour}"), path,
+                             {**opts, "hoodie.datasource.write.operation": "upsert"}), "dates before 1582-10-15")
+    write_mode("CORRECTED")
+    hl.cluster(path, ["d"], spark=spark, strategy="z-order")
+    assert sorted(r.id for r in hl.read(path, spark=spark).collect()) == [0, 1, 2, 3]
