@@ -611,6 +611,53 @@ KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *
 #: keys a read honours (plus ``hoodie.metadata.enable``: false reads without the column_stats index)
 READ_KEYS: frozenset[str] = frozenset(
     k for o in (*READ_OPTIONS, *READ_SETTINGS, METADATA_ENABLE) for k in (o.key, *o.aliases))
+#: Hudi read options that change what a read returns and that hudi_layout does not implement, each with the
+#: value under which Hudi reads as hudi_layout does. Hudi's Spark reads take every ``hoodie.*`` setting of the
+#: session beneath the read's options; a read in a session that sets one of these to anything else is refused
+#: (:func:`refuse_unhonoured_session_read_settings`). Given as read options they are refused like any unknown key.
+UNHONOURED_HUDI_READ_SETTINGS: dict[str, str] = {
+    "hoodie.datasource.merge.type": "payload_combine",  # skip_merge: base and log records unmerged
+    "hoodie.datasource.query.incremental.format": "latest_state",  # cdc: change records
+    "hoodie.datasource.read.extract.partition.values.from.path": "false",
+    "hoodie.datasource.read.incr.filters": "",
+    "hoodie.datasource.read.incr.path.glob": "",
+    "hoodie.datasource.read.schema.use.end.instanttime": "false",
+    "hoodie.datasource.read.paths": "",
+}
+
+
+def refuse_unhonoured_session_read_settings(session: Mapping[str, str]) -> None:
+    """Refuse a read when the Spark session sets a Hudi read option of :data:`UNHONOURED_HUDI_READ_SETTINGS`
+    to a value that changes what Hudi reads (compared as trimmed, case-insensitive text)."""
+    for key, harmless in UNHONOURED_HUDI_READ_SETTINGS.items():
+        value = session.get(key)
+        if value is not None and value.strip().lower() != harmless:
+            raise InvalidArgumentError(
+                f"the Spark session sets {key}={value}, which changes what a Hudi read returns; hudi_layout does "
+                "not implement it", hint=f"unset it for this read (spark.conf.unset({key!r}))"
+                + (f" or set it to {harmless!r}" if harmless else ""))
+
+
+def read_options_beneath_session(session: Mapping[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A read's options over the session's read settings (:func:`session_read_options` of the Spark layer):
+    an option the read names (by its key or an alias) hides the session's value; the session's begin / end
+    instants count only when the resulting query type is incremental (Hudi's snapshot reads ignore them)."""
+    given = dict(options or {})
+    out: dict[str, Any] = {}
+    for option in (*READ_OPTIONS, *READ_SETTINGS, METADATA_ENABLE):
+        names = (option.key, *option.aliases)
+        if any(n in given for n in names):
+            continue
+        out.update({n: session[n] for n in names if n in session})
+    out.update(given)
+    if QUERY_TYPE.get(out) is not QueryType.INCREMENTAL:
+        for option in (BEGIN_INSTANT, END_INSTANT):
+            for n in (option.key, *option.aliases):
+                if n not in given:
+                    out.pop(n, None)
+    return out
+
+
 #: keys a write, clustering or indexing run honours
 WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in READ_OPTIONS for k in (o.key, *o.aliases))
 #: Hudi keys accepted although they change nothing here, each for a reason that cannot change the result.

@@ -287,7 +287,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         require_time_zone(time_zone)
     if query is None:
         # Hudi's file index reads hoodie.enable.data.skipping / hoodie.metadata.enable from the session too
-        query = ReadQuery.from_options({**session_read_options(spark), **(options or {})})
+        query = ReadQuery.from_options(cfg.read_options_beneath_session(session_read_options(spark), options))
     elif options and set(options) - _READ_SETTING_KEYS:
         raise InvalidArgumentError("give either a read query or read options, not both",
                                    hint="with a read query, only hudi_layout's read settings may be given as "

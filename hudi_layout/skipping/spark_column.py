@@ -108,19 +108,23 @@ def session_time_zone(spark: Any) -> str | None:
     return None if spark is None else str(spark.conf.get("spark.sql.session.timeZone"))
 
 
-#: Hudi read settings Hudi's Spark file index also takes from the session (``SET hoodie.enable.data.skipping
-#: = false`` in Spark SQL) when the read's own options leave them out
-SESSION_READ_KEYS = (cfg.DATA_SKIPPING.key, cfg.METADATA_ENABLE.key)
-
-
 def session_read_options(spark: Any) -> dict[str, str]:
-    """The :data:`SESSION_READ_KEYS` set in ``spark`` (else the active session): read options beneath the
-    read's own, as Hudi's file index takes them."""
+    """The Hudi read options set in ``spark`` (else the active session), to go beneath the read's own: Hudi's
+    Spark reads take every ``hoodie.*`` setting of the session (``SET hoodie.datasource.query.type =
+    read_optimized`` or ``SET hoodie.enable.data.skipping = false`` in Spark SQL). The ones a read honours
+    (:data:`~hudi_layout.options.READ_KEYS`) are returned; begin / end instants only with an incremental query
+    type, as Hudi uses them; one that changes what Hudi reads and that we do not implement is refused
+    (:func:`~hudi_layout.options.refuse_unhonoured_session_read_settings`); the rest (write settings) is not
+    for reads, as in Hudi."""
     spark = _session(spark)
     if spark is None:
         return {}
-    found = {key: spark.conf.get(key, None) for key in SESSION_READ_KEYS}
-    return {key: str(value) for key, value in found.items() if value is not None}
+    found = {str(k): str(v) for k, v in spark.conf.getAll.items() if str(k).startswith("hoodie.")}
+    if not found:
+        return {}
+    cfg.refuse_unhonoured_session_read_settings(found)
+    taken = {k: v for k, v in found.items() if k in cfg.READ_KEYS}
+    return taken
 
 
 #: Spark settings that, set to ``LEGACY``, make its parquet reader shift old dates / timestamps of files

@@ -200,3 +200,62 @@ def test_incremental_reads_match_hudi_rs(spark, tmp_path: Path, version: int) ->
         assert cli.main(["query", str(t.base), "SELECT count(*) AS n FROM t", "--query-type", "incremental",
                          "--begin", ends[0], "--end", ends[-1]]) == 0
     assert f"|{_rs_incremental(t.base, ends[0], ends[-1]).num_rows}" in buf.getvalue().replace(" ", "")
+
+
+@pytest.fixture
+def session_conf(spark):
+    """Set Spark session settings for one test; every key set is unset (or restored) afterwards."""
+    before: dict[str, str | None] = {}
+
+    def set_conf(key: str, value: str | None) -> None:
+        before.setdefault(key, spark.conf.get(key, None))
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+    yield set_conf
+    for key, value in before.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def test_hudi_read_settings_of_the_session_apply_beneath_the_reads_options(spark, tmp_path: Path,
+                                                                            session_conf) -> None:
+    """Hudi's Spark reads take every ``hoodie.*`` setting of the session beneath the read's options
+    (``DefaultSource``): ``SET hoodie.datasource.query.type=read_optimized`` reads base files only. Until
+    session 17 only the two skipping settings were taken, and a read in such a session merged the logs (not
+    what Hudi answers); a setting that changes Hudi's answer and that we do not implement is refused."""
+    t = make_mor_table(tmp_path / "t", fields=FIELDS)
+    fid = t.deltacommit(inserts={"": [row("a", 1, x=5, y=0), row("b", 1, x=50, y=0)]}).file_ids[0]
+    t.deltacommit(logs={fid: [Upserts([row("a", 2, name="new", x=6, y=1)])]})
+    path = str(t.base)
+
+    def names(**kw) -> list[str]:
+        return sorted(r["name"] for r in hudi_layout.read(path, spark=spark, **kw).toArrow().to_pylist())
+
+    snapshot = names()
+    read_optimized = names(options={"hoodie.datasource.query.type": "read_optimized"})
+    assert snapshot != read_optimized
+    session_conf("hoodie.datasource.query.type", "read_optimized")
+    assert names() == read_optimized
+    assert "read_optimized" in hudi_layout.explain(path, spark=spark).render()
+    assert names(options={"hoodie.datasource.query.type": "snapshot"}) == snapshot  # the read's own wins
+    session_conf("hoodie.datasource.query.type", None)
+    # begin / end instants count only for incremental reads, as in Hudi; write settings are not for reads
+    session_conf("hoodie.datasource.read.begin.instanttime", "20000101000000000")
+    session_conf("hoodie.cleaner.commits.retained", "3")
+    assert names() == snapshot
+    session_conf("hoodie.datasource.query.type", "incremental")
+    assert names() == snapshot  # every commit is after the year 2000
+    session_conf("hoodie.datasource.query.type", None)
+    for key, value in (("hoodie.datasource.merge.type", "skip_merge"),
+                       ("hoodie.datasource.query.incremental.format", "cdc")):
+        session_conf(key, value)
+        with pytest.raises(InvalidArgumentError, match=f"session sets {key}={value}"):
+            hudi_layout.read(path, spark=spark)
+        session_conf(key, None)
+    session_conf("hoodie.datasource.merge.type", "payload_combine")  # Hudi's default: what we do
+    assert names() == snapshot
