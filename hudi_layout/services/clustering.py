@@ -49,7 +49,7 @@ from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_s
 from hudi_layout.scan.merge import merge_config
 from hudi_layout.spark.clustering_job import MergeInputs, build_workload_tree, data_schema, run_groups
 from hudi_layout.spark.progress import watch
-from hudi_layout.spark.session import datetime_rebase_write_mode
+from hudi_layout.spark.write_job import datetime_rebase_write_mode
 from hudi_layout.table.commit_protocol import (
     PendingWrite,
     complete_write,

@@ -24,9 +24,9 @@ from hudi_layout.options import WriteOperation
 from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
 from hudi_layout.spark.datasource import sync_sql_tables
 from hudi_layout.spark.progress import watch
-from hudi_layout.spark.session import datetime_rebase_write_mode
 from hudi_layout.spark.upsert_job import run_upsert
 from hudi_layout.spark.write_job import (
+    datetime_rebase_write_mode,
     partition_value_exprs,
     record_key_expr,
     run_file_writer,

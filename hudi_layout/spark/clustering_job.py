@@ -61,8 +61,12 @@ from hudi_layout.spark.curve_sort import (
 )
 from hudi_layout.spark.range_layout import curve_layout
 from hudi_layout.spark.read import SliceInput, merged_slices_frame, spark_schema
-from hudi_layout.spark.session import datetime_rebase_write_mode
-from hudi_layout.spark.write_job import run_file_writer, spark_to_arrow_schema, spark_to_arrow_schema_of
+from hudi_layout.spark.write_job import (
+    datetime_rebase_write_mode,
+    run_file_writer,
+    spark_to_arrow_schema,
+    spark_to_arrow_schema_of,
+)
 from hudi_layout.table.commit_protocol import PendingWrite
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable

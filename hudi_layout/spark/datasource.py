@@ -82,8 +82,7 @@ from hudi_layout.scan.plan import merge_spec_for_plan, plan_scan, read_inputs
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
-from hudi_layout.spark.session import datetime_rebase_write_mode
-from hudi_layout.spark.write_job import refuse_collated_strings, write_task
+from hudi_layout.spark.write_job import datetime_rebase_write_mode, refuse_collated_strings, write_task
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path

@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hudi_layout.errors import HudiLayoutError
-from hudi_layout.format.spark_calendar import DATETIME_REBASE_WRITE_SETTING
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -163,23 +162,3 @@ def session_or_default(spark: SparkSession | None = None) -> SparkSession:
     active = SparkSession.getActiveSession()
     return active if active is not None else get_spark()
 
-
-def datetime_rebase_write_mode(spark: SparkSession | None = None) -> str:
-    """The session's ``spark.sql.parquet.datetimeRebaseModeInWrite`` (upper case; ``CORRECTED``, Spark 4's
-    default, when unset): from ``spark``; without one, in a Spark task from its local properties (Spark hands
-    each task the SQL settings of the session that started the job; the data source's write tasks have no
-    session), else from the active session, if any (none is started)."""
-    key = DATETIME_REBASE_WRITE_SETTING
-    value: str | None = None
-    if spark is None:
-        from pyspark import TaskContext
-        from pyspark.sql import SparkSession
-
-        context = TaskContext.get()
-        if context is not None:
-            value = context.getLocalProperty(key)
-        else:
-            spark = SparkSession.getActiveSession()
-    if spark is not None:
-        value = spark.conf.get(key, None)
-    return (value or "CORRECTED").strip().upper()

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 from hudi_layout.format.partition_path import PartitionPathRule
+from hudi_layout.format.spark_calendar import DATETIME_REBASE_WRITE_SETTING
 from hudi_layout.spark.progress import WriteCounters, write_counters
 from hudi_layout.writer.base_file_writer import (
     PARTITION_PATH_COLUMN,
@@ -201,3 +202,24 @@ def collect_results(df: DataFrame, mapper: Any, schema: pa.Schema) -> list[Any]:
         if translated is e:
             raise
         raise translated from None
+
+
+def datetime_rebase_write_mode(spark: Any = None) -> str:
+    """The session's ``spark.sql.parquet.datetimeRebaseModeInWrite`` (upper case; ``CORRECTED``, Spark 4's
+    default, when unset): from ``spark``; without one, in a Spark task from its local properties (Spark hands
+    each task the SQL settings of the session that started the job; the data source's write tasks have no
+    session), else from the active session, if any (none is started)."""
+    key = DATETIME_REBASE_WRITE_SETTING
+    value: str | None = None
+    if spark is None:
+        from pyspark import TaskContext
+        from pyspark.sql import SparkSession
+
+        context = TaskContext.get()
+        if context is not None:
+            value = context.getLocalProperty(key)
+        else:
+            spark = SparkSession.getActiveSession()
+    if spark is not None:
+        value = spark.conf.get(key, None)
+    return (value or "CORRECTED").strip().upper()
