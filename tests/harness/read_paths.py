@@ -236,7 +236,7 @@ class ReadPathsHarness:
         self.widened: dict[str, str] = {}
         #: the completed instants before the latest write (to find the one it completed)
         self._before: set[str] = set()
-        self.set_zone("UTC", "CORRECTED")
+        self.set_zone("UTC", "CORRECTED", zone_reset=True)
 
     # ------------------------------------------------------------------ changing the table
 
@@ -549,11 +549,12 @@ class ReadPathsHarness:
         self.spark.sql(f"CREATE TABLE {b} USING hudi_layout LOCATION '{self.path}'")
         self.sql_tables.append(b)
 
-    def set_zone(self, name: str | None = None, rebase: str | None = None) -> None:
+    def set_zone(self, name: str | None = None, rebase: str | None = None, zone_reset: bool = False) -> None:
         """Switch the session's time zone (every question after it is read in that zone, by Spark and by the
         model): timestamp text and date -> timestamp casts mean other instants. Also Spark's parquet datetime
         rebase mode (``LEGACY`` one time in three): our files say they hold proleptic dates, so the answers
-        must not move (a file without the footer entry would read its dates before 1582 shifted by days)."""
+        must not move (a file without the footer entry would read its dates before 1582 shifted by days). And
+        Hudi read settings of the session (:meth:`_set_session_hudi_settings`); ``zone_reset``: none."""
         name = name or self.rng.choice(SESSION_ZONES)
         rebase = rebase or ("LEGACY" if self.rng.random() < 1 / 3 else "CORRECTED")
         self.spark.conf.set("spark.sql.session.timeZone", name)
@@ -561,11 +562,28 @@ class ReadPathsHarness:
             self.spark.conf.set(key, rebase)
         set_session_zone(name)
         self.zone = name
+        hudi = self._set_session_hudi_settings(reset=name == "UTC" and rebase == "CORRECTED" and zone_reset)
         if hasattr(self, "log"):
-            self.log.append(f"session time zone {name}, parquet datetime rebase {rebase}")
+            self.log.append(f"session time zone {name}, parquet datetime rebase {rebase}, Hudi settings {hudi}")
+
+    def _set_session_hudi_settings(self, reset: bool = False) -> dict[str, str]:
+        """Hudi settings in the session, which Hudi's reads (and ours) take beneath a read's options: on this
+        Copy-on-Write table none may change an answer (``read_optimized`` is the snapshot, a begin instant is
+        for incremental reads only, skipping never changes rows, write settings are not for reads)."""
+        choices = {QUERY_TYPE: ["read_optimized", "snapshot"], "hoodie.enable.data.skipping": ["false", "true"],
+                   BEGIN: ["20000101000000000"], "hoodie.cleaner.commits.retained": ["2"],
+                   "hoodie.datasource.merge.type": ["payload_combine"]}
+        chosen: dict[str, str] = {}
+        for key, values in choices.items():
+            if not reset and self.rng.random() < 0.3:
+                chosen[key] = self.rng.choice(values)
+                self.spark.conf.set(key, chosen[key])
+            else:
+                self.spark.conf.unset(key)
+        return chosen
 
     def close(self) -> None:
-        self.set_zone("UTC", "CORRECTED")
+        self.set_zone("UTC", "CORRECTED", zone_reset=True)
         for t in self.sql_tables:
             with contextlib.suppress(Exception):
                 self.spark.sql(f"DROP TABLE IF EXISTS {t}")
