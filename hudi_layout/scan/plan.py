@@ -286,10 +286,10 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     started = time.perf_counter()
     if time_zone is not None:
         require_time_zone(time_zone)
-    settings = session_settings(spark)  # one JVM round trip for every session setting the plan asks about
+    in_session = session_settings(spark)  # one JVM round trip for every session setting the plan asks about
     if query is None:
         # Hudi's Spark reads take the session's hoodie.* read settings beneath the read's options
-        query = ReadQuery.from_options(cfg.read_options_beneath_session(session_read_options(settings), options))
+        query = ReadQuery.from_options(cfg.read_options_beneath_session(session_read_options(in_session), options))
     elif options and set(options) - _READ_SETTING_KEYS:
         raise InvalidArgumentError("give either a read query or read options, not both",
                                    hint="with a read query, only hudi_layout's read settings may be given as "
@@ -302,12 +302,12 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     filter_schema = with_meta_columns(schema) if schema is not None and props.populate_meta_fields else schema
     pred = to_predicate(where, spark=spark)  # bound below, once, with the zone
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
-    time_zone = time_zone or session_time_zone(spark, settings)
+    time_zone = time_zone or session_time_zone(spark, in_session)
     if filter_schema is not None:
         pred = bind(pred, filter_schema, time_zone)
     elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:
         pred = session_time_unknown(pred)  # no column types to read them against
-    if session_rebases_legacy(settings):  # Spark shifts old dates of some files away from their statistics
+    if session_rebases_legacy(in_session):  # Spark shifts old dates of some files away from their statistics
         pred = legacy_calendar_unknown(pred, filter_schema)
     settings = read_settings(options)
     if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
