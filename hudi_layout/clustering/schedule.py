@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -118,7 +118,8 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
                         columns: str | Sequence[str] | None = None, strategy: str | None = None,
                         method: str | None = None, include_all_files: bool = False,
                         lock: TableLock | None = None, resolve: bool = True,
-                        datetime_rebase_mode: str = "CORRECTED") -> tuple[str, ClusteringPlanSpec] | None:
+                        datetime_rebase_mode: str | Callable[[], str] = "CORRECTED"
+                        ) -> tuple[str, ClusteringPlanSpec] | None:
     """Plan a clustering of the table at ``base_path`` and write its requested instant.
 
     Returns ``(instant_time, plan)``, or ``None`` when no file group qualifies (nothing is written).
@@ -157,16 +158,18 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
     return t, plan
 
 
-def _require_writable_calendars(table: HudiTable, plan: ClusteringPlanSpec, datetime_rebase_mode: str) -> None:
+def _require_writable_calendars(table: HudiTable, plan: ClusteringPlanSpec,
+                                datetime_rebase_mode: str | Callable[[], str]) -> None:
     """Refusals decided from the planned files' footers, before the plan is written (so a refusal leaves no
     pending plan behind, and the linear clustering it may suggest is not held up by one): a curve or qdtree
     layout reads rows with Arrow, as stored, so a file whose dates Spark converts from the old hybrid calendar
     on every read would be rewritten with other dates as Spark sees them
     (:func:`~hudi_layout.format.spark_calendar.require_stored_calendar`); and a session whose
     ``spark.sql.parquet.datetimeRebaseModeInWrite`` is not ``CORRECTED`` refuses old dates in the files the
-    clustering would write (the executors check the rows too)."""
+    clustering would write (the executors check the rows too). ``datetime_rebase_mode`` may be a function: it
+    is asked only when an input holds such dates (the caller's may start Spark, which the execution would)."""
     arrow_reads = plan.options.layout_strategy is not LayoutStrategy.LINEAR
-    mode = datetime_rebase_mode.strip().upper()
+    mode = datetime_rebase_mode.strip().upper() if isinstance(datetime_rebase_mode, str) else None
     schema = table.schema() or ""
     if not (arrow_reads or mode != "CORRECTED") or ('"date"' not in schema and "timestamp" not in schema):
         return  # nothing to check, or no date / timestamp column (their Avro logical types)
@@ -181,7 +184,12 @@ def _require_writable_calendars(table: HudiTable, plan: ClusteringPlanSpec, date
             if arrow_reads:
                 require_stored_calendar(meta, s.base_file_path, "rewrite")
             old = old_datetime_columns(meta) if mode != "CORRECTED" else []
-            if old:
+            if not old:
+                continue
+            if mode is None:
+                assert callable(datetime_rebase_mode)
+                mode = datetime_rebase_mode().strip().upper()
+            if mode != "CORRECTED":
                 raise unwritable_datetimes_error(
                     f"clustering input {s.base_file_path} holds dates before 1582-10-15 or timestamps before 1900 "
                     f"in {old}", mode)

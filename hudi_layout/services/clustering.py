@@ -526,7 +526,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     with timer.phase("schedule"):
         scheduled = schedule_clustering(path, opts, columns=columns, strategy=layout, method=method,
                                         include_all_files=include_all_files, resolve=False,
-                                        datetime_rebase_mode=datetime_rebase_write_mode())
+                                        datetime_rebase_mode=datetime_rebase_write_mode if schedule_only
+                                        else lambda: datetime_rebase_write_mode(spark()))
     new = None
     if scheduled is not None and not schedule_only:
         instant_time, plan = scheduled

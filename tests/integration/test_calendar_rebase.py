@@ -11,8 +11,10 @@ written before, may lack it).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import glob
+import io
 import pathlib
 
 import pyarrow.parquet as pq
@@ -20,6 +22,7 @@ import pytest
 
 import hudi_layout as hl
 from hudi_layout.format.spark_calendar import SPARK_LEGACY_DATETIME_KEY, SPARK_VERSION_FOOTER_KEY
+from hudi_layout.tools import cli
 from tests.helpers.integration import hudi_rs_read
 
 pytestmark = pytest.mark.integration
@@ -260,6 +263,12 @@ def test_the_sessions_write_calendar_is_honoured(spark, tmp_path, write_mode, mo
     write_mode(mode)
     refused(lambda: hl.cluster(path, ["d"], spark=spark, strategy="linear"), "clustering input")
     refused(lambda: hl.cluster(path, ["d"], spark=spark, strategy="z-order"), "clustering input")
+    before = _tree(path)  # the command: exit 2, one line, and no pending plan left behind
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert cli.main(["cluster", path, "--columns", "d"]) == 2
+    assert f"{WRITE_MODE_KEY}={mode}" in err.getvalue() and "Traceback" not in err.getvalue()
+    assert _tree(path) == before
     # an upsert of another key that rewrites the file holding the old date writes that date again: refused
     rows = hudi_rs_read(path).select(["id", "_hoodie_file_name"]).to_pylist()
     holder = {r["_hoodie_file_name"] for r in rows if r["id"] == 1}
