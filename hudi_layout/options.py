@@ -623,6 +623,7 @@ UNHONOURED_HUDI_READ_SETTINGS: dict[str, str] = {
     "hoodie.datasource.read.incr.path.glob": "",
     "hoodie.datasource.read.schema.use.end.instanttime": "false",
     "hoodie.datasource.read.paths": "",
+    "hoodie.datasource.view.type": "",  # Hudi's old name of the query type, which Hudi still honours
 }
 
 
@@ -636,6 +637,12 @@ def refuse_unhonoured_session_read_settings(session: Mapping[str, str]) -> None:
                 f"the Spark session sets {key}={value}, which changes what a Hudi read returns; hudi_layout does "
                 "not implement it", hint=f"unset it for this read (spark.conf.unset({key!r}))"
                 + (f" or set it to {harmless!r}" if harmless else ""))
+
+
+#: the read keys Hudi's Spark reads take from the session: their ``hoodie.*`` names as Hudi's Java reader
+#: knows them (``as.of.instant`` is not one; the aliases are hudi-rs's names, which Hudi's reads ignore)
+SESSION_READ_KEYS: frozenset[str] = frozenset(o.key for o in (*READ_OPTIONS, METADATA_ENABLE)
+                                              if o.key.startswith("hoodie."))
 
 
 def read_options_beneath_session(session: Mapping[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:

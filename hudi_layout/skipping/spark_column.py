@@ -140,7 +140,7 @@ def session_read_options(settings: Mapping[str, str]) -> dict[str, str]:
     """The Hudi read options among a session's ``settings`` (:func:`session_settings`), to go beneath the
     read's own: Hudi's Spark reads take every ``hoodie.*`` setting of the session (``SET
     hoodie.datasource.query.type = read_optimized`` or ``SET hoodie.enable.data.skipping = false`` in Spark
-    SQL). The ones a read honours (:data:`~hudi_layout.options.READ_KEYS`) are returned (begin / end instants
+    SQL). The ones Hudi's reads take (:data:`~hudi_layout.options.SESSION_READ_KEYS`) are returned (begin / end instants
     count only for incremental reads, :func:`~hudi_layout.options.read_options_beneath_session`); one that
     changes what Hudi reads and that we do not implement is refused
     (:func:`~hudi_layout.options.refuse_unhonoured_session_read_settings`); the rest (write settings) is not
@@ -149,7 +149,7 @@ def session_read_options(settings: Mapping[str, str]) -> dict[str, str]:
     if not found:
         return {}
     cfg.refuse_unhonoured_session_read_settings(found)
-    return {k: v for k, v in found.items() if k in cfg.READ_KEYS}
+    return {k: v for k, v in found.items() if k in cfg.SESSION_READ_KEYS}
 
 
 #: Spark settings that, set to ``LEGACY``, make its parquet reader shift old dates / timestamps of files

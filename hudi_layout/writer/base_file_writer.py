@@ -120,7 +120,7 @@ class WriteSpec:
     data_schema: pa.Schema | None = None
     #: the session's ``spark.sql.parquet.datetimeRebaseModeInWrite``: other than ``CORRECTED``, a file holding
     #: a date before 1582-10-15 or a timestamp before 1900 is refused
-    #: (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`)
+    #: (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`); upper case
     datetime_rebase_mode: str = "CORRECTED"
 
 
@@ -456,7 +456,7 @@ class OpenFile:
                       if c in schema.names and _stats_supported(schema.field(c).type)}
         self.key_min: int | None = None
         self.key_max: int | None = None
-        self.datetime_rebase_mode = spec.datetime_rebase_mode.strip().upper()
+        self.datetime_rebase_mode = spec.datetime_rebase_mode
 
     def track_layout_keys(self, keys: pa.ChunkedArray | pa.Array) -> None:
         mm = pc.min_max(keys)

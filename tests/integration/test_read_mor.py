@@ -244,6 +244,9 @@ def test_hudi_read_settings_of_the_session_apply_beneath_the_reads_options(spark
     assert "read_optimized" in hudi_layout.explain(path, spark=spark).render()
     assert names(options={"hoodie.datasource.query.type": "snapshot"}) == snapshot  # the read's own wins
     session_conf("hoodie.datasource.query.type", None)
+    session_conf("hoodie.read.query.type", "read_optimized")  # hudi-rs's name: Hudi's reads ignore it, so do we
+    assert names() == snapshot
+    session_conf("hoodie.read.query.type", None)
     # begin / end instants count only for incremental reads, as in Hudi; write settings are not for reads
     session_conf("hoodie.datasource.read.begin.instanttime", "20000101000000000")
     session_conf("hoodie.cleaner.commits.retained", "3")

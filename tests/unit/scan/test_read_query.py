@@ -12,6 +12,7 @@ from hudi_layout.format.capabilities import read_refusal
 from hudi_layout.format.properties import TableProperties
 from hudi_layout.options import QueryType, parse_instant_time
 from hudi_layout.scan.query import ReadQuery
+from hudi_layout.skipping.spark_column import session_read_options
 from hudi_layout.writer.base_file_writer import ColumnEncoding, footer_options
 
 
@@ -165,3 +166,37 @@ def test_a_mor_incremental_read_reaching_archived_commits_is_refused(tmp_path):
     assert "as.of.instant" in (refused.value.hint or "")
     plan = explain(str(t.base), options={**incremental, "hoodie.datasource.read.begin.instanttime": c2.completion})
     assert plan.files_read == 1
+
+
+# ---- the session's Hudi read settings beneath a read's options (Hudi's DefaultSource takes hoodie.* from it)
+
+def test_session_read_settings_go_beneath_the_reads_options():
+    session = session_read_options({"hoodie.datasource.query.type": "read_optimized",
+                                    "hoodie.read.query.type": "incremental",  # hudi-rs's name: not Hudi's
+                                    "hoodie.cleaner.commits.retained": "3",  # a write setting
+                                    "hoodie.datasource.read.begin.instanttime": "20200101000000000",
+                                    "spark.sql.session.timeZone": "UTC"})
+    assert session == {"hoodie.datasource.query.type": "read_optimized",
+                       "hoodie.datasource.read.begin.instanttime": "20200101000000000"}
+    # begin counts only for incremental reads, as Hudi uses it
+    assert ReadQuery.from_options(cfg.read_options_beneath_session(session, None)).query_type \
+        is QueryType.READ_OPTIMIZED
+    incremental = cfg.read_options_beneath_session(session, {"hoodie.datasource.query.type": "incremental"})
+    assert ReadQuery.from_options(incremental).begin == "20200101000000000"
+    # the read's own option wins, by its name or an alias
+    aliased = cfg.read_options_beneath_session(session, {"hoodie.read.query.type": "snapshot"})
+    assert ReadQuery.from_options(aliased).query_type is QueryType.SNAPSHOT
+    # a begin the read gives itself is still refused on a snapshot read
+    with pytest.raises(InvalidArgumentError, match="only apply to incremental"):
+        ReadQuery.from_options(cfg.read_options_beneath_session(
+            {}, {"hoodie.datasource.read.begin.instanttime": "20200101000000000"}))
+
+
+@pytest.mark.parametrize("key, value", [("hoodie.datasource.merge.type", "skip_merge"),
+                                        ("hoodie.datasource.query.incremental.format", "CDC"),
+                                        ("hoodie.datasource.read.paths", "/t/a.parquet"),
+                                        ("hoodie.datasource.view.type", "realtime")])
+def test_session_settings_that_change_hudis_answer_are_refused(key, value):
+    with pytest.raises(InvalidArgumentError, match=f"session sets {key}"):
+        session_read_options({key: value})
+    assert session_read_options({"hoodie.datasource.merge.type": " Payload_Combine "}) == {}
