@@ -68,18 +68,21 @@ def spark_rebase_reasons(footer: Mapping[bytes, bytes] | Mapping[str, str] | Non
 
 
 def _seconds_unit(column: pq.ColumnSchema) -> int | None:
-    """Units per second of an INT64 timestamp column (None: not one)."""
-    converted = str(column.converted_type or "")
-    if converted.startswith("TIMESTAMP_"):
-        return _PER_SECOND.get(converted.removeprefix("TIMESTAMP_"))
+    """Units per second of an INT64 timestamp column of instants (None: not one). Wall-clock timestamps
+    (``isAdjustedToUTC=false``, Spark's ``timestamp_ntz``) are never converted: Spark 3.4 brought the type in
+    with the proleptic calendar only (checked: ``LEGACY`` writes and reads them unchanged)."""
     logical = column.logical_type
-    if logical is None or str(logical.type) != "TIMESTAMP":
-        return None
-    try:
-        unit = str(json.loads(logical.to_json()).get("timeUnit", "")).upper()
-    except (TypeError, ValueError):
-        return None
-    return {"MILLISECONDS": 1_000, "MICROSECONDS": 1_000_000, "NANOSECONDS": 1_000_000_000}.get(unit)
+    if logical is not None and str(logical.type) == "TIMESTAMP":
+        try:
+            spec = json.loads(logical.to_json())
+        except (TypeError, ValueError):
+            return None
+        if not spec.get("isAdjustedToUTC", True):
+            return None
+        unit = str(spec.get("timeUnit", "")).upper()
+        return {"MILLISECONDS": 1_000, "MICROSECONDS": 1_000_000, "NANOSECONDS": 1_000_000_000}.get(unit)
+    converted = str(column.converted_type or "")  # the old annotation: instants
+    return _PER_SECOND.get(converted.removeprefix("TIMESTAMP_")) if converted.startswith("TIMESTAMP_") else None
 
 
 def _first_unshifted(column: pq.ColumnSchema, dates_shift: bool, int96_shifts: bool) -> int | None:
@@ -170,11 +173,12 @@ DATETIME_REBASE_WRITE_SETTING = "spark.sql.parquet.datetimeRebaseModeInWrite"
 
 
 def _datetime_minimums(name: str, array: pa.Array | pa.ChunkedArray) -> list[tuple[str, pa.Scalar]]:
-    """(column path, minimum) of every date / timestamp leaf of ``array`` (inside structs and lists too)."""
+    """(column path, minimum) of every date / timestamp leaf of ``array`` (inside structs and lists too) that
+    Spark's calendar setting applies to (not wall-clock ``timestamp_ntz`` ones)."""
     t = array.type
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
-    if pa.types.is_date(t) or pa.types.is_timestamp(t):
+    if pa.types.is_date(t) or (pa.types.is_timestamp(t) and t.tz is not None):  # timestamp_ntz: never rebased
         return [(name, pc.min(array))]
     if pa.types.is_struct(t):
         return [m for i in range(t.num_fields)

@@ -569,8 +569,8 @@ def _calendar_shifted_kept(pred: Predicate, files: list[str], stats: dict[str, p
 def _datetime_type(schema: pa.Schema | None, column: str) -> pa.DataType | None:
     if schema is None or column not in schema.names:
         return None
-    t = schema.field(column).type
-    return t if pa.types.is_date(t) or pa.types.is_timestamp(t) else None
+    t = schema.field(column).type  # wall-clock timestamps (no zone) are never converted by Spark
+    return t if pa.types.is_date(t) or (pa.types.is_timestamp(t) and t.tz is not None) else None
 
 
 def _calendar_shift(path: str) -> str | None:

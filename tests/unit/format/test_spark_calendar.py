@@ -8,13 +8,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_layout.errors import UnsupportedTableError
+from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.spark_calendar import (
     SPARK_LEGACY_DATETIME_KEY,
     SPARK_LEGACY_INT96_KEY,
     SPARK_VERSION_FOOTER_KEY,
     calendar_shift_reason,
     holds_unshifted_only,
+    refuse_unwritable_datetimes,
     require_stored_calendar,
     spark_rebase_reasons,
 )
@@ -55,8 +56,9 @@ LEGACY = {SPARK_VERSION_FOOTER_KEY: "3.5.1", SPARK_LEGACY_DATETIME_KEY: ""}
     ({"d": pa.array([None, None], pa.date32())}, False),
     ({"ts": pa.array([dt.datetime(1900, 1, 1, tzinfo=UTC)], pa.timestamp("us", "UTC"))}, False),
     ({"ts": pa.array([dt.datetime(1899, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)], pa.timestamp("us", "UTC"))}, True),
-    ({"ts": pa.array([dt.datetime(1899, 12, 31, 23, 59, 59, 999_000)], pa.timestamp("ms"))}, True),
-    ({"ts": pa.array([dt.datetime(1900, 1, 1)], pa.timestamp("ms"))}, False),
+    ({"ts": pa.array([dt.datetime(1899, 12, 31, 23, 59, 59, 999_000, tzinfo=UTC)], pa.timestamp("ms", "UTC"))}, True),
+    ({"ts": pa.array([dt.datetime(1900, 1, 1, tzinfo=UTC)], pa.timestamp("ms", "UTC"))}, False),
+    ({"ts": pa.array([dt.datetime(1000, 1, 1)], pa.timestamp("ms"))}, False),  # wall clock: never converted
     ({"n": pa.array([-10**9, 1])}, False),                                    # not a date
 ])
 def test_a_file_is_shifted_when_it_holds_old_values_and_its_footer_says_so(tmp_path, values, shifted):
@@ -95,3 +97,15 @@ def test_bounds_of_values_spark_leaves_alone():
         edge = -2_208_988_800 * per_s
         ts = pa.array([edge - 1, edge], pa.int64()).cast(pa.timestamp(unit, "UTC"))
         assert holds_unshifted_only(ts).to_pylist() == [False, True], unit
+
+
+def test_wall_clock_timestamps_are_never_converted(tmp_path):
+    """Spark writes and reads ``timestamp_ntz`` unchanged in every mode (checked on Spark 4.3: LEGACY stored
+    1000-01-01 00:00 as its proleptic micros and read it back so)."""
+    old_ntz = {"t": pa.array([dt.datetime(1000, 1, 1)], pa.timestamp("us"))}
+    assert calendar_shift_reason(_file(tmp_path, old_ntz, LEGACY)) is None
+    for mode in ("EXCEPTION", "LEGACY"):
+        refuse_unwritable_datetimes(pa.table(old_ntz), mode)
+        with pytest.raises(InvalidArgumentError, match=f"datetimeRebaseModeInWrite={mode}"):
+            refuse_unwritable_datetimes(pa.table({"t": pa.array([dt.datetime(1000, 1, 1)],
+                                                                pa.timestamp("us", "UTC"))}), mode)
