@@ -29,6 +29,7 @@ from hudi_layout.spark.write_job import (
     datetime_rebase_write_mode,
     partition_value_exprs,
     record_key_expr,
+    refuse_old_datetimes,
     run_file_writer,
     spark_to_arrow_schema,
 )
@@ -80,8 +81,12 @@ def write(
     CleanConfig.from_options(checked)
     check_async_options(checked)
     in_data = _partitions_in_data(df, path, options)
+    calendar = datetime_rebase_write_mode(df.sparkSession)
+    if calendar != "CORRECTED" and cfg.OPERATION.get(checked) not in (WriteOperation.DELETE,
+                                                                     WriteOperation.DELETE_PARTITION):
+        refuse_old_datetimes(df, calendar)  # before anything is written (the executors check every file too)
     session = WriteSession.start(path, options, df_schema, mode == "overwrite", partitions_in_data=in_data,
-                                 datetime_rebase_mode=datetime_rebase_write_mode(df.sparkSession))
+                                 datetime_rebase_mode=calendar)
     try:
         tagged: TagSnapshot | None = None
         written: list[WrittenFile] = []

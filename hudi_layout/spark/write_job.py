@@ -16,7 +16,12 @@ import pyarrow as pa
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 from hudi_layout.format.partition_path import PartitionPathRule
-from hudi_layout.format.spark_calendar import DATETIME_REBASE_WRITE_SETTING
+from hudi_layout.format.spark_calendar import (
+    DATETIME_REBASE_WRITE_SETTING,
+    FIRST_UNSHIFTED_DAY,
+    FIRST_UNSHIFTED_SECOND,
+    unwritable_datetimes_error,
+)
 from hudi_layout.spark.progress import WriteCounters, write_counters
 from hudi_layout.writer.base_file_writer import (
     PARTITION_PATH_COLUMN,
@@ -223,3 +228,25 @@ def datetime_rebase_write_mode(spark: Any = None) -> str:
     if spark is not None:
         value = spark.conf.get(key, None)
     return (value or "CORRECTED").strip().upper()
+
+
+def refuse_old_datetimes(df: DataFrame, mode: str) -> None:
+    """Refuse, on the driver and before any file is written, a DataFrame whose top-level date or timestamp
+    columns hold values the session's write calendar ``mode`` (``EXCEPTION`` / ``LEGACY``) refuses
+    (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`): one aggregation over the rows,
+    run only in such sessions, so the refusal is one line instead of a failed Spark task. Nested and
+    ``timestamp_ntz`` values are left to the executors' check of every file (Spark never converts the latter)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DateType, TimestampType
+
+    bounds: dict[type, Column] = {DateType: F.date_from_unix_date(F.lit(FIRST_UNSHIFTED_DAY)),
+                                  TimestampType: F.timestamp_micros(F.lit(FIRST_UNSHIFTED_SECOND * 1_000_000))}
+    checks = [(f.name, type(f.dataType)) for f in df.schema.fields if type(f.dataType) in bounds]
+    if not checks:
+        return
+    row = df.select(*[F.max(F.when(F.col(f"`{name}`") < bounds[kind], F.lit(1))).alias(f"c{i}")
+                      for i, (name, kind) in enumerate(checks)]).first()
+    for i, (name, kind) in enumerate(checks):
+        if row is not None and row[i] is not None:
+            what = "dates before 1582-10-15" if kind is DateType else "timestamps before 1900-01-01 UTC"
+            raise unwritable_datetimes_error(f"column {name!r} holds {what}", mode)

@@ -255,7 +255,13 @@ def test_the_sessions_write_calendar_is_honoured(spark, tmp_path, write_mode, mo
     refused(lambda: hl.write(old_date, path, opts), "dates before 1582-10-15")  # a new table: not created
     assert not pathlib.Path(path).exists()
     hl.write(modern, path, opts)
+    sc = spark.sparkContext  # an insert is refused on the driver: no Spark task fails (no Java stack traces)
+    sc.setJobGroup(f"calendar-{mode}", "write calendar")
     refused(lambda: hl.write(old_ts, path, opts), "timestamps before 1900")
+    tracker = sc.statusTracker()
+    jobs = tracker.getJobIdsForGroup(f"calendar-{mode}")
+    sc.setLocalProperty("spark.jobGroup.id", None)
+    assert jobs and all(tracker.getJobInfo(j).status == "SUCCEEDED" for j in jobs)
     refused(lambda: hl.write(old_date, path, {**opts, "hoodie.datasource.write.operation": "upsert"}), "dates")
     refused(lambda: old_date.write.format("hudi_layout").options(**opts).mode("append").save(path), "dates")
     write_mode("CORRECTED")
