@@ -82,7 +82,7 @@ from hudi_layout.scan.plan import merge_spec_for_plan, plan_scan, read_inputs
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
-from hudi_layout.spark.write_job import datetime_rebase_write_mode, refuse_collated_strings, write_task
+from hudi_layout.spark.write_job import datetime_rebase_write_mode, refuse_unwritable_spark_types, write_task
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
@@ -520,7 +520,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         from pyspark.sql.pandas.types import to_arrow_schema
 
         if not isinstance(schema, pa.Schema):
-            refuse_collated_strings(schema)
+            refuse_unwritable_spark_types(schema)
         arrow_schema = schema if isinstance(schema, pa.Schema) else to_arrow_schema(schema, timezone="UTC")
         CleanConfig.from_options(options)  # the clean after the commit: refused before anything is written
         refuse_table_services(options)

@@ -44,12 +44,24 @@ def spark_to_arrow_schema(df: DataFrame) -> pa.Schema:
     return spark_to_arrow_schema_of(df.schema)
 
 
-def refuse_collated_strings(schema: StructType) -> None:
-    """Refuse string columns of a collation other than Spark's default ``UTF8_BINARY`` (``STRING COLLATE
-    UTF8_LCASE``, ``UNICODE_CI``, ``..._RTRIM``): Hudi's schemas (Avro) and our files keep plain strings, so
-    the table would compare them byte by byte where the DataFrame compared them by its collation (``s =
-    'abc'`` matched ``ABC`` before the write and not after)."""
+#: Spark types with no Hudi (Avro) counterpart, by class name, refused naming the Spark type: Arrow would
+#: name them otherwise (a variant is a struct of two binaries there, a day-time interval a ``duration[us]``)
+_SPARK_TYPES_HUDI_CANNOT_HOLD = frozenset({"VariantType", "YearMonthIntervalType", "DayTimeIntervalType",
+                                           "CalendarIntervalType", "TimeType", "NullType"})
+
+
+def refuse_unwritable_spark_types(schema: StructType) -> None:
+    """Refuse, naming the column and its Spark type, the types a Hudi table cannot hold
+    (:data:`_SPARK_TYPES_HUDI_CANNOT_HOLD`), and string columns of a collation other than Spark's default
+    ``UTF8_BINARY`` (``STRING COLLATE UTF8_LCASE``, ``UNICODE_CI``, ``..._RTRIM``): Hudi's schemas (Avro) and
+    our files keep plain strings, so the table would compare them byte by byte where the DataFrame compared
+    them by its collation (``s = 'abc'`` matched ``ABC`` before the write and not after)."""
     for f in schema.fields:
+        if type(f.dataType).__name__ in _SPARK_TYPES_HUDI_CANNOT_HOLD:
+            raise InvalidArgumentError(
+                f"column {f.name!r} is of Spark type {f.dataType.simpleString()}, which a Hudi table cannot hold",
+                hint="drop the column or cast it to a supported type (boolean, integers, float, double, decimal, "
+                     "string, binary, date, timestamp)")
         collation = getattr(f.dataType, "collation", None)
         if collation is not None and str(collation).upper() != "UTF8_BINARY":
             raise InvalidArgumentError(
@@ -60,11 +72,11 @@ def refuse_collated_strings(schema: StructType) -> None:
 
 
 def spark_to_arrow_schema_of(schema: StructType) -> pa.Schema:
-    """The Arrow schema of Spark ``schema`` as ``mapInArrow`` exchanges it (collated strings refused:
-    :func:`refuse_collated_strings`)."""
+    """The Arrow schema of Spark ``schema`` as ``mapInArrow`` exchanges it (types a Hudi table cannot hold and
+    collated strings refused: :func:`refuse_unwritable_spark_types`)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    refuse_collated_strings(schema)
+    refuse_unwritable_spark_types(schema)
     try:
         # Spark's TimestampType is an instant: any zone name works for the schema (we store UTC micros)
         return to_arrow_schema(schema, timezone="UTC")

@@ -154,6 +154,21 @@ def test_collated_strings_are_refused_naming_the_column(spark, tmp_path, collati
     assert not (tmp_path / "ds").exists()
 
 
+@pytest.mark.parametrize("expr, spark_type", [("parse_json('{\"a\": 1}')", "variant"),
+                                               ("INTERVAL '1-2' YEAR TO MONTH", "interval year to month"),
+                                               ("INTERVAL '1 02:03:04' DAY TO SECOND", "interval day to second"),
+                                               ("TIME '12:34:56'", "time(6)")])
+def test_spark_types_a_hudi_table_cannot_hold_are_named_as_spark_names_them(spark, tmp_path, expr, spark_type):
+    """Until session 17 these were refused in Arrow's words (a variant as ``struct<value: binary not null,
+    ...>``, a day-time interval as ``duration[us]``, a time as ``time64[ns]``)."""
+    df = spark.sql(f"SELECT CAST(id AS INT) AS id, 'x' AS p, {expr} AS v FROM range(3)")
+    assert_refused(spark, tmp_path / "new", df, errors.InvalidArgumentError,
+                   rf"'v' is of Spark type {re.escape(spark_type)}")
+    with pytest.raises(Exception, match=re.escape(f"Spark type {spark_type}")):
+        df.write.format("hudi_layout").options(**OPTS).mode("overwrite").save(str(tmp_path / "ds"))
+    assert not (tmp_path / "ds").exists()
+
+
 @pytest.mark.parametrize("column", ["dst port", "a.b", "1st", "größe"])
 def test_column_names_avro_cannot_hold_are_refused_naming_the_column(spark, tmp_path, column):
     """Hudi keeps the table schema as Avro, whose names are ``[A-Za-z_][A-Za-z0-9_]*``: such a column used to
