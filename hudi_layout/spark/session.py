@@ -161,4 +161,3 @@ def session_or_default(spark: SparkSession | None = None) -> SparkSession:
 
     active = SparkSession.getActiveSession()
     return active if active is not None else get_spark()
-
