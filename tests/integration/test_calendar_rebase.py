@@ -168,7 +168,7 @@ def _as_spark_sees(df) -> list[tuple]:
 def test_files_spark_reads_in_the_hybrid_calendar_are_never_answered_or_rewritten_from_stored_dates(spark, tmp_path):
     """Files whose footers make Spark convert their dates from the hybrid calendar (Spark < 3, or Spark 3 with
     ``datetimeRebaseModeInWrite=LEGACY``): before session 17 ``hl.read`` skipped them by their statistics
-    (stored values: 7 of 13 questions wrong), the data source answered their stored dates (6 of 13 wrong),
+    (stored values: 5 of 13 questions wrong), the data source answered their stored dates (8 of 13 wrong),
     and a z-order clustering rewrote 94 of 160 rows with other dates as Spark sees them. Now reads never skip
     them by date statistics, and every Arrow path (data source, upsert, curve clustering) refuses them with
     one line; a linear clustering reads them through Spark and writes what Spark saw."""
