@@ -155,17 +155,19 @@ def holds_unshifted_only(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pa.array([True] * len(values), pa.bool_())
 
 
-def require_stored_calendar(meta: pq.FileMetaData, path: str, action: str) -> None:
+def require_stored_calendar(meta: pq.FileMetaData, path: str, action: str, *, reads: bool = False) -> None:
     """Refuse to ``action`` (read with Arrow, rewrite) a base file whose stored dates Spark reads as other
     values (:func:`calendar_shift_reason`): Arrow takes the stored values, so a read would answer other dates
     than Spark's and a rewrite would change them for every Spark reader. A linear clustering reads its rows
-    through Spark's own parquet reader, which converts them, and writes them in the proleptic calendar."""
+    through Spark's own parquet reader, which converts them, and writes them in the proleptic calendar; for
+    ``reads``, ``hudi_layout.read`` reads such Copy-on-Write files through that reader too."""
     reason = calendar_shift_reason(meta)
     if reason is not None:
+        also = "; or read it with hudi_layout.read, which reads base files through Spark" if reads else ""
         raise UnsupportedTableError(
             f"cannot {action} base file {path}: {reason}",
             hint="rewrite the table once with a linear clustering (hudi-layout cluster PATH --strategy linear "
-                 "--columns COLUMNS), which reads such files through Spark's calendar conversion")
+                 f"--columns COLUMNS), which reads such files through Spark's calendar conversion{also}")
 
 
 #: Spark's setting for the calendar of the dates and timestamps its parquet writer stores

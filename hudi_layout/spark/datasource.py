@@ -214,7 +214,7 @@ class HudiLayoutReader(DataSourceReader):
         wanted = names if selection is None or COMMIT_TIME_COLUMN in names else [*names, COMMIT_TIME_COLUMN]
         for p in paths:
             pf = pq.ParquetFile(p)
-            require_stored_calendar(pf.metadata, p, "read with Arrow")
+            require_stored_calendar(pf.metadata, p, "read with Arrow", reads=True)
             present = [n for n in wanted if n in pf.schema_arrow.names]
             if not present:  # only columns added after this file was written: all null
                 for rg in range(pf.metadata.num_row_groups):

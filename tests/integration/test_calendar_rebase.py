@@ -188,14 +188,15 @@ def test_files_spark_reads_in_the_hybrid_calendar_are_never_answered_or_rewritte
     seen = _as_spark_sees(truth)
     stored = sorted(hudi_rs_read(path).select(["id", "d"]).to_pylist(), key=lambda r: r["id"])
 
-    def refused(run) -> None:
+    def refused(run) -> UnsupportedTableError:
         with pytest.raises(Exception) as e:
             run()
         err = e.value if isinstance(e.value, UnsupportedTableError) else from_spark_error_text(str(e.value))
         assert isinstance(err, UnsupportedTableError) and SPARK_LEGACY_DATETIME_KEY in str(err), str(e.value)[:300]
         assert sorted(hudi_rs_read(path).select(["id", "d"]).to_pylist(), key=lambda r: r["id"]) == stored
+        return err
 
-    refused(lambda: spark.read.format("hudi_layout").load(path).count())
+    assert "hudi_layout.read" in (refused(lambda: spark.read.format("hudi_layout").load(path).count()).hint or "")
     marked_id = pq.read_table(marked[0], columns=["id"]).column(0)[0].as_py()
     refused(lambda: hl.write(spark.createDataFrame([(marked_id, dt.date(1200, 1, 1), None)],
                                                    "id BIGINT, d DATE, ts TIMESTAMP"), path,
