@@ -639,10 +639,11 @@ def refuse_unhonoured_session_read_settings(session: Mapping[str, str]) -> None:
                 + (f" or set it to {harmless!r}" if harmless else ""))
 
 
-#: the read keys Hudi's Spark reads take from the session: their ``hoodie.*`` names as Hudi's Java reader
+#: the read options Hudi's Spark reads take from the session, by their ``hoodie.*`` names as Hudi's Java reader
 #: knows them (``as.of.instant`` is not one; the aliases are hudi-rs's names, which Hudi's reads ignore)
-SESSION_READ_KEYS: frozenset[str] = frozenset(o.key for o in (*READ_OPTIONS, METADATA_ENABLE)
-                                              if o.key.startswith("hoodie."))
+_SESSION_READ_OPTIONS: tuple[Option[Any], ...] = tuple(o for o in (*READ_OPTIONS, METADATA_ENABLE)
+                                                       if o.key.startswith("hoodie."))
+SESSION_READ_KEYS: frozenset[str] = frozenset(o.key for o in _SESSION_READ_OPTIONS)
 
 
 def read_options_beneath_session(session: Mapping[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -651,7 +652,7 @@ def read_options_beneath_session(session: Mapping[str, str], options: Mapping[st
     instants count only when the resulting query type is incremental (Hudi's snapshot reads ignore them)."""
     given = dict(options or {})
     out: dict[str, Any] = {}
-    for option in (*READ_OPTIONS, *READ_SETTINGS, METADATA_ENABLE):
+    for option in _SESSION_READ_OPTIONS:
         names = (option.key, *option.aliases)
         if any(n in given for n in names):
             continue

@@ -39,7 +39,10 @@ SPARK_LEGACY_INT96_KEY = "org.apache.spark.legacyINT96"
 FIRST_UNSHIFTED_DAY = -141_427
 #: 1900-01-01T00:00:00Z in seconds since the epoch: the last switch of Spark's rebase tables in every zone
 FIRST_UNSHIFTED_SECOND = -2_208_988_800
-_PER_SECOND = {"MILLIS": 1_000, "MICROS": 1_000_000, "NANOS": 1_000_000_000}
+#: units per second of each Arrow timestamp unit, and parquet's names of those units (logical and converted types)
+_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_PARQUET_UNITS = {"MILLIS": "ms", "MICROS": "us", "NANOS": "ns",
+                  "MILLISECONDS": "ms", "MICROSECONDS": "us", "NANOSECONDS": "ns"}
 
 
 def _footer_text(footer: Mapping[bytes, bytes] | Mapping[str, str] | None, key: str) -> str | None:
@@ -79,10 +82,11 @@ def _seconds_unit(column: pq.ColumnSchema) -> int | None:
             return None
         if not spec.get("isAdjustedToUTC", True):
             return None
-        unit = str(spec.get("timeUnit", "")).upper()
-        return {"MILLISECONDS": 1_000, "MICROSECONDS": 1_000_000, "NANOSECONDS": 1_000_000_000}.get(unit)
+        unit = _PARQUET_UNITS.get(str(spec.get("timeUnit", "")).upper())
+        return None if unit is None else _PER_SECOND[unit]
     converted = str(column.converted_type or "")  # the old annotation: instants
-    return _PER_SECOND.get(converted.removeprefix("TIMESTAMP_")) if converted.startswith("TIMESTAMP_") else None
+    unit = _PARQUET_UNITS.get(converted.removeprefix("TIMESTAMP_")) if converted.startswith("TIMESTAMP_") else None
+    return None if unit is None else _PER_SECOND[unit]
 
 
 def _first_unshifted(column: pq.ColumnSchema, dates_shift: bool, int96_shifts: bool) -> int | None:
@@ -142,6 +146,12 @@ def old_datetime_columns(meta: pq.FileMetaData) -> list[str]:
     return _old_value_columns(meta, True, True, unknown_is_old=False)
 
 
+def calendar_applies_to(t: pa.DataType) -> bool:
+    """Is ``t`` a type whose values Spark's calendar settings convert: dates and timestamps of instants, not
+    wall-clock timestamps (``timestamp_ntz``: Arrow timestamps without a zone), which Spark never converts."""
+    return pa.types.is_date(t) or (pa.types.is_timestamp(t) and t.tz is not None)
+
+
 def holds_unshifted_only(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     """Per value of a date or timestamp array (statistics' minimums): True where Spark's calendar conversion
     would leave that value and every larger one alone. Nulls stay null."""
@@ -150,8 +160,7 @@ def holds_unshifted_only(values: pa.Array | pa.ChunkedArray) -> pa.Array:
         days = pc.cast(pc.cast(values, pa.date32()), pa.int32())
         return pc.greater_equal(days, FIRST_UNSHIFTED_DAY)
     if pa.types.is_timestamp(t):
-        units = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[t.unit]
-        return pc.greater_equal(pc.cast(values, pa.int64()), FIRST_UNSHIFTED_SECOND * units)
+        return pc.greater_equal(pc.cast(values, pa.int64()), FIRST_UNSHIFTED_SECOND * _PER_SECOND[t.unit])
     return pa.array([True] * len(values), pa.bool_())
 
 
@@ -180,7 +189,7 @@ def _datetime_minimums(name: str, array: pa.Array | pa.ChunkedArray) -> list[tup
     t = array.type
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
-    if pa.types.is_date(t) or (pa.types.is_timestamp(t) and t.tz is not None):  # timestamp_ntz: never rebased
+    if calendar_applies_to(t):
         return [(name, pc.min(array))]
     if pa.types.is_struct(t):
         return [m for i in range(t.num_fields)

@@ -36,7 +36,7 @@ from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
 from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
-from hudi_layout.format.spark_calendar import calendar_shift_reason, holds_unshifted_only
+from hudi_layout.format.spark_calendar import calendar_applies_to, calendar_shift_reason, holds_unshifted_only
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, with_meta_columns
@@ -569,8 +569,8 @@ def _calendar_shifted_kept(pred: Predicate, files: list[str], stats: dict[str, p
 def _datetime_type(schema: pa.Schema | None, column: str) -> pa.DataType | None:
     if schema is None or column not in schema.names:
         return None
-    t = schema.field(column).type  # wall-clock timestamps (no zone) are never converted by Spark
-    return t if pa.types.is_date(t) or (pa.types.is_timestamp(t) and t.tz is not None) else None
+    t = schema.field(column).type
+    return t if calendar_applies_to(t) else None
 
 
 def _calendar_shift(path: str) -> str | None:

@@ -84,7 +84,7 @@ def write(
     calendar = datetime_rebase_write_mode(df.sparkSession)
     if calendar != "CORRECTED" and cfg.OPERATION.get(checked) not in (WriteOperation.DELETE,
                                                                      WriteOperation.DELETE_PARTITION):
-        refuse_old_datetimes(df, calendar)  # before anything is written (the executors check every file too)
+        refuse_old_datetimes(df, df_schema, calendar)  # before anything is written (the executors check every file too)
     session = WriteSession.start(path, options, df_schema, mode == "overwrite", partitions_in_data=in_data,
                                  datetime_rebase_mode=calendar)
     try:

@@ -20,6 +20,7 @@ from hudi_layout.format.spark_calendar import (
     DATETIME_REBASE_WRITE_SETTING,
     FIRST_UNSHIFTED_DAY,
     FIRST_UNSHIFTED_SECOND,
+    calendar_applies_to,
     unwritable_datetimes_error,
 )
 from hudi_layout.spark.progress import WriteCounters, write_counters
@@ -242,23 +243,23 @@ def datetime_rebase_write_mode(spark: Any = None) -> str:
     return (value or "CORRECTED").strip().upper()
 
 
-def refuse_old_datetimes(df: DataFrame, mode: str) -> None:
+def refuse_old_datetimes(df: DataFrame, schema: pa.Schema, mode: str) -> None:
     """Refuse, on the driver and before any file is written, a DataFrame whose top-level date or timestamp
     columns hold values the session's write calendar ``mode`` (``EXCEPTION`` / ``LEGACY``) refuses
     (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`): one aggregation over the rows,
     run only in such sessions, so the refusal is one line instead of a failed Spark task. Nested and
-    ``timestamp_ntz`` values are left to the executors' check of every file (Spark never converts the latter)."""
+    ``timestamp_ntz`` values are left to the executors' check of every file (Spark never converts the latter).
+    ``schema``: ``df``'s Arrow schema (:func:`spark_to_arrow_schema`)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import DateType, TimestampType
 
-    bounds: dict[type, Column] = {DateType: F.date_from_unix_date(F.lit(FIRST_UNSHIFTED_DAY)),
-                                  TimestampType: F.timestamp_micros(F.lit(FIRST_UNSHIFTED_SECOND * 1_000_000))}
-    checks = [(f.name, type(f.dataType)) for f in df.schema.fields if type(f.dataType) in bounds]
+    checks = [(f.name, pa.types.is_date(f.type)) for f in schema if calendar_applies_to(f.type)]
     if not checks:
         return
-    row = df.select(*[F.max(F.when(F.col(f"`{name}`") < bounds[kind], F.lit(1))).alias(f"c{i}")
-                      for i, (name, kind) in enumerate(checks)]).first()
-    for i, (name, kind) in enumerate(checks):
+    first_day = F.date_from_unix_date(F.lit(FIRST_UNSHIFTED_DAY))
+    first_instant = F.timestamp_micros(F.lit(FIRST_UNSHIFTED_SECOND * 1_000_000))
+    row = df.select(*[F.max(F.when(F.col(f"`{name}`") < (first_day if is_date else first_instant), F.lit(1)))
+                      .alias(f"c{i}") for i, (name, is_date) in enumerate(checks)]).first()
+    for i, (name, is_date) in enumerate(checks):
         if row is not None and row[i] is not None:
-            what = "dates before 1582-10-15" if kind is DateType else "timestamps before 1900-01-01 UTC"
+            what = "dates before 1582-10-15" if is_date else "timestamps before 1900-01-01 UTC"
             raise unwritable_datetimes_error(f"column {name!r} holds {what}", mode)

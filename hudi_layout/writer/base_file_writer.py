@@ -466,8 +466,7 @@ class OpenFile:
             self.key_max = hi if self.key_max is None else max(self.key_max, hi)
 
     def write(self, table: pa.Table) -> None:
-        if self.datetime_rebase_mode != "CORRECTED":
-            check_datetimes_writable(table, self.datetime_rebase_mode)
+        check_datetimes_writable(table, self.datetime_rebase_mode)
         self.writer.write_table(table)
         crash_point("executor.mid_file")
         self.num_records += table.num_rows

@@ -302,8 +302,7 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     if merged.table is None:
         return None, 0
     table = merged.table
-    if spec.datetime_rebase_mode != "CORRECTED":  # spliced columns are written too
-        check_datetimes_writable(table, spec.datetime_rebase_mode)
+    check_datetimes_writable(table, spec.datetime_rebase_mode)  # spliced columns are written too
     choices = {} if encodings is None else encodings
     encoding = ColumnEncoding()
     if table.num_rows:
