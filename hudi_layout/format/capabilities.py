@@ -188,12 +188,26 @@ def dropped_partition_columns_refusal(props: TableProperties, action: str) -> Re
                    "files", "read it with Hudi or hudi-rs, which take partition values from the folder names")
 
 
+def column_name_changes_refusal(props: TableProperties, action: str) -> Refusal | None:
+    """A table whose Hudi internal schema history renamed a column, or dropped a name and added it again
+    (:mod:`hudi_layout.format.internal_schema`): Hudi matches a file's columns by id, hudi_layout by name, so
+    its reads would answer NULL under a new name (or another column's old values) and its writes would add
+    files the history does not describe."""
+    if not props.column_name_changes:
+        return None
+    shown = "; ".join(props.column_name_changes[:3]) + ("; ..." if len(props.column_name_changes) > 3 else "")
+    return Refusal(f"table {props.table_name!r} keeps Hudi's internal schema (schema on read, .hoodie/.schema) and "
+                   f"its history changed column names ({shown}); hudi_layout {action} columns by name",
+                   "read it with Hudi (hoodie.schema.on.read.enable=true), or rewrite it once under the current "
+                   "names with Hudi")
+
+
 def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
     """Reads: any version we read. Merge-on-Read tables: ``snapshot`` merges the log files of each slice
     (:mod:`hudi_layout.scan.merge`), ``read_optimized`` reads base files only, ``incremental`` merges only the
     blocks of the commits in range (``scan.plan.merge_spec_for_plan``)."""
     why = version_refusal(props.version, props.source or props.table_name) or \
-        dropped_partition_columns_refusal(props, "reads")
+        dropped_partition_columns_refusal(props, "reads") or column_name_changes_refusal(props, "reads")
     if why is not None:
         return why
     if query_type is QueryType.INCREMENTAL and not props.populate_meta_fields:
@@ -215,7 +229,7 @@ def _write(props: TableProperties) -> Refusal | None:
         return Refusal(f"table {name!r} is MERGE_ON_READ; hudi_layout writes Copy-on-Write tables only")
     if not props.populate_meta_fields:
         return Refusal(f"table {name!r} has hoodie.populate.meta.fields=false, which hudi_layout does not write")
-    return dropped_partition_columns_refusal(props, "writes")
+    return dropped_partition_columns_refusal(props, "writes") or column_name_changes_refusal(props, "writes")
 
 
 def _cluster(props: TableProperties) -> Refusal | None:
@@ -223,7 +237,7 @@ def _cluster(props: TableProperties) -> Refusal | None:
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table version {props.version}: hudi_layout executes clustering on versions 8 and 9 only",
                        "upgrade the table with Hudi first")
-    why = dropped_partition_columns_refusal(props, "clusters")
+    why = dropped_partition_columns_refusal(props, "clusters") or column_name_changes_refusal(props, "clusters")
     if why is not None:
         return why
     # Merge-on-Read: file slices are read merged (base + logs) as Hudi's clustering does; what cannot be merged
@@ -237,7 +251,7 @@ def _index(props: TableProperties) -> Refusal | None:
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table version {props.version}: hudi_layout indexes versions 8 and 9 only",
                        "upgrade the table with Hudi first")
-    return None
+    return column_name_changes_refusal(props, "indexes")
 
 
 def _clean(props: TableProperties) -> Refusal | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
 from hudi_layout.format.capabilities import version_refusal
 from hudi_layout.format.fileio import atomic_write
+from hudi_layout.format.internal_schema import history_name_changes
 
 PROPERTIES_FILE = "hoodie.properties"
 BACKUP_FILE = "hoodie.properties.backup"
@@ -178,9 +179,14 @@ def _bool(value: str | None, default: bool) -> bool:
 class TableProperties(Mapping[str, str]):
     """Read-only view of ``hoodie.properties`` with typed accessors."""
 
-    def __init__(self, props: Mapping[str, str], source: str = "<memory>") -> None:
+    def __init__(self, props: Mapping[str, str], source: str = "<memory>", *, internal_schema: bool = False,
+                 column_name_changes: tuple[str, ...] = ()) -> None:
         self._props = dict(props)
         self.source = source
+        #: the table keeps Hudi's internal schema history (``.hoodie/.schema``; :mod:`.internal_schema`)
+        self.internal_schema = internal_schema
+        #: where that history renames a column or re-adds a dropped name: reading by name would differ
+        self.column_name_changes = column_name_changes
 
     def __getitem__(self, key: str) -> str:
         return self._props[key]
@@ -357,4 +363,5 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     unsupported = version_refusal(version, str(d.parent))
     if unsupported is not None:
         raise unsupported.error()
-    return TableProperties(props, source=str(source))
+    has_history, changes = history_name_changes(d)
+    return TableProperties(props, source=str(source), internal_schema=has_history, column_name_changes=tuple(changes))

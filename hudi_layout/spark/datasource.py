@@ -87,7 +87,12 @@ from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
 from hudi_layout.table.timeline import completed_at
-from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS, key_and_partition_values
+from hudi_layout.writer.base_file_writer import (
+    COMMIT_TIME_COLUMN,
+    META_COLUMNS,
+    WriterInputError,
+    key_and_partition_values,
+)
 from hudi_layout.writer.transaction import WriteSession
 
 log = logging.getLogger(__name__)
@@ -480,6 +485,9 @@ def refuse_table_services(options: dict[str, str]) -> None:
 @dataclass
 class _FilesMessage(WriterCommitMessage):
     rows: list[dict[str, Any]]
+    #: the task's refusal of its rows (our error as :func:`~hudi_layout.errors.spark_error_text`), raised by
+    #: ``commit``: a task that raises makes Spark log stack traces at ERROR (and retry it on a cluster)
+    refusal: str | None = None
 
 
 #: the Arrow path's keys and partition values (shared with in-process writers and tests)
@@ -544,12 +552,18 @@ class HudiLayoutWriter(DataSourceArrowWriter):
         rows: list[dict[str, Any]] = []
         # the session's calendar setting reaches the task as a local property (the writer has no session)
         spec = dataclasses.replace(self.spec, datetime_rebase_mode=datetime_rebase_write_mode())
-        for out in write_task(spec, prepared()):
-            rows.extend(out.to_pylist())
+        try:
+            for out in write_task(spec, prepared()):
+                rows.extend(out.to_pylist())
+        except WriterInputError as e:  # the files written so far are rolled back by ``abort``
+            return _FilesMessage([], refusal=str(e))
         return _FilesMessage(rows)
 
     @_one_line_errors
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        for m in messages:
+            if isinstance(m, _FilesMessage) and m.refusal is not None:
+                raise from_spark_error_text(m.refusal) or InvalidArgumentError(m.refusal)
         rows = [r for m in messages if isinstance(m, _FilesMessage) for r in m.rows]
         self.session.commit(rows)
         clean_if_due(self.session.base, self.session.opts)  # hoodie.clean.automatic (pure, no Spark job)

@@ -207,19 +207,49 @@ def collect_results(df: DataFrame, mapper: Any, schema: pa.Schema) -> list[Any]:
     ``df``; collect its rows (metadata only), executor errors turned back into ours."""
     from pyspark.sql.types import StructType
 
+    with_refusal = pa.schema([*schema, pa.field(REFUSAL_COLUMN, pa.string())])
     out_schema = StructType.fromJson({"type": "struct", "fields": [
         {"name": f.name, "type": {"string": "string", "int64": "long", "binary": "binary"}[str(f.type)],
-         "nullable": True, "metadata": {}} for f in schema]})
+         "nullable": True, "metadata": {}} for f in with_refusal]})
     counters = write_counters()
     if counters is not None:
         mapper = _counting(mapper, counters)
     try:
-        return list(df.mapInArrow(mapper, out_schema).collect())
+        rows = list(df.mapInArrow(_refusals_as_rows(mapper, with_refusal), out_schema).collect())
     except Exception as e:  # Spark wraps executor errors; surface ours as one clear line
         translated = _translate_spark_error(e)
         if translated is e:
             raise
         raise translated from None
+    for r in rows:
+        if r[REFUSAL_COLUMN] is not None:
+            raise from_spark_error_text(r[REFUSAL_COLUMN]) or InvalidArgumentError(r[REFUSAL_COLUMN])
+    return rows
+
+
+#: the last column of every result row of :func:`collect_results`: a task's refusal, null in the other rows
+REFUSAL_COLUMN = "_hl_refusal"
+
+
+def _refusals_as_rows(mapper: Any, schema: pa.Schema) -> Any:
+    """``mapper`` whose refusals of the input (:class:`WriterInputError`: a value the table cannot take, a file
+    it must not rewrite) end the task with one result row carrying the error instead of failing it. A failed
+    task makes Spark log the Python and Java stack traces at ERROR in the user's session (and retry the
+    task up to ``spark.task.maxFailures`` times on a cluster, refused again each time); the driver raises the
+    error once the job is done, and the write rolls back what every task wrote, as after a failed job.
+    Other errors (a bug, an unreadable file) still fail the task."""
+    refusal = schema.field(REFUSAL_COLUMN).name
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        try:
+            for out in mapper(batches):
+                yield out.append_column(refusal, pa.nulls(out.num_rows, pa.string()))
+        except WriterInputError as e:
+            yield pa.RecordBatch.from_arrays(
+                [*(pa.nulls(1, f.type) for f in schema if f.name != refusal), pa.array([str(e)], pa.string())],
+                schema=schema)
+
+    return run
 
 
 def datetime_rebase_write_mode(spark: Any = None) -> str:

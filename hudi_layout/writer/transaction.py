@@ -42,6 +42,7 @@ from hudi_layout.errors import (
     InvalidArgumentError,
     NotAHudiTableError,
     SchemaMismatchError,
+    UnsupportedTableError,
 )
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import (
@@ -492,8 +493,22 @@ def _existing_table_layout(base: Path, df_schema: pa.Schema, given: Mapping[str,
     # columns, safe widenings) and every other change is refused naming the column
     schema = df_schema if table_schema is None else evolve_schema(table_schema, df_schema,
                                                                   table_name=props.table_name).schema
-    return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema,
-                      evolves=table_schema is not None and schema != table_schema)
+    evolves = table_schema is not None and schema != table_schema
+    if evolves and props.internal_schema:
+        change = _schema_change(table_schema, schema)
+        raise UnsupportedTableError(
+            f"table {props.table_name!r} keeps Hudi's internal schema (schema on read, .hoodie/.schema), whose "
+            f"history hudi_layout does not extend: this write would change the schema ({change})",
+            hint="write rows of the table's current schema, or change the schema with Hudi (ALTER TABLE) first")
+    return _KeyLayout(props, props.record_key_fields, props.partition_fields, rule, schema, evolves=evolves)
+
+
+def _schema_change(before: pa.Schema | None, after: pa.Schema) -> str:
+    """The first columns a schema change adds or retypes, as a short text for an error."""
+    old = {f.name: f.type for f in before} if before is not None else {}
+    changed = [f"{f.name}: {old[f.name]} -> {f.type}" if f.name in old else f"adds {f.name}"
+               for f in after if old.get(f.name) != f.type]
+    return ", ".join(changed[:3]) or "field properties"
 
 
 def _check_stored_key_text(base: Path, props: TableProperties, rule: PartitionPathRule,

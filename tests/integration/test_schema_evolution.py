@@ -324,7 +324,7 @@ def test_reconcile_schema_casts_a_batch_of_an_older_schema_to_the_table(spark, t
     _write(spark, v1(20), path, 1)
     _write(spark, v2(20, 5), path, 1)  # a: long, b: double, f: double, c added
     lagging = v1(30).slice(25)  # ids k0025..k0029 in the first schema
-    before = sorted(p.name for p in path.rglob("*") if p.is_file())
+    before = {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()}
     with pytest.raises(SchemaMismatchError):
         hudi_layout.write(spark.createDataFrame(lagging), str(path), OPTS)
     assert sorted(p.name for p in path.rglob("*") if p.is_file()) == before
@@ -352,3 +352,59 @@ def expected_of(tables: list[pa.Table]) -> dict[str, dict]:
     for t in tables:
         rows.update({r["id"]: r for r in conform_batch(t, TARGET).to_pylist()})
     return rows
+
+
+def _schema_history(path: Path, *versions: list[tuple[int, str, str]]) -> None:
+    """A ``.hoodie/.schema`` history as Hudi's schema-on-read writer keeps it (one completed
+    ``<instant>.schemacommit`` per schema change, each holding every version so far, newest first)."""
+    docs: list[dict] = []
+    for n, fields in enumerate(versions):
+        docs.insert(0, {"max_column_id": max(i for i, _n, _t in fields), "version-id": 20250101000000000 + n,
+                        "type": "record", "fields": [{"id": i, "name": name, "optional": True, "type": t}
+                                                     for i, name, t in fields]})
+        (path / ".hoodie" / ".schema" / f"{20250101000000000 + n}.schemacommit").write_text(
+            json.dumps({"schemas": docs}))
+
+
+def test_tables_whose_hudi_internal_schema_renamed_columns_are_refused_on_every_path(spark, tmp_path: Path) -> None:
+    """Hudi's schema on read (``ALTER TABLE ... RENAME COLUMN``) matches file columns by id; we match them by
+    name, so after a rename files written before it would answer NULL under the new name (the history is in
+    ``.hoodie/.schema``; until session 18 it was not looked at). Such a table is refused with one line on every
+    path; a history that only adds and widens columns reads as before, and a write that would change the
+    schema of such a table is refused (we do not extend the history)."""
+    import contextlib
+    import io
+
+    from hudi_layout.errors import UnsupportedTableError, from_spark_error_text
+    from hudi_layout.tools import cli
+
+    path = tmp_path / "t"
+    _write(spark, v1(40), path, 2)
+    columns = [(0, "id", "string"), (1, "p", "string"), (2, "a", "int"), (3, "b", "int"), (4, "f", "float"),
+               (5, "s", "string")]
+    _schema_history(path, columns, [*columns, (6, "extra", "string")][:-1])  # two versions, names kept
+    assert hudi_layout.read(str(path), "a >= 0", spark=spark).count() == 40
+    with pytest.raises(UnsupportedTableError, match="would change the schema"):
+        _write(spark, v2(40, 5), path, 1)  # adds column c
+    hudi_layout.write(spark.createDataFrame(v1(45).slice(40)), str(path), OPTS)  # the same schema: written
+    before = {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()}
+
+    _schema_history(path, columns, [(0, "id", "string"), (1, "p", "string"), (2, "a2", "int"), *columns[3:]])
+    attempts = {
+        "read": lambda: hudi_layout.read(str(path), "a2 >= 0", spark=spark).count(),
+        "data source": lambda: spark.read.format("hudi_layout").load(str(path)).count(),
+        "explain": lambda: hudi_layout.explain(str(path), "a2 >= 0"),
+        "write": lambda: hudi_layout.write(spark.createDataFrame(v1(50).slice(45)), str(path), OPTS),
+        "cluster": lambda: hudi_layout.cluster(str(path), ["a"], spark=spark),
+    }
+    for what, attempt in attempts.items():
+        with pytest.raises(Exception) as e:
+            attempt()
+        err = e.value if isinstance(e.value, UnsupportedTableError) else from_spark_error_text(str(e.value))
+        assert isinstance(err, UnsupportedTableError) and "renamed a / a2" in str(err), (what, str(e.value)[:300])
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert cli.main(["query", str(path), "SELECT count(*) FROM t"]) == 2
+    assert "renamed a / a2" in err.getvalue() and "Traceback" not in err.getvalue()
+    after = {str(p.relative_to(path)) for p in path.rglob("*") if p.is_file()}
+    assert after == before, (after - before, before - after)  # nothing written, nothing left behind
