@@ -203,9 +203,10 @@ def _spark_parses(spark: Any, text: str) -> bool:
     return True
 
 
-def table_schema(table: HudiTable) -> pa.Schema | None:
-    """Arrow schema of the table's latest Avro schema (cached per timeline state), None if unavailable."""
-    schema_json = table.cached_schema()
+def table_schema(table: HudiTable, as_of: str | None = None) -> pa.Schema | None:
+    """Arrow schema of the table's latest Avro schema (or, for time travel, its schema ``as_of`` that instant:
+    :meth:`HudiTable.schema`), cached per timeline state; None if unavailable."""
+    schema_json = table.cached_schema(as_of)
     return _arrow_schema(schema_json) if schema_json else None
 
 
@@ -297,7 +298,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     table = table or HudiTable(str(path))
     props = table.properties
     require(props, Action.READ, query_type=query.query_type)
-    schema = table_schema(table)
+    schema = table_schema(table, query.schema_as_of)
     # a filter may name the meta columns too (``_hoodie_commit_time > '...'``), where the files hold them
     filter_schema = with_meta_columns(schema) if schema is not None and props.populate_meta_fields else schema
     pred = to_predicate(where, spark=spark)  # bound below, once, with the zone

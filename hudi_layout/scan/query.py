@@ -67,6 +67,13 @@ class ReadQuery:
     def is_incremental(self) -> bool:
         return self.query_type is QueryType.INCREMENTAL
 
+    @property
+    def schema_as_of(self) -> str | None:
+        """The instant whose schema the read returns: the time-travel instant (Hudi's Spark reads take the
+        schema as of ``as.of.instant``), else ``None``, the latest (incremental reads too, as Hudi's do unless
+        ``read.schema.use.end.instanttime``, which is refused)."""
+        return self.as_of
+
     def describe(self) -> str:
         """One line for ``explain``."""
         if self.is_incremental:

@@ -298,7 +298,7 @@ class HudiLayoutDataSource(DataSource):
         table = HudiTable(path)
         require(table.properties, Action.READ, query_type=query.query_type)  # one clear error at load()
         include_meta = _wants_meta_columns(self.options)
-        schema = spark_schema(table, include_meta=include_meta)
+        schema = spark_schema(table, include_meta=include_meta, as_of=query.schema_as_of)
         if schema is None:
             raise InvalidArgumentError(f"{path}: the table has no schema the data source can read",
                                        hint="read it with hudi_layout.read(path), which uses the files' own schema")
@@ -318,11 +318,13 @@ class HudiLayoutDataSource(DataSource):
             path, read_options = stored["path"], dict(stored.get("options") or {})
             table = HudiTable(path)  # one load of the timeline for the pin and the catalog check
             pinned: str | None = _pinned_completion(table)
-            _require_catalog_types(schema, table, path, _wants_meta_columns(read_options))
         else:
             pinned = self.pinned
+        include_meta = _wants_meta_columns(read_options)
         read_options.pop(INCLUDE_META_OPTION, None)
         query = ReadQuery.from_options(read_options, completed_by=pinned)
+        if not self.options.get("path"):
+            _require_catalog_types(schema, table, path, include_meta, query.schema_as_of)
         setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
         settings = {k: v for k, v in read_options.items() if k in setting_keys}
         reader_class = PruningReader if read_plan_is_per_scan() else HudiLayoutReader
@@ -340,12 +342,13 @@ class HudiLayoutDataSource(DataSource):
                                 schema, overwrite)
 
 
-def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_meta: bool) -> None:
+def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_meta: bool,
+                           as_of: str | None = None) -> None:
     """A SQL table reads the table's latest commit with the schema the catalog stored when it was created. A
     column added since is simply not in it, but a column whose type was widened since (int -> long, float ->
     double, ...) would have to be narrowed back, which fails on values beyond the old type in the workers:
     refuse the query with one line that names the column and the way out (docs/schema-evolution.md)."""
-    current = spark_schema(table, include_meta=include_meta)
+    current = spark_schema(table, include_meta=include_meta, as_of=as_of)
     if current is None:
         return
     now = {f.name: f.dataType for f in current.fields}

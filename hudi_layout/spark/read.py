@@ -44,12 +44,13 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
-def spark_schema(table: HudiTable, include_meta: bool):
-    """Spark ``StructType`` of the table (meta columns first when ``include_meta``), None without a schema.
+def spark_schema(table: HudiTable, include_meta: bool, as_of: str | None = None):
+    """Spark ``StructType`` of the table (meta columns first when ``include_meta``; for time travel, as of
+    ``as_of``: :meth:`HudiTable.schema`), None without a schema.
 
     Without a usable table schema (an Avro type the converter does not take, such as arrays and maps) the
     schema of the newest base file stands in, as for :func:`dataframe_for_plan`."""
-    schema = table_schema(table)
+    schema = table_schema(table, as_of)
     if schema is not None:
         return _spark_schema(schema, include_meta)
     slices = table.latest_file_slices()

@@ -115,17 +115,21 @@ class HudiTable:
 
     # ---------------------------------------------------------------- schema
 
-    def schema(self) -> str | None:
+    def schema(self, as_of: str | None = None) -> str | None:
         """Latest table Avro schema JSON (no meta fields): ``extraMetadata.schema`` of the completed commit that
         completed last, falling back to ``hoodie.table.create.schema``; ``None`` if neither exists.
 
         "Last" is by completion time (v8/v9; the requested time where a name has none): a writer settles its
         commit's schema under the table lock against the schema it finds then, so the commit that completed
-        last carries every evolution before it, even when it was requested earlier."""
+        last carries every evolution before it, even when it was requested earlier.
+
+        ``as_of`` (time travel): the schema as of that instant, as Hudi's Spark reads take it
+        (``TableSchemaResolver.getTableAvroSchema(timestamp)``): only commits requested at or before it count,
+        so a travel to before a schema change reads the columns and types of then."""
         done = self.timeline.completed().commits_and_replaces().instants
         for inst in sorted(done, key=lambda i: (i.completion_time or i.requested_time, i.requested_time),
                            reverse=True):
-            if inst.action not in WRITE_ACTIONS:
+            if inst.action not in WRITE_ACTIONS or (as_of is not None and inst.requested_time > as_of):
                 continue
             md = self.timeline.read_commit_metadata_shared(inst)
             schema = (md.get("extraMetadata") or {}).get("schema")
@@ -133,9 +137,12 @@ class HudiTable:
                 return schema
         return self.properties.create_schema
 
-    def cached_schema(self) -> str | None:
+    def cached_schema(self, as_of: str | None = None) -> str | None:
         """:meth:`schema` through the validated in-process cache (keyed by :meth:`timeline_key`)."""
-        return table_cache.table_value(self.base_path, "schema", self.timeline_key(), self.schema)
+        if as_of is None:
+            return table_cache.table_value(self.base_path, "schema", self.timeline_key(), self.schema)
+        return table_cache.table_value(self.base_path, f"schema as of {as_of}", self.timeline_key(),
+                                       lambda: self.schema(as_of))
 
     def schema_dict(self) -> dict[str, Any] | None:
         s = self.schema()

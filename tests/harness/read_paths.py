@@ -234,6 +234,9 @@ class ReadPathsHarness:
         #: kinds). The SQL tables follow both: ``hudi_layout.write`` updates their catalog schema.
         self.added: list[tuple[str, str]] = []
         self.widened: dict[str, str] = {}
+        #: (requested time of the write that evolved the schema, the column kinds from then on): a time travel
+        #: reads the schema as of its instant, as Hudi's reads do (session 18)
+        self.evolutions: list[tuple[str, dict[str, str]]] = []
         #: the completed instants before the latest write (to find the one it completed)
         self._before: set[str] = set()
         self.set_zone("UTC", "CORRECTED", zone_reset=True)
@@ -506,6 +509,17 @@ class ReadPathsHarness:
             self.upsert()
         else:
             self.write("append", n=self.rng.choice([1, 7, 40]), evolves=True)
+        latest = max(completed_instants(self.path), key=lambda i: i.requested, default=None)
+        if latest is not None:
+            self.evolutions.append((latest.requested, self._kinds()))
+
+    def _kinds_as_of(self, t: str) -> dict[str, str]:
+        """The column kinds of the table's schema as of instant ``t`` (the last evolution requested by then)."""
+        kinds = {c.name: c.kind for c in all_columns([], {})}
+        for requested, later in self.evolutions:
+            if requested <= t:
+                kinds = later
+        return kinds
 
     def _arrow(self, rows: list[dict[str, Any]]) -> Any:
         """The rows in the table's current schema (added columns, widened kinds), as Arrow."""
@@ -840,7 +854,8 @@ class ReadPathsHarness:
         if not self.model.snapshots:
             return
         t = self.rng.choice(self._instant_choices())
-        pred = self.random_predicate()
+        kinds = self._kinds_as_of(t)  # the schema of then: a column added later is not in it
+        pred = next((p for p in (self.random_predicate() for _ in range(6)) if self._knows(kinds, p)), None)
         sql = to_sql(pred) if pred is not None else None
         rows = self.model.as_of(t)
         want = ids_of(_matching(pred, rows))

@@ -94,6 +94,29 @@ def test_every_reader_returns_the_new_schema(spark, evolved: Path) -> None:
     assert as_rows(got) == want
 
 
+def test_time_travel_reads_the_schema_of_then(spark, evolved: Path) -> None:
+    """Hudi's Spark reads take the schema as of ``as.of.instant`` (``TableSchemaResolver.getTableAvroSchema(
+    timestamp)``): a travel to before the evolution has no column ``c`` and the old types. Until session 18 we
+    returned the latest schema (a null ``c``, widened types), so a filter on ``c`` answered where Hudi fails."""
+    from hudi_layout.errors import HudiLayoutError, from_spark_error_text
+
+    first = min(i.requested_time for i in HudiTable(str(evolved)).timeline.completed().commits_and_replaces())
+    then = {"as.of.instant": first}
+    old = [("id", "string"), ("p", "string"), ("a", "int"), ("b", "int"), ("f", "float"), ("s", "string")]
+    df = hudi_layout.read(str(evolved), spark=spark, options=then)
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == old
+    assert as_rows(conform_batch(df.toArrow(), TARGET)) == {k: r for k, r in expected().items() if r["c"] is None}
+    ds = spark.read.format("hudi_layout").options(**then).load(str(evolved))
+    assert [(f.name, f.dataType.simpleString()) for f in ds.schema.fields] == old
+    assert ds.where("a >= 100").count() == 100
+    with pytest.raises(Exception) as e:
+        hudi_layout.read(str(evolved), "c IS NULL", spark=spark, options=then)
+    err = e.value if isinstance(e.value, HudiLayoutError) else from_spark_error_text(str(e.value))
+    assert err is not None and "'c'" in str(err), str(e.value)[:300]
+    latest = hudi_layout.read(str(evolved), spark=spark, options={"as.of.instant": "99991231235959999"})
+    assert [f.name for f in latest.schema.fields] == TARGET.names
+
+
 @pytest.mark.parametrize("where", ["c = 'c250'", "c IS NULL", "a > 1000", "b = 3.0", "f >= 10.0 AND c IS NULL"])
 def test_predicates_on_new_and_widened_columns(spark, evolved: Path, where: str) -> None:
     want = expected()
