@@ -253,6 +253,14 @@ class WriteOperation(_NamedChoice):
         return self in (WriteOperation.UPSERT, WriteOperation.DELETE)
 
     @property
+    def drops_delete_markers(self) -> bool:
+        """Leaves out incoming rows whose ``_hoodie_is_deleted`` is true: Hudi's inserts go through its create
+        and merge handles, which count such a record as a delete and write nothing (``HoodieCreateHandle``);
+        ``bulk_insert``'s row writer writes every row as it comes (``HoodieRowCreateHandle``), and upserts merge
+        them as deletes."""
+        return self in (WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE)
+
+    @property
     def replaces_file_groups(self) -> bool:
         """Completes as a ``replacecommit`` listing replaced file groups."""
         return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,

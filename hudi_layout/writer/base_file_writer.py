@@ -63,6 +63,8 @@ PARTITION_VALUE_PREFIX = "_hoodie_partition_value_"
 #: Optional input columns already holding preserved meta values (clustering keeps commit time / seqno).
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
+#: Hudi's soft-delete field of the user's schema (docs/hudi-format-live-tables.md §2.3)
+IS_DELETED_COLUMN = "_hoodie_is_deleted"
 
 ERROR_MARKER = SPARK_ERROR_MARKER
 
@@ -122,6 +124,8 @@ class WriteSpec:
     #: a date before 1582-10-15 or a timestamp before 1900 is refused
     #: (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`); upper case
     datetime_rebase_mode: str = "CORRECTED"
+    #: leave out rows whose ``_hoodie_is_deleted`` is true (inserts: ``WriteOperation.drops_delete_markers``)
+    drop_delete_markers: bool = False
 
 
 def partition_value_column(i: int) -> str:
@@ -703,6 +707,8 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
     files.encoding = encoding
     outputs: dict[str, _PartitionOutput] = {}
     for batch in batches:
+        if spec.drop_delete_markers and IS_DELETED_COLUMN in batch.schema.names:
+            batch = batch.filter(pc.invert(pc.fill_null(batch.column(IS_DELETED_COLUMN), False)))
         if batch.num_rows == 0:
             continue
         table = pa.Table.from_batches([batch])

@@ -246,7 +246,8 @@ class WriteSession:
             compression_min_saving=cfg.PARQUET_MIN_SAVING.get(opts),
             copy_unchanged_columns=cfg.MERGE_COPY_UNCHANGED.get(opts),
             stats_columns=stats_columns_for(layout.props, opts, layout.schema), partition_rule=layout.rule,
-            data_schema=layout.schema, datetime_rebase_mode=datetime_rebase_mode.strip().upper())
+            data_schema=layout.schema, datetime_rebase_mode=datetime_rebase_mode.strip().upper(),
+            drop_delete_markers=operation.drops_delete_markers and IS_DELETED_FIELD in target.names)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
         props = layout.props
