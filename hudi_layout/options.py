@@ -379,8 +379,14 @@ END_INSTANT: Option[str | None] = Option("hoodie.datasource.read.end.instanttime
 DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool,
                        "Skip files by the column_stats index; `false` reads every file of the snapshot.",
                        used_by=(READ,))
+INCREMENTAL_FALLBACK = Option("hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, _parse_bool,
+                              "Incremental read of a Copy-on-Write table whose range a clean reached: read the "
+                              "latest snapshot's rows of the commits in range instead of refusing (Hudi's full "
+                              "table scan; rows rewritten after the range are missed, as in Hudi).",
+                              used_by=(READ,))
 #: the keys a read honours; any other key given to a read is refused (never accepted and ignored)
-READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, DATA_SKIPPING)
+READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, DATA_SKIPPING,
+                                         INCREMENTAL_FALLBACK)
 # --- table / write ---------------------------------------------------------------------------------
 TABLE_NAME = Option("hoodie.table.name", "", _str, "Table name written to hoodie.properties (default: the "
                     "folder name).", used_by=(INGEST,))

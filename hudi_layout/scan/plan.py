@@ -64,7 +64,7 @@ from hudi_layout.skipping.tuples import from_tuples
 from hudi_layout.skipping.visitors import referenced_columns
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table import workload_log
-from hudi_layout.table.fs_view import FileSlice
+from hudi_layout.table.fs_view import FileSlice, View
 from hudi_layout.table.hudi_table import HudiTable
 
 log = logging.getLogger(__name__)
@@ -315,6 +315,9 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         _record_query(table, pred, source, settings)
     slices, incremental = _slices_for(table, query)
     notes: list[str] = []
+    if incremental is not None and incremental.full_table_scan:
+        notes.append(f"a clean reached the incremental range: {cfg.INCREMENTAL_FALLBACK.key}=true reads the "
+                     "latest snapshot's rows of the commits in range (rows rewritten since are not returned)")
     fields = props.partition_fields
     derived = _derived_partition_fields(props)
     if derived:
@@ -379,7 +382,14 @@ def _slices_for(table: HudiTable, query: ReadQuery) -> tuple[list[FileSlice], In
     """The file slices a read of ``query`` sees (and, for an incremental read, what it selects)."""
     if query.is_incremental:
         first = select_incremental(table.timeline, query)
-        view = _past_view(table, query, None, first.end)
+        end_view = table.fs_view.view(None, completed_by=first.end)
+        if end_view.cleaned_away and query.fallback_full_scan and not table.is_mor:
+            # Hudi's full table scan: the latest snapshot's rows of the commits in range (and, from 'earliest',
+            # of the archived ones)
+            latest = table.latest_file_slices()
+            selection = select_incremental(table.timeline, query, [s.commit_time for s in latest])
+            return latest, dataclasses.replace(selection, full_table_scan=True)
+        view = _past_view(table, query, None, first.end, end_view)
         selection = select_incremental(table.timeline, query, [s.commit_time for s in view])
         if table.is_mor and selection.archived_before is not None:
             raise UnsupportedTableError(
@@ -411,15 +421,16 @@ def merge_spec_for_plan(table: HudiTable, plan: ScanPlan, columns: Sequence[str]
     """The merge of ``plan``'s log-file slices (:func:`read_inputs`): for an incremental plan only the
     blocks and rows of the commits it selected (Hudi's and hudi-rs's incremental reads of MOR tables)."""
     spec = merge_spec_for_table(table, columns=columns)
-    if plan.incremental is not None:
+    if plan.incremental is not None and not plan.incremental.full_table_scan:
         spec = dataclasses.replace(spec, incremental_instants=plan.incremental.commit_times)
     return spec
 
 
-def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_by: str | None) -> list[FileSlice]:
-    """The slices of a past view; refused when a clean deleted some of its files (reading what is left would
-    lose rows silently)."""
-    view = table.fs_view.view(as_of, completed_by=completed_by)
+def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_by: str | None,
+               view: View | None = None) -> list[FileSlice]:
+    """The slices of a past view (``view``, when the caller has it already); refused when a clean deleted some
+    of its files (reading what is left would lose rows silently)."""
+    view = view or table.fs_view.view(as_of, completed_by=completed_by)
     if not view.cleaned_away:
         return view.slices
     clean_time, name = view.cleaned_away[-1]
@@ -429,11 +440,13 @@ def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_
         what = f"{cfg.AS_OF_INSTANT.key}={as_of}"
     else:
         what = f"the snapshot taken when this DataFrame was loaded (instants completed by {completed_by})"
+    fallback = (f", or set {cfg.INCREMENTAL_FALLBACK.key}=true to read the latest snapshot's rows of the commits "
+                "in range (Copy-on-Write tables)") if query.is_incremental and not table.is_mor else ""
     raise InvalidArgumentError(
         f"{what} needs {len(view.cleaned_away)} file(s) that the clean at {clean_time} deleted (e.g. {name}): "
         "that version of the table is no longer readable",
         hint="time travel to a later instant (see 'hudi-layout inspect PATH'), reload the DataFrame, or keep "
-             "more history with hoodie.cleaner.commits.retained")
+             f"more history with hoodie.cleaner.commits.retained{fallback}")
 
 
 _settings_cache: dict[str, tuple[tuple[str, int, int], dict[str, str]]] = {}

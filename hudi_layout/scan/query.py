@@ -41,6 +41,9 @@ class ReadQuery:
     end: str | None = None
     #: use the column_stats index (``hoodie.enable.data.skipping`` and ``hoodie.metadata.enable``)
     use_column_stats: bool = True
+    #: an incremental read whose range a clean reached reads the latest snapshot's rows of the commits in
+    #: range (``hoodie.datasource.read.incr.fallback.fulltablescan.enable``; Copy-on-Write tables)
+    fallback_full_scan: bool = False
 
     @classmethod
     def from_options(cls, options: Mapping[str, Any] | None, *, completed_by: str | None = None) -> ReadQuery:
@@ -61,7 +64,8 @@ class ReadQuery:
                 f"{cfg.BEGIN_INSTANT.key} / {cfg.END_INSTANT.key} only apply to incremental reads",
                 hint=f"set {cfg.QUERY_TYPE.key}=incremental")
         return cls(query_type, as_of, completed_by, begin, end,
-                   cfg.DATA_SKIPPING.get(opts) and cfg.METADATA_ENABLE.get(opts))
+                   cfg.DATA_SKIPPING.get(opts) and cfg.METADATA_ENABLE.get(opts),
+                   query_type is QueryType.INCREMENTAL and cfg.INCREMENTAL_FALLBACK.get(opts))
 
     @property
     def is_incremental(self) -> bool:
@@ -96,6 +100,9 @@ class IncrementalSelection:
     commit_times: frozenset[str]
     end: str
     archived_before: str | None = None
+    #: Hudi's fallback when a clean reached the range: the rows come from the *latest* snapshot (merged as a
+    #: snapshot read merges), kept by their commit time; a row rewritten after the range is not returned
+    full_table_scan: bool = False
 
     def keeps(self, commit_time: str | None) -> bool:
         if commit_time is None:
