@@ -125,8 +125,11 @@ class HudiTable:
 
         ``as_of`` (time travel): the schema as of that instant, as Hudi's Spark reads take it
         (``TableSchemaResolver.getTableAvroSchema(timestamp)``): only commits requested at or before it count,
-        so a travel to before a schema change reads the columns and types of then."""
+        so a travel to before a schema change reads the columns and types of then (to before the first commit:
+        the latest, as there, where no instant by then means "the latest")."""
         done = self.timeline.completed().commits_and_replaces().instants
+        if as_of is not None and not any(i.requested_time <= as_of for i in done):
+            as_of = None
         for inst in sorted(done, key=lambda i: (i.completion_time or i.requested_time, i.requested_time),
                            reverse=True):
             if inst.action not in WRITE_ACTIONS or (as_of is not None and inst.requested_time > as_of):
