@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hudi_layout.errors import UnsupportedTableError
+from hudi_layout.format.file_naming import try_parse_base_file_name
 from hudi_layout.options import IndexType, QueryType, WriteOperation
 
 if TYPE_CHECKING:
@@ -200,6 +201,31 @@ def column_name_changes_refusal(props: TableProperties, action: str) -> Refusal 
                    f"its history changed column names ({shown}); hudi_layout {action} columns by name",
                    "read it with Hudi (hoodie.schema.on.read.enable=true), or rewrite it once under the current "
                    "names with Hudi")
+
+
+#: the instant of Hudi's metadata bootstrap (``HoodieTimeline.METADATA_BOOTSTRAP_INSTANT_TS``): base files of
+#: this instant are "skeletons" holding the meta columns only; the data columns stay in the files of the source
+#: dataset (``hoodie.bootstrap.base.path``), which Hudi's readers join to them through the bootstrap index
+METADATA_BOOTSTRAP_INSTANT = "00000000000001"
+
+
+def bootstrap_skeleton_refusal(base_file_names: Iterable[str], action: str) -> Refusal | None:
+    """Refuse to ``action`` file slices of which a base file is a metadata-bootstrap skeleton (named with
+    :data:`METADATA_BOOTSTRAP_INSTANT`): hudi_layout reads columns from the base files, so every data column
+    would read as NULL, and a rewrite would store those NULLs. Hudi's full-record bootstrap (instant ``...02``)
+    writes ordinary files."""
+    skeletons = [n for n in base_file_names if n and _instant_of(n) == METADATA_BOOTSTRAP_INSTANT]
+    if not skeletons:
+        return None
+    return Refusal(f"cannot {action} {len(skeletons)} base file(s) of Hudi's metadata bootstrap (e.g. {skeletons[0]}): "
+                   "they hold the meta columns only, the data stays in the bootstrap source files, which "
+                   "hudi_layout does not join", "read the table with Hudi, or rewrite its bootstrapped file groups "
+                   "with Hudi first (a clustering or a full-record bootstrap)")
+
+
+def _instant_of(base_file_name: str) -> str | None:
+    parsed = try_parse_base_file_name(base_file_name)
+    return parsed.instant_time if parsed is not None else None
 
 
 def read_refusal(props: TableProperties, query_type: QueryType = QueryType.SNAPSHOT) -> Refusal | None:
