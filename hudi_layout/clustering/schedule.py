@@ -32,7 +32,7 @@ from hudi_layout.clustering.plan import (
 )
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError
 from hudi_layout.format import instant as inst
-from hudi_layout.format.capabilities import Action, bootstrap_skeleton_refusal, require
+from hudi_layout.format.capabilities import Action, require, require_no_bootstrap_skeletons
 from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import State, instant_file_name, new_instant_time
@@ -144,9 +144,7 @@ def schedule_clustering(base_path: str | os.PathLike[str], options: Mapping[str,
         plan = plan_clustering(table.file_slices(partitions=partitions), opts, pending)
         if plan is None:
             return None
-        skeletons = bootstrap_skeleton_refusal((s.base_file_name for g in plan.groups for s in g.slices), "cluster")
-        if skeletons is not None:
-            raise skeletons.error()
+        require_no_bootstrap_skeletons((s.base_file_name for g in plan.groups for s in g.slices), "cluster")
         _require_writable_calendars(table, plan, datetime_rebase_mode)
         props = table.properties
         t = new_instant_time(latest_time_with_metadata(table.base_path, props),

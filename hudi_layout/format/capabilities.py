@@ -223,6 +223,13 @@ def bootstrap_skeleton_refusal(base_file_names: Iterable[str], action: str) -> R
                    "with Hudi first (a clustering or a full-record bootstrap)")
 
 
+def require_no_bootstrap_skeletons(base_file_names: Iterable[str], action: str) -> None:
+    """Raise :func:`bootstrap_skeleton_refusal`'s error, if any."""
+    why = bootstrap_skeleton_refusal(base_file_names, action)
+    if why is not None:
+        raise why.error()
+
+
 def _instant_of(base_file_name: str) -> str | None:
     parsed = try_parse_base_file_name(base_file_name)
     return parsed.instant_time if parsed is not None else None

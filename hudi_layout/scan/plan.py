@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, UnsupportedTableError
-from hudi_layout.format.capabilities import Action, bootstrap_skeleton_refusal, require
+from hudi_layout.format.capabilities import Action, require, require_no_bootstrap_skeletons
 from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
 from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
@@ -314,9 +314,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
         _record_query(table, pred, source, settings)
     slices, incremental = _slices_for(table, query)
-    skeletons = bootstrap_skeleton_refusal((s.base_file_name for s in slices), "read")
-    if skeletons is not None:
-        raise skeletons.error()
+    require_no_bootstrap_skeletons((s.base_file_name for s in slices), "read")
     notes: list[str] = []
     if incremental is not None and incremental.full_table_scan:
         notes.append(f"a clean reached the incremental range: {cfg.INCREMENTAL_FALLBACK.key}=true reads the "

@@ -41,9 +41,9 @@ from hudi_layout.errors import (
 )
 from hudi_layout.format.capabilities import (
     Action,
-    bootstrap_skeleton_refusal,
     require,
     require_metadata_maintainable,
+    require_no_bootstrap_skeletons,
 )
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.file_naming import try_parse_log_file_name
@@ -356,9 +356,8 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLUSTER)
-    skeletons = bootstrap_skeleton_refusal((s.base_file_name for g in plan.groups for s in g.slices), "cluster")
-    if skeletons is not None:  # a plan Hudi scheduled may hold them
-        raise skeletons.error()
+    # a plan Hudi scheduled may hold them
+    require_no_bootstrap_skeletons((s.base_file_name for g in plan.groups for s in g.slices), "cluster")
     if mdt_exists(base):
         require_metadata_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
     table = HudiTable(str(base))

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.format.capabilities import bootstrap_skeleton_refusal
+from hudi_layout.format.capabilities import require_no_bootstrap_skeletons
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.options import WriteOperation
@@ -183,9 +183,8 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     if not parts:
         return []
     slices = table.file_slices(partitions=parts)
-    skeletons = bootstrap_skeleton_refusal((s.base_file_name for s in slices), "merge records into")
-    if skeletons is not None:  # a rewrite would store NULL in every data column of their rows
-        raise skeletons.error()
+    # a rewrite would store NULL in every data column of their rows
+    require_no_bootstrap_skeletons((s.base_file_name for s in slices), "merge records into")
     ranges: dict[str, tuple[Any, Any]] = {}
     try:
         index = ColumnStatsIndex(table.base_path)
