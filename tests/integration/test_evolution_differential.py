@@ -4,7 +4,7 @@ plain-Python model. After every step hudi-rs (its batches conformed to the table
 ``hudi_layout.read`` return exactly the model's rows, and a predicate on the newest column returns the model's
 matches (files written before a column existed have no statistics for it and must never be skipped). At the
 end, time travel to every write (hl.read, the data source, hudi-rs) gives the model's rows of that instant in
-the latest schema (columns added later null, widened values as they were).
+the schema of that instant, as Hudi's time travel reads it (session 18; the latest schema before).
 
 Found in session 11: an upsert into a file written before a column was added dropped the new column's values
 (test_schema_evolution has the fixed case; this walks the sequences around it).
@@ -39,7 +39,8 @@ class EvolvingTable:
         self.next_id = 0
         self.instant = ""
         #: (instant, the model's rows after it) of every write
-        self.history: list[tuple[str, dict[int, dict[str, Any]]]] = []
+        #: (instant, rows, column types) after each write: time travel reads the schema of then (session 18)
+        self.history: list[tuple[str, dict[int, dict[str, Any]], dict[str, pa.DataType]]] = []
         self.options = {"hoodie.table.name": "evo", "hoodie.datasource.write.recordkey.field": "id",
                         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.parquet.max.file.size": "6000"}
 
@@ -101,7 +102,7 @@ class EvolvingTable:
             self.write(batch, "delete")
             for k in keys:
                 del self.rows[k]
-            self.history.append((self.instant, dict(self.rows)))
+            self.history.append((self.instant, dict(self.rows), dict(self.types)))
             return
         else:
             assert op == "cluster"
@@ -111,20 +112,27 @@ class EvolvingTable:
             return
         for r in batch:
             self.rows[r["id"]] = r
-        self.history.append((self.instant, dict(self.rows)))
+        self.history.append((self.instant, dict(self.rows), dict(self.types)))
 
-    def expected(self, rows: dict[int, dict[str, Any]] | None = None) -> list[tuple]:
-        return sorted(tuple(r.get(c) for c in self.types) for r in (self.rows if rows is None else rows).values())
+    def expected(self, rows: dict[int, dict[str, Any]] | None = None, names: list[str] | None = None) -> list[tuple]:
+        names = list(self.types) if names is None else names
+        return sorted(tuple(r.get(c) for c in names) for r in (self.rows if rows is None else rows).values())
 
     def check_time_travel(self) -> None:
+        """Each write's version in the schema of then (Hudi's time travel: columns added later are not there,
+        ``v`` has its type of then), through hl.read and the data source; hudi-rs's rows on those columns."""
         import hudi
 
-        names = list(self.types)
-        for instant, rows in self.history:
-            want = self.expected(rows)
-            ours = hl.read(self.path, spark=self.spark, options={"as.of.instant": instant}).select(*names).toArrow()
+        for instant, rows, types in self.history:
+            names = list(types)
+            want = self.expected(rows, names)
+            df = hl.read(self.path, spark=self.spark, options={"as.of.instant": instant})
+            assert df.columns == names, f"hl.read as of {instant}: {df.columns}"
+            assert df.schema["v"].dataType.simpleString() == {pa.int32(): "int", pa.int64(): "bigint"}[types["v"]]
+            ours = df.toArrow()
             assert sorted(zip(*[ours.column(c).to_pylist() for c in names])) == want, f"hl.read as of {instant}"
             ds = self.spark.read.format("hudi_layout").option("as.of.instant", instant).load(self.path)
+            assert ds.columns == names, f"data source as of {instant}: {ds.columns}"
             assert sorted(tuple(r) for r in ds.select(*names).collect()) == want, f"data source as of {instant}"
             batches = hudi_rs_table(self.path).read(hudi.HudiReadOptions().with_as_of_timestamp(instant))
             theirs = pa.Table.from_batches([conform_batch(b, self.schema) for b in batches], schema=self.schema) \
