@@ -62,8 +62,9 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         options: Hudi read options: ``hoodie.datasource.query.type`` (``snapshot``, the default: Merge-on-Read
             slices merged with their log files; ``read_optimized``: base files only; ``incremental``),
             ``as.of.instant`` (time travel), ``hoodie.datasource.read.begin.instanttime`` / ``end.instanttime``
-            (incremental), ``hoodie.enable.data.skipping``; any other ``hoodie.*`` key is refused
-            (docs/read-semantics.md).
+            (incremental; ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` when a clean reached the
+            range), ``hoodie.enable.data.skipping``; any other ``hoodie.*`` key is refused (docs/read-semantics.md).
+            Time travel returns the table's schema as of its instant, as Hudi does.
     """
     rest = list(positional)
     if is_spark_session(path):  # deprecated: read(spark, path, where)
