@@ -49,6 +49,7 @@ from hudi_layout.table.faults import crash_point
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import (
+    IS_DELETED_FIELD,
     PARTITION_PATH_COLUMN,
     RECORD_KEY_COLUMN,
     RESULT_SCHEMA,
@@ -61,7 +62,6 @@ from hudi_layout.writer.base_file_writer import (
 )
 from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
-    IS_DELETED_FIELD,
     MERGE_TARGET_COLUMN,
     SEQUENCE_COLUMN,
     MergeRules,

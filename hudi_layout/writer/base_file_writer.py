@@ -64,7 +64,7 @@ PARTITION_VALUE_PREFIX = "_hoodie_partition_value_"
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
 #: Hudi's soft-delete field of the user's schema (docs/hudi-format-live-tables.md §2.3)
-IS_DELETED_COLUMN = "_hoodie_is_deleted"
+IS_DELETED_FIELD = "_hoodie_is_deleted"
 
 ERROR_MARKER = SPARK_ERROR_MARKER
 
@@ -707,8 +707,8 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
     files.encoding = encoding
     outputs: dict[str, _PartitionOutput] = {}
     for batch in batches:
-        if spec.drop_delete_markers and IS_DELETED_COLUMN in batch.schema.names:
-            batch = batch.filter(pc.invert(pc.fill_null(batch.column(IS_DELETED_COLUMN), False)))
+        if spec.drop_delete_markers and IS_DELETED_FIELD in batch.schema.names:
+            batch = batch.filter(pc.invert(pc.fill_null(batch.column(IS_DELETED_FIELD), False)))
         if batch.num_rows == 0:
             continue
         table = pa.Table.from_batches([batch])

@@ -44,7 +44,6 @@ from hudi_layout.writer.base_file_writer import (
     COMMIT_SEQNO_COLUMN,
     COMMIT_TIME_COLUMN,
     ENCODING_SAMPLE_ROWS,
-    IS_DELETED_COLUMN,
     META_COLUMNS,
     PARTITION_PATH_COLUMN,
     RECORD_KEY_COLUMN,
@@ -69,7 +68,6 @@ from hudi_layout.writer.base_file_writer import (
 MERGE_TARGET_COLUMN = "_hl_merge_target"
 #: true when the incoming record deletes its key (the delete operation, or ``_hoodie_is_deleted``)
 DELETE_FLAG_COLUMN = "_hl_delete"
-IS_DELETED_FIELD = IS_DELETED_COLUMN
 FILE_NAME_COLUMN = "_hoodie_file_name"
 #: position of a record in the incoming DataFrame (``monotonically_increasing_id``): a tie goes to the later one
 SEQUENCE_COLUMN = "_hl_seq"

@@ -75,6 +75,7 @@ from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import (
+    IS_DELETED_FIELD,
     RECORD_KEY_COLUMN,
     WriteSpec,
     WrittenFile,
@@ -83,7 +84,7 @@ from hudi_layout.writer.base_file_writer import (
     partition_value_column,
 )
 from hudi_layout.writer.key_text import refuse_unformattable, stored_key_text_problem
-from hudi_layout.writer.merge import IS_DELETED_FIELD, MergeRules
+from hudi_layout.writer.merge import MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
     metadata_update_hook,

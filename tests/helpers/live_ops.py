@@ -14,10 +14,14 @@ import pyarrow.parquet as pq
 
 from hudi_layout.options import WriteOperation
 from hudi_layout.table.hudi_table import HudiTable
-from hudi_layout.writer.base_file_writer import PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN, write_partition
+from hudi_layout.writer.base_file_writer import (
+    IS_DELETED_FIELD,
+    PARTITION_PATH_COLUMN,
+    RECORD_KEY_COLUMN,
+    write_partition,
+)
 from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
-    IS_DELETED_FIELD,
     MERGE_TARGET_COLUMN,
     SEQUENCE_COLUMN,
     MergeTarget,
