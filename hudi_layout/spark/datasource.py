@@ -82,7 +82,12 @@ from hudi_layout.scan.plan import merge_spec_for_plan, plan_scan, read_inputs
 from hudi_layout.scan.query import IncrementalSelection, ReadQuery
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
-from hudi_layout.spark.write_job import datetime_rebase_write_mode, refuse_unwritable_spark_types, write_task
+from hudi_layout.spark.write_job import (
+    datetime_rebase_write_mode,
+    refusal_error,
+    refuse_unwritable_spark_types,
+    write_task,
+)
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
@@ -566,7 +571,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         for m in messages:
             if isinstance(m, _FilesMessage) and m.refusal is not None:
-                raise from_spark_error_text(m.refusal) or InvalidArgumentError(m.refusal)
+                raise refusal_error(m.refusal)
         rows = [r for m in messages if isinstance(m, _FilesMessage) for r in m.rows]
         self.session.commit(rows)
         clean_if_due(self.session.base, self.session.opts)  # hoodie.clean.automatic (pure, no Spark job)

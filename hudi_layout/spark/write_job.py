@@ -223,12 +223,17 @@ def collect_results(df: DataFrame, mapper: Any, schema: pa.Schema) -> list[Any]:
         raise translated from None
     for r in rows:
         if r[REFUSAL_COLUMN] is not None:
-            raise from_spark_error_text(r[REFUSAL_COLUMN]) or InvalidArgumentError(r[REFUSAL_COLUMN])
+            raise refusal_error(r[REFUSAL_COLUMN])
     return rows
 
 
 #: the last column of every result row of :func:`collect_results`: a task's refusal, null in the other rows
 REFUSAL_COLUMN = "_hl_refusal"
+
+
+def refusal_error(text: str) -> HudiLayoutError:
+    """The error a task's refusal stands for (its :class:`WriterInputError` text, carried back as data)."""
+    return from_spark_error_text(text) or InvalidArgumentError(text)
 
 
 def _refusals_as_rows(mapper: Any, schema: pa.Schema) -> Any:
