@@ -261,6 +261,12 @@ class WriteOperation(_NamedChoice):
         return self in (WriteOperation.INSERT, WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE)
 
     @property
+    def replaces_written_partitions(self) -> bool:
+        """Replaces the file groups of every partition it writes into (``insert_overwrite``; a partition whose
+        incoming rows are all delete markers counts: Hudi's create handle still writes its, empty, file)."""
+        return self is WriteOperation.INSERT_OVERWRITE
+
+    @property
     def replaces_file_groups(self) -> bool:
         """Completes as a ``replacecommit`` listing replaced file groups."""
         return self in (WriteOperation.INSERT_OVERWRITE, WriteOperation.INSERT_OVERWRITE_TABLE,

@@ -124,8 +124,13 @@ class WriteSpec:
     #: a date before 1582-10-15 or a timestamp before 1900 is refused
     #: (:func:`~hudi_layout.format.spark_calendar.refuse_unwritable_datetimes`); upper case
     datetime_rebase_mode: str = "CORRECTED"
-    #: leave out rows whose ``_hoodie_is_deleted`` is true (inserts: ``WriteOperation.drops_delete_markers``)
+    #: leave out rows whose ``_hoodie_is_deleted`` is true (inserts: ``WriteOperation.drops_delete_markers``);
+    #: they are counted as deletes of the partition's file, as Hudi's create handle counts them
     drop_delete_markers: bool = False
+    #: a partition whose rows in a task were all delete markers gets an empty base file there (only when the
+    #: task wrote nothing else into it): an ``insert_overwrite`` replaces the partitions it wrote, and Hudi's
+    #: create handle writes such a file, so Hudi empties that partition (``WriteOperation.replaces_written_partitions``)
+    empty_file_for_marked_partitions: bool = False
 
 
 def partition_value_column(i: int) -> str:
@@ -706,12 +711,18 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
     files.rows_seen = first_seqno
     files.encoding = encoding
     outputs: dict[str, _PartitionOutput] = {}
+    markers = _DroppedMarkers()
     for batch in batches:
-        if spec.drop_delete_markers and IS_DELETED_FIELD in batch.schema.names:
-            batch = batch.filter(pc.invert(pc.fill_null(batch.column(IS_DELETED_FIELD), False)))
         if batch.num_rows == 0:
             continue
         table = pa.Table.from_batches([batch])
+        if spec.drop_delete_markers and IS_DELETED_FIELD in batch.schema.names:
+            marked = pc.fill_null(table.column(IS_DELETED_FIELD), False)
+            if pc.any(marked).as_py():
+                markers.add(_with_partition_paths(spec, table.filter(marked)))
+                table = table.filter(pc.invert(marked))
+                if table.num_rows == 0:
+                    continue
         keys = table.column(RECORD_KEY_COLUMN)
         if keys.null_count:
             raise WriterInputError(
@@ -730,8 +741,36 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
         output.flush(final=True)
     for output in list(files.open_order.values()):
         output.close()
+    if spec.empty_file_for_marked_partitions:
+        written = {r["partition_path"] for r in files.results}
+        for partition_path, empty in markers.empty_pieces.items():
+            if partition_path not in written:
+                files.results.append(files.open_file(partition_path, empty).close())
+    markers.count_into(files.results)
     if files.results:
         yield pa.RecordBatch.from_pylist(files.results, schema=RESULT_SCHEMA)
+
+
+class _DroppedMarkers:
+    """The delete-marked rows one task left out, by partition path: how many (they count as the deletes of the
+    partition's first file, as Hudi's create handle counts them) and a row-less piece of their columns (for the
+    empty file an overwrite writes, :attr:`WriteSpec.empty_file_for_marked_partitions`)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.empty_pieces: dict[str, pa.Table] = {}
+
+    def add(self, marked: pa.Table) -> None:
+        for entry in pc.value_counts(marked.column(PARTITION_PATH_COLUMN).combine_chunks()).to_pylist():
+            path = str(entry["values"])
+            self.counts[path] = self.counts.get(path, 0) + int(entry["counts"])
+            self.empty_pieces.setdefault(path, marked.slice(0, 0))
+
+    def count_into(self, results: list[dict[str, Any]]) -> None:
+        for partition_path, count in self.counts.items():
+            row = next((r for r in results if r["partition_path"] == partition_path), None)
+            if row is not None:
+                row["num_deletes"] = (row.get("num_deletes") or 0) + count
 
 
 def key_and_partition_values(batch: pa.RecordBatch, record_keys: Sequence[str],

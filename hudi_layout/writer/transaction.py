@@ -248,7 +248,8 @@ class WriteSession:
             copy_unchanged_columns=cfg.MERGE_COPY_UNCHANGED.get(opts),
             stats_columns=stats_columns_for(layout.props, opts, layout.schema), partition_rule=layout.rule,
             data_schema=layout.schema, datetime_rebase_mode=datetime_rebase_mode.strip().upper(),
-            drop_delete_markers=operation.drops_delete_markers and IS_DELETED_FIELD in target.names)
+            drop_delete_markers=operation.drops_delete_markers and IS_DELETED_FIELD in target.names,
+            empty_file_for_marked_partitions=operation.replaces_written_partitions)
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
         props = layout.props
@@ -359,7 +360,7 @@ class WriteSession:
         """Under the table lock: the live file groups an overwrite / partition delete replaces."""
         if self.operation is WriteOperation.INSERT_OVERWRITE_TABLE:
             return _file_groups(self.base, None)
-        if self.operation is WriteOperation.INSERT_OVERWRITE:
+        if self.operation.replaces_written_partitions:
             return _file_groups(self.base, sorted({w.partition_path for w in files}))
         return _file_groups(self.base, list(self.partitions_to_delete))
 
@@ -727,7 +728,8 @@ def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation:
                              prev_commit=w.prev_commit or "null", prev_base_file=w.prev_base_file)
         else:
             stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
-                             num_writes=w.num_records, num_inserts=w.num_records, file_size_in_bytes=w.file_size)
+                             num_writes=w.num_records, num_inserts=w.num_records, file_size_in_bytes=w.file_size,
+                             num_deletes=w.num_deletes)
         by_partition.setdefault(w.partition_path, []).append(stat.to_dict())
     meta: dict[str, Any] = {
         "partitionToWriteStats": by_partition,

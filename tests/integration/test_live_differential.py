@@ -84,10 +84,12 @@ class Model:
         for i, p in keys:
             self.rows.pop((p, i), None)
 
-    def overwrite(self, batch: list[Row]) -> None:
+    def overwrite(self, batch: list[Row], marked: list[bool]) -> None:
+        """Hudi replaces every partition the batch has rows in, delete-marked ones included (its create handle
+        writes an empty file for a partition whose rows are all marked); marked rows are not written."""
         for p in {r[1] for r in batch}:
             self.drop_partition(p)
-        self.insert(batch)
+        self.insert([r for r, m in zip(batch, marked) if not m])
 
     def drop_partition(self, p: str) -> None:
         for k in [k for k in self.rows if k[0] == p]:
@@ -215,8 +217,10 @@ class Sequence:
         if op == "insert_overwrite":
             p = rng.choice(PARTITIONS)
             batch = [self.row(r[0], p) for r in self.new_rows(rng.randint(1, 20))]
-            t = self.write(spark_rows(batch), "insert_overwrite")
-            self.model.overwrite(batch)
+            every = rng.random() < 0.4  # sometimes every row is marked: the partition ends empty
+            marked = [every or rng.random() < 0.1 for _ in batch]
+            t = self.write(spark_rows(batch, marked), "insert_overwrite")
+            self.model.overwrite(batch, marked)
             return t
         if op == "delete_partition":
             p = rng.choice(sorted({k[0] for k in self.model.rows}))

@@ -165,6 +165,42 @@ def test_insert_overwrite_replaces_only_the_partitions_present(table) -> None:
     assert any(n.endswith(".replacecommit") and n.startswith(result.instant_time) for n in timeline_files(table))
 
 
+def marked(table: pa.Table, flags) -> pa.Table:
+    return table.append_column("_hoodie_is_deleted", pa.array(list(flags), pa.bool_()))
+
+
+def test_insert_overwrite_empties_a_partition_whose_rows_are_all_delete_markers(tmp_path) -> None:
+    """Hudi's create handle counts a delete-marked record as a delete and writes nothing for it, but the handle
+    still writes its (empty) file and reports the partition, so insert_overwrite replaces that partition: it
+    ends empty. Before session 19 we wrote no file there and the partition kept its old rows."""
+    path = str(tmp_path / "t")
+    run_write(path, marked(rows(range(20)), [False] * 20), OPTS)
+    incoming = pa.concat_tables([marked(rows([100, 102], p="a"), [True, True]),
+                                 marked(rows([101, 103, 105], p="b"), [False, True, False])])
+    result = run_write(path, incoming, {"hoodie.datasource.write.operation": "insert_overwrite"})
+    got = snapshot(path)
+    assert sorted(got) == [101, 105]  # a: replaced by nothing; b: replaced by its unmarked rows
+    meta = commit_meta(path, result.instant_time)
+    assert set(meta["partitionToReplaceFileIds"]) == {"a", "b"}
+    stats = {p: s for p, ss in meta["partitionToWriteStats"].items() for s in ss}
+    assert (stats["a"]["numWrites"], stats["a"]["numDeletes"]) == (0, 2)
+    assert (stats["b"]["numWrites"], stats["b"]["numDeletes"]) == (2, 1)
+    assert result.records_deleted == 3
+    (empty,) = [s for s in HudiTable(path).file_slices() if s.partition_path == "a"]
+    assert pq.ParquetFile(empty.base_file_path).metadata.num_rows == 0
+    stats_a = ColumnStatsIndex(path).load_column("name", ["a"]).to_pylist()
+    assert [(r["file_name"], r["value_count"], r["min"], r["max"]) for r in stats_a] == \
+        [(empty.base_file_name, 0, None, None)]  # indexed, and no row of it can match anything
+    # a plain insert of marked rows only writes nothing (no file group is needed for answers)
+    insert = run_write(path, marked(rows([200], p="c"), [True]), {"hoodie.datasource.write.operation": "insert"})
+    assert sorted(snapshot(path)) == [101, 105]
+    assert "c" not in {s.partition_path for s in HudiTable(path).file_slices()}
+    assert insert.records_deleted == 0
+    # the emptied partition takes new rows again
+    run_write(path, marked(rows([300], p="a"), [False]), UPSERT)
+    assert sorted(snapshot(path)) == [101, 105, 300]
+
+
 def test_delete_partition_by_name_wildcard_or_rows_and_unknown_names_refused(table, tmp_path) -> None:
     empty = rows([])
     run_write(table, empty, {"hoodie.datasource.write.operation": "delete_partition",
