@@ -58,6 +58,7 @@ from hudi_layout.format.merge_config import (  # noqa: F401 - re-exported: the r
 )
 from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
+from hudi_layout.table.timeline import visible_at
 
 RECORD_KEY = "_hoodie_record_key"
 COMMIT_TIME = "_hoodie_commit_time"
@@ -176,14 +177,18 @@ def _rolled_back_instants(table: HudiTable) -> set[str]:
     return out
 
 
-def merge_spec_for_table(table: HudiTable, *, as_of: str | None = None,
+def merge_spec_for_table(table: HudiTable, *, as_of: str | None = None, completed_by: str | None = None,
                          instant_range: InstantRange | None = None,
                          columns: Sequence[str] | None = None) -> MergeSpec:
     """A :class:`MergeSpec` for ``table`` (driver side: reads properties and the timeline once).
 
     ``as_of`` (time travel) keeps the completed instants *requested* at or before it, like the file-system
-    view and hudi-rs, and ignores log blocks written after it. ``instant_range`` (incremental read) selects
-    the completed instants whose completion time (v8/v9; requested time on v6) lies in the range.
+    view and hudi-rs, and ignores log blocks written after it. ``completed_by`` (a DataFrame pinned to the
+    instants completed when it was loaded) keeps those completed by then, as the file-system view does.
+    Both matter for the blocks of one log file: a version-6 writer appends each deltacommit's blocks to the
+    slice's existing log file, so the file list alone cannot tell an old view from the latest (session 19:
+    time travel to before such an append applied its updates and deletes). ``instant_range`` (incremental
+    read) selects the completed instants whose completion time (v8/v9; requested time on v6) lies in the range.
     """
     mode, ordering = merge_config(table.properties)
     schema_text = table.schema()
@@ -193,7 +198,7 @@ def merge_spec_for_table(table: HudiTable, *, as_of: str | None = None,
     completed = commits.completed()
     first = completed.first()
     committed = frozenset(i.requested_time for i in completed
-                          if as_of is None or i.requested_time <= as_of)
+                          if (as_of is None or i.requested_time <= as_of) and visible_at(i, completed_by))
     uncommitted = frozenset({i.requested_time for i in commits.pending()} | _rolled_back_instants(table))
     incremental = None
     if instant_range is not None:

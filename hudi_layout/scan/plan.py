@@ -419,9 +419,11 @@ def read_inputs(table: HudiTable, plan: ScanPlan, query_type: QueryType | None =
 
 
 def merge_spec_for_plan(table: HudiTable, plan: ScanPlan, columns: Sequence[str]) -> MergeSpec:
-    """The merge of ``plan``'s log-file slices (:func:`read_inputs`): for an incremental plan only the
-    blocks and rows of the commits it selected (Hudi's and hudi-rs's incremental reads of MOR tables)."""
-    spec = merge_spec_for_table(table, columns=columns)
+    """The merge of ``plan``'s log-file slices (:func:`read_inputs`): the blocks of the instants the plan's
+    view sees (time travel, a pinned DataFrame); for an incremental plan only the blocks and rows of the
+    commits it selected (Hudi's and hudi-rs's incremental reads of MOR tables)."""
+    spec = merge_spec_for_table(table, as_of=plan.query.as_of, completed_by=plan.query.completed_by,
+                                columns=columns)
     if plan.incremental is not None and not plan.incremental.full_table_scan:
         spec = dataclasses.replace(spec, incremental_instants=plan.incremental.commit_times)
     return spec

@@ -22,7 +22,7 @@ import hudi_layout
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.tools import cli
 from tests.helpers.integration import hudi_rs_read, rows_digest
-from tests.helpers.mor_builder import Upserts, make_mor_table, row
+from tests.helpers.mor_builder import Deletes, Upserts, make_mor_table, row
 from tests.helpers.mor_samples import FIELDS, hudi_rs_listing_storage, sample_mor_table
 
 pytestmark = pytest.mark.integration
@@ -262,3 +262,50 @@ def test_hudi_read_settings_of_the_session_apply_beneath_the_reads_options(spark
         session_conf(key, None)
     session_conf("hoodie.datasource.merge.type", "payload_combine")  # Hudi's default: what we do
     assert names() == snapshot
+
+
+def _ids_names(table: pa.Table) -> list[tuple[str, str]]:
+    return sorted(zip(table.column("id").to_pylist(), table.column("name").to_pylist())) if table.num_rows else []
+
+
+def _cli_rows(path: Path, as_of: str) -> list[tuple[str, str]]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(["query", str(path), "SELECT id, name FROM t ORDER BY id", "--as-of", as_of]) == 0
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in buf.getvalue().splitlines()
+             if line.startswith("|")]
+    return sorted((a, b) for a, b in cells[1:])
+
+
+@pytest.mark.parametrize("version", [6, 9])
+def test_past_views_ignore_blocks_appended_to_a_log_file_later(spark, tmp_path: Path, version: int) -> None:
+    """A version-6 writer appends each deltacommit's blocks to the slice's existing log file: the file list
+    of an old view then names the file holding later blocks too. Time travel (``hl.read``, the data source,
+    the command) and a data-source DataFrame loaded before the append but first run after it applied the
+    later update and delete (session 19: ``[a3, c]`` where hudi-rs reads ``[a2, b, c]``); the merge now takes
+    only the blocks of the view's instants."""
+    t = make_mor_table(tmp_path / "t", version=version)
+    c1 = t.deltacommit(inserts={"": [row("a", 1), row("b", 1), row("c", 1)]})
+    fid = c1.file_ids[0]
+    c2 = t.deltacommit(logs={fid: [Upserts([row("a", 2, name="a2")])]})
+    path = str(t.base)
+    pinned = spark.read.format("hudi_layout").load(path)  # loaded at c2, first run after c3
+    pinned.createOrReplaceTempView("mor_pinned")
+    c3 = t.deltacommit(logs={fid: [Upserts([row("a", 3, name="a3")]), Deletes(["b"])]},
+                       inserts={"": [row("z", 3)]})
+    if version == 6:  # the case: c3's blocks went into c2's log file
+        assert len({p.name for p in Path(path).glob(f".{fid}_*.log.*")}) == 1
+    as_c2 = _ids_names(t.read_hudi_rs(as_of=c2.instant))
+    assert [i for i, _n in as_c2] == ["a", "b", "c"] and ("a", "a2") in as_c2
+    assert _ids_names(pinned.toArrow()) == as_c2
+    assert _ids_names(spark.sql("SELECT id, name FROM mor_pinned").toArrow()) == as_c2
+    assert pinned.count() == 3
+    for commit in (c1, c2, c3):
+        want = _ids_names(t.read_hudi_rs(as_of=commit.instant))
+        opts = {"as.of.instant": commit.instant}
+        assert _ids_names(hudi_layout.read(path, spark=spark, options=opts).toArrow()) == want, commit.instant
+        assert _ids_names(hudi_layout.read(path, "name <> 'q'", spark=spark, options=opts).toArrow()) == want
+        ds = spark.read.format("hudi_layout").options(**opts).load(path)
+        assert _ids_names(ds.toArrow()) == want, commit.instant
+        assert _cli_rows(t.base, commit.instant) == want, commit.instant
+    assert _ids_names(hudi_layout.read(path, spark=spark).toArrow()) == _ids_names(t.read_hudi_rs())
