@@ -553,19 +553,24 @@ def _finish_interrupted_rollbacks(base: Path, props: TableProperties, hooks: Com
 
 def _sweep_stray_markers(base: Path, props: TableProperties) -> None:
     """Remove marker folders (and gates) of instants that are not pending; delete the files such markers
-    name unless their instant completed (then reconciliation already kept exactly the committed ones)."""
+    name unless their instant completed (then reconciliation already kept exactly the committed ones) or may
+    have: an instant older than the active timeline was archived, committed or not, and its files may be live
+    (session 19: a marker folder a crash left behind, then Hudi's archival of its instant, made the next write
+    delete that commit's live files)."""
     temp = base / ".hoodie" / ".temp"
     if not temp.is_dir():
         return
     instants = list_instants(base, props)
     pending = {i.requested_time for i in pending_write_instants(base, props)}
     completed = {i.requested_time for i in instants if i.is_completed}
+    active_from = min((i.requested_time for i in instants), default=None)
     for entry in os.scandir(temp):
         t = entry.name
         if not entry.is_dir() or not t.isdigit() or t in pending:
             continue
         close_gate(base, t)
-        if t not in completed:
+        archived = active_from is None or t < active_from
+        if t not in completed and not archived:
             for rel in _marker_files(Path(entry.path)):
                 parsed = try_parse_base_file_name(rel.rsplit("/", 1)[-1])
                 if parsed is not None and parsed.instant_time == t and ".." not in rel.split("/"):

@@ -139,3 +139,38 @@ def test_a_rolled_back_instant_cannot_complete(tmp_path: Path) -> None:
     with pytest.raises(CommitConflictError):  # ... so its late completion must fail
         cp.complete_write(pending, payload, committed_files=[name])
     assert HudiTable(base).file_slices() == []
+
+
+def test_a_leftover_marker_folder_of_an_archived_instant_never_deletes_its_files(tmp_path: Path) -> None:
+    """A crash after a commit completed can leave its marker folder; once Hudi archives that instant (its
+    files leave the active timeline), the instant is neither pending nor completed there. The sweep of stray
+    markers deleted the files it names, live committed files (session 19: 40 rows read, then 20)."""
+    base = _table(tmp_path)
+    first = cp.begin_write(base, "commit")
+    name = _data_file(base, first)
+    cp.complete_write(first, _commit_bytes(base, name, first.instant_time), committed_files=[name])
+    second = cp.begin_write(base, "commit")
+    other = _data_file(base, second)
+    cp.complete_write(second, _commit_bytes(base, other, second.instant_time), committed_files=[other])
+    timeline = base / ".hoodie" / "timeline"
+    (timeline / "history").mkdir(exist_ok=True)
+    for f in timeline.iterdir():  # Hudi's archival: the first instant leaves the active timeline
+        if f.name.startswith(first.instant_time):
+            f.unlink()
+    (timeline / "history" / f"{first.instant_time}_{first.instant_time}_0.parquet").write_bytes(b"PAR1PAR1")
+    leftover = base / ".hoodie" / ".temp" / first.instant_time
+    leftover.mkdir(parents=True)
+    (leftover / f"{name}.marker.CREATE").touch()
+    third = cp.begin_write(base, "commit")  # sweeps stray markers
+    assert (base / name).exists() and (base / other).exists()
+    assert not leftover.exists(), "the leftover folder itself goes"
+    cp.abort_write(third)
+    # a marker folder of an instant newer than the timeline's start that never completed: its files go
+    fourth = cp.begin_write(base, "commit")
+    orphan = _data_file(base, fourth)
+    fourth.heartbeat.stop(delete=False)
+    for f in timeline.iterdir():
+        if f.name.startswith(fourth.instant_time):
+            f.unlink()
+    cp.abort_write(cp.begin_write(base, "commit"))
+    assert not (base / orphan).exists()
