@@ -44,6 +44,8 @@ V = TypeVar("V")
 MAX_TABLES = 8
 #: decoded commit metadata files kept (a 1000-file commit decodes to a few MB of Python objects)
 MAX_COMMIT_METADATA = 64
+#: derived values kept (:func:`commit_metadata` with a ``view``): a set of file names each, so many fit
+MAX_DERIVED = 8192
 #: column_stats tables kept per table (per column and partition selection)
 MAX_COLUMN_STATS = 64
 
@@ -166,20 +168,24 @@ def mdt_key(base_path: Path, mdt_partitions: tuple[str, ...] = ("column_stats", 
 # ------------------------------------------------------------------------------------------ commit metadata
 
 _commit_metadata = _Lru(MAX_COMMIT_METADATA)
+#: small values derived from commit metadata (the file names a commit lists), one per completed instant file
+_derived = _Lru(MAX_DERIVED)
 
 
-def commit_metadata(path: Path, decode: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """Decoded metadata of a completed instant file at ``path`` (``decode`` runs on a miss). Read-only!"""
+def commit_metadata(path: Path, decode: Callable[[], Any], view: str = "") -> Any:
+    """Decoded metadata of a completed instant file at ``path`` (``decode`` runs on a miss), or another
+    ``view`` of it (a value derived from it, cached beside it under that name). Read-only!"""
     if not _enabled:
         return decode()
     st = _stat_key(path)
     if st is None:
         return decode()  # let the decoder raise its own error for a vanished file
-    key = (str(path), *st)
-    got = _commit_metadata.get(key)
+    key = (str(path), view, *st)
+    lru = _derived if view else _commit_metadata
+    got = lru.get(key)
     if got is None:
         got = decode()
-        _commit_metadata.put(key, got)
+        lru.put(key, got)
     return got
 
 
@@ -247,4 +253,5 @@ def column_stats(base_path: Path, column: str, partitions: tuple[str, ...] | Non
 def clear() -> None:
     """Forget everything (tests; after out-of-band edits with coarse mtimes)."""
     _commit_metadata.clear()
+    _derived.clear()
     _tables.clear()

@@ -36,18 +36,20 @@ listed from storage (not from the metadata table's ``files`` partition).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.file_naming import (
     LogFileName,
     log_sort_key,
     try_parse_base_file_name,
     try_parse_log_file_name,
 )
-from hudi_layout.format.instant import WRITE_ACTIONS
+from hudi_layout.format.instant import WRITE_ACTIONS, Instant
 from hudi_layout.table.partition_metadata import has_partition_metadata
 from hudi_layout.table.timeline import Timeline, visible_at
 
@@ -219,6 +221,7 @@ class FileSystemView:
         deleted, known = (_cleaned_candidates(self.timeline, rules, replaced) if check_cleans and past
                           else ({}, {}))
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
+        written: dict[str, frozenset[str] | None] = {}
         slices: list[FileSlice] = []
         for part in parts:
             pdir = self.base_path / part if part else self.base_path
@@ -248,6 +251,8 @@ class FileSystemView:
             for file_id in sorted(set(bases) | set(logs)):
                 if (part, file_id) in replaced:
                     continue
+                if file_id in bases:
+                    bases[file_id] = self._listed_by_their_commits(part, bases[file_id], written)
                 sl = _latest_slice(part, pdir, file_id, bases.get(file_id, []), logs.get(file_id, []), rules)
                 if sl is not None:
                     slices.append(sl)
@@ -258,6 +263,39 @@ class FileSystemView:
                               for instant, clean_time, name in files
                               if not any(b > instant for b in known[group]))  # the group's latest at the bound
         return View(slices, cleaned_away)
+
+    def _listed_by_their_commits(self, part: str, bases: list[_Listed],
+                                 written: dict[str, frozenset[str] | None]) -> list[_Listed]:
+        """``bases`` (one file group's committed base files) without the newest ones their instant's commit does
+        not list: a second attempt of a Spark task (retry, speculation, a straggler) writes a copy of a file
+        under the same instant, and only one is committed. Hudi removes the others through its markers and
+        readers of its metadata table never see them; a listing does (session 19: 14 keys read twice, then made
+        permanent by a clustering). Only the files that can be the slice's base are checked, newest first,
+        each instant's list read once per view. A zero-byte base file there is damage, refused."""
+        on_timeline = self._completed_writes_by_time
+        kept = sorted(bases, key=lambda b: (b.instant, b.name), reverse=True)
+        while kept:
+            newest = kept[0]
+            instant = on_timeline.get(newest.instant)
+            if instant is not None:
+                if newest.instant not in written:
+                    written[newest.instant] = self.timeline.files_written(instant)
+                names = written[newest.instant]
+                if names is not None and newest.name not in names:
+                    kept.pop(0)
+                    continue
+            if newest.size == 0:
+                rel = f"{part}/{newest.name}" if part else newest.name
+                raise CorruptFileError(f"base file {rel} of a completed commit is empty (0 bytes): the table is "
+                                       "damaged", hint="restore the file from a backup, or roll the table back to "
+                                       "an earlier instant with Hudi")
+            break
+        return kept
+
+    @functools.cached_property
+    def _completed_writes_by_time(self) -> dict[str, Instant]:
+        return {i.requested_time: i for i in self.timeline.commits_and_replaces().completed()
+                if i.action in WRITE_ACTIONS}
 
     def pending_clustering_file_groups(self) -> set[tuple[str, str]]:
         out: set[tuple[str, str]] = set()

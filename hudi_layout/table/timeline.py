@@ -185,6 +185,19 @@ class Timeline:
             return self.read_commit_metadata(instant)
         return table_cache.commit_metadata(self.path_of(instant), lambda: self.read_commit_metadata(instant))
 
+    def files_written(self, instant: Instant) -> frozenset[str] | None:
+        """Names of the files the completed write ``instant`` lists in its write stats (their ``path``): what
+        it committed. None when its metadata names none (nothing can be said about its files then)."""
+        def names() -> frozenset[str] | None:
+            found = frozenset(str(s.get("path") or "").rsplit("/", 1)[-1]
+                              for s in cm.write_stats(self.read_commit_metadata_shared(instant))) - {""}
+            return found or None
+
+        if not instant.is_completed:
+            return names()
+        got: frozenset[str] | None = table_cache.commit_metadata(self.path_of(instant), names, view="files written")
+        return got
+
     def cleaned_files(self) -> list[tuple[str, str, str]]:
         """``(clean time, partition, file name)`` of every data file a completed clean on this timeline deleted
         (``successDeleteFiles`` of its ``HoodieCleanMetadata``; cached per completed clean file)."""

@@ -4,6 +4,7 @@ every data column read as NULL and an upsert or clustering would have stored the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +13,7 @@ import pytest
 import hudi_layout as hl
 from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.format.capabilities import METADATA_BOOTSTRAP_INSTANT, bootstrap_skeleton_refusal
+from hudi_layout.format.commit_metadata import commit_metadata_bytes, decode_commit_metadata
 from tests.helpers.live_ops import run_write
 
 
@@ -34,5 +36,9 @@ def test_a_table_with_skeleton_base_files_is_refused_by_reads(tmp_path: Path):
     (instant,) = {p.name.split("_")[0] for p in (base / ".hoodie" / "timeline").glob("*_*.commit")}
     for p in list((base / ".hoodie" / "timeline").iterdir()) + list(base.glob("*.parquet")):
         p.rename(p.with_name(p.name.replace(instant, METADATA_BOOTSTRAP_INSTANT, 1)))
+    (commit,) = (base / ".hoodie" / "timeline").glob("*_*.commit")  # and the files its metadata lists
+    text = json.dumps(decode_commit_metadata(commit.read_bytes()))
+    meta = json.loads(text.replace(instant, METADATA_BOOTSTRAP_INSTANT))
+    commit.write_bytes(commit_metadata_bytes(meta, 9))
     with pytest.raises(UnsupportedTableError, match="metadata bootstrap"):
         hl.explain(str(base), "v = 'a'")

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_layout.errors import NotAHudiTableError
-from hudi_layout.format.commit_metadata import clustering_plan_metadata, requested_replace_bytes
+from hudi_layout.format.commit_metadata import clustering_plan_metadata, commit_metadata_bytes, requested_replace_bytes
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.partition_metadata import (
     read_partition_metadata,
@@ -77,9 +77,17 @@ def test_as_of_and_pending_invisible(fixture_table) -> None:
     src = Path(now[0].base_file_path)
     shutil.copy(src, src.with_name(src.name.replace(now[0].commit_time, pending)))
     assert t.reload().file_slices() == now
-    # ... and visible once completed
-    (tl_dir / f"{pending}_{pending[:-1]}1.commit").write_bytes((tl_dir / next(
-        n for n in sorted(p.name for p in tl_dir.iterdir()) if n.endswith(".commit") and "_" in n)).read_bytes())
+    # ... and visible once completed (by a commit whose metadata lists it; session 19: a file its commit does
+    # not list is a task's second copy, never committed)
+    copy = src.with_name(src.name.replace(now[0].commit_time, pending)).name
+    rel = f"{now[0].partition_path}/{copy}" if now[0].partition_path else copy
+    unlisted = {"partitionToWriteStats": {now[0].partition_path: [{"path": "elsewhere.parquet"}]},
+                "operationType": "UPSERT"}
+    (tl_dir / f"{pending}_{pending[:-1]}1.commit").write_bytes(commit_metadata_bytes(unlisted, 9))
+    assert t.reload().file_slices() == now
+    listed = {"partitionToWriteStats": {now[0].partition_path: [{"path": rel, "fileId": now[0].file_id}]},
+              "operationType": "UPSERT"}
+    (tl_dir / f"{pending}_{pending[:-1]}1.commit").write_bytes(commit_metadata_bytes(listed, 9))
     after = t.reload().file_slices()
     assert any(s.commit_time == pending for s in after) and len(after) == len(now)
 

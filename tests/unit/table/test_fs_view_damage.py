@@ -1,0 +1,72 @@
+"""The file-system view on tables holding files a listing sees but no commit made (a second attempt of a
+Spark task, a straggler) or damaged ones (a zero-byte base file). Session 19: such a copy of a base file was
+read next to the committed one (14 keys twice, then made permanent by a clustering); hudi-rs, reading the
+metadata table's file list, reads each key once."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import hudi_layout as hl
+from hudi_layout.errors import CorruptFileError
+from hudi_layout.table.hudi_table import HudiTable
+from tests.helpers.integration import hudi_rs_read
+from tests.helpers.live_ops import run_write
+
+OPTS = {"hoodie.table.name": "d", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.parquet.max.file.size": "3000"}
+
+
+def _table(tmp_path: Path, metadata: bool = True) -> Path:
+    base = tmp_path / "t"
+    opts = {**OPTS, "hoodie.metadata.enable": str(metadata).lower()}
+    run_write(str(base), pa.table({"id": list(range(40)), "p": ["a", "b"] * 20, "v": list(range(40))}), opts)
+    run_write(str(base), pa.table({"id": [0, 2], "p": ["a", "a"], "v": [100, 102]}),
+              {"hoodie.datasource.write.operation": "upsert"})
+    return base
+
+
+def _ids(base: Path) -> list[int]:
+    return sorted(hudi_rs_read(str(base)).column("id").to_pylist())
+
+
+@pytest.mark.parametrize("copy_kind", ["retried task (same file group)", "straggler (another file group)"])
+def test_a_copy_of_a_base_file_no_commit_lists_is_not_read(tmp_path: Path, copy_kind: str) -> None:
+    base = _table(tmp_path)
+    before = HudiTable(str(base)).file_slices()
+    want = _ids(base)
+    victim = max(before, key=lambda s: s.commit_time)
+    src = Path(victim.base_file_path)
+    file_id, token, rest = src.name.split("_", 2)
+    if copy_kind.startswith("retried"):
+        copy = src.with_name(f"{file_id}_9-9-9_{rest}")
+    else:
+        copy = src.with_name(f"{file_id[:-1]}{'1' if file_id[-1] != '1' else '2'}_{token}_{rest}")
+    shutil.copy(src, copy)
+    after = HudiTable(str(base)).file_slices()
+    assert [s.base_file_name for s in after] == [s.base_file_name for s in before]
+    assert sorted(r["id"] for r in _rows_read(base)) == want
+    assert hl.explain(str(base), "v >= 0").files_total == len(before)
+
+
+def _rows_read(base: Path) -> list[dict]:
+    import pyarrow.parquet as pq
+
+    rows: list[dict] = []
+    for s in HudiTable(str(base)).file_slices():
+        rows += pq.read_table(s.base_file_path, columns=["id"]).to_pylist()
+    return rows
+
+
+def test_a_zero_byte_latest_base_file_is_refused_naming_it(tmp_path: Path) -> None:
+    base = _table(tmp_path, metadata=False)
+    victim = max(HudiTable(str(base)).file_slices(), key=lambda s: s.commit_time)
+    Path(victim.base_file_path).write_bytes(b"")
+    with pytest.raises(CorruptFileError, match=victim.base_file_name):
+        HudiTable(str(base)).file_slices()
+    with pytest.raises(CorruptFileError, match="0 bytes"):
+        hl.explain(str(base), "v > 3")
