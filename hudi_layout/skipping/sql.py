@@ -400,3 +400,53 @@ def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:
     """
     pred = _Parser(text).parse()
     return bind(pred, schema) if schema is not None else pred
+
+
+#: keywords that make a statement read a relation more than once, or in a way a WHERE over the view's rows
+#: does not describe (joins, set operations, common table expressions, lateral views, sampling, pivots)
+_MULTI_SCAN_WORDS = frozenset({"SELECT", "FROM", "JOIN", "UNION", "INTERSECT", "EXCEPT", "MINUS", "WITH", "LATERAL",
+                               "TABLESAMPLE", "PIVOT", "UNPIVOT", "VALUES", "TABLE", "OVER", "WINDOW"})
+#: what may follow a statement's WHERE condition at the top level
+_AFTER_WHERE = frozenset({"GROUP", "ORDER", "LIMIT", "HAVING", "CLUSTER", "DISTRIBUTE", "SORT", "QUALIFY", "OFFSET"})
+
+
+def where_of_single_scan(statement: str, view_names: set[str]) -> str | None:
+    """The WHERE condition of ``statement`` when it reads one of ``view_names`` exactly once and filters those
+    rows by it: ``SELECT <list> FROM <view> WHERE <condition> [GROUP BY | ORDER BY | LIMIT | HAVING ...]``,
+    with no second ``SELECT`` / ``FROM`` (subquery, CTE), join, set operation, alias, window or qualified
+    (``t.col``) name. Otherwise None.
+
+    Why this shape only: a WHERE keeps exactly the rows of its single FROM relation that satisfy it, before
+    anything else in the statement looks at them, so a view restricted to rows satisfying the condition (and
+    holding every one of them) leaves the answer unchanged. Any other shape is read without skipping."""
+    if "/*" in statement:
+        return None
+    text = statement.strip().rstrip(";")
+    try:
+        tokens = tokenize(text)
+    except InvalidArgumentError:
+        return None
+    names = {n.lower() for n in view_names}
+    if len(tokens) < 6 or not tokens[0].is_kw("SELECT"):
+        return None
+    if sum(1 for t in tokens if t.is_kw(*_MULTI_SCAN_WORDS)) != 2:
+        return None  # exactly the leading SELECT and one FROM
+    i = next(k for k, t in enumerate(tokens) if t.is_kw("FROM"))
+    view, where = tokens[i + 1], tokens[i + 2]
+    if view.kind not in ("ident", "qident") or view.text.lower() not in names or not where.is_kw("WHERE"):
+        return None
+    depth, end = 0, len(tokens) - 1
+    for k in range(i + 3, len(tokens)):
+        t = tokens[k]
+        if t.kind == "op" and t.text == "(":
+            depth += 1
+        elif t.kind == "op" and t.text == ")":
+            depth -= 1
+        elif t.kind == "op" and t.text == ".":
+            return None  # a qualified name (t.col) or a field of a struct: not ours to judge
+        elif depth == 0 and t.is_kw(*_AFTER_WHERE):
+            end = k
+            break
+    if depth != 0 or end == i + 3:
+        return None
+    return text[tokens[i + 3].start:tokens[end - 1].end]
