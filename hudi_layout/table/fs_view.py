@@ -106,15 +106,34 @@ class FileSlice:
 
 
 def list_partitions(base_path: str | os.PathLike[str]) -> list[str]:
-    """Relative partition paths (``""`` for the base path itself), sorted. Hidden folders are skipped."""
+    """Relative partition paths (``""`` for the base path itself), sorted. Hidden folders are skipped.
+
+    A folder is a partition when it holds Hudi's ``.hoodie_partition_metadata`` (written before any data file
+    of the partition). A folder holding Hudi base or log files without it is damage (a copy that left out
+    dot-files): Hudi's listing would skip it, its metadata table would not, so reads would lose its rows and an
+    upsert would file its keys a second time (session 19). Refused, naming the folder."""
     base = Path(base_path)
     out: list[str] = []
-    for root, dirs, _files in os.walk(base):
+    for root, dirs, files in os.walk(base):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = os.path.relpath(root, base)
+        rel = "" if rel == "." else rel.replace(os.sep, "/")
         if has_partition_metadata(root):
-            rel = os.path.relpath(root, base)
-            out.append("" if rel == "." else rel.replace(os.sep, "/"))
+            out.append(rel)
+        elif any(_is_hudi_data_file(f) for f in files):
+            raise CorruptFileError(
+                f"folder {rel or '(the base path)'!r} of table {base} holds Hudi data files but no "
+                ".hoodie_partition_metadata, so it is not a partition to Hudi's listing (a copy that left out "
+                "dot-files?)", hint="restore its .hoodie_partition_metadata (copy one from another partition "
+                                    "folder of the table), or move the folder out of the table")
     return sorted(out)
+
+
+def _is_hudi_data_file(name: str) -> bool:
+    if name.startswith("."):
+        lf = try_parse_log_file_name(name)
+        return lf is not None and lf.extension == "log"
+    return try_parse_base_file_name(name) is not None
 
 
 @dataclass(frozen=True)
