@@ -49,7 +49,6 @@ from hudi_layout.format.capabilities import (
     clean_timeline_refusal,
     refusal,
     require,
-    require_metadata_maintainable,
 )
 from hudi_layout.format.clean_metadata import (
     CleanerPlan,
@@ -68,6 +67,7 @@ from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.column_stats_index import META_COLUMNS
 from hudi_layout.metadata.mdt_clean import obsolete_files as obsolete_mdt_files
 from hudi_layout.metadata.mdt_reader import instant_files
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, MetadataWriter, rollback_metadata_instant
 from hudi_layout.metadata.records import column_stats_tombstone
 from hudi_layout.options import CleaningPolicy
@@ -129,7 +129,7 @@ def _check_cleanable(base: Path, props: TableProperties, timeline: Timeline) -> 
     if why is not None:
         raise why.error()
     if _has_mdt(base):
-        require_metadata_maintainable(props)
+        require_mdt_writable(base, props)
 
 
 def _abandon_hint(base: Path, props: TableProperties, t: str) -> str:

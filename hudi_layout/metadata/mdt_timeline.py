@@ -10,6 +10,7 @@ from typing import Any
 
 import fastavro
 
+from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.capabilities import MAINTAINABLE_MDT_PARTITIONS, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
 from hudi_layout.format.fileio import atomic_write
@@ -17,6 +18,20 @@ from hudi_layout.format.instant import State, instant_file_name
 from hudi_layout.format.properties import TableProperties, write_properties
 
 MAINTAINABLE_PARTITIONS = MAINTAINABLE_MDT_PARTITIONS
+
+
+def require_mdt_writable(base: Path, props: TableProperties) -> None:
+    """Before a change to a table whose metadata table exists: the MDT is one we keep in sync
+    (:func:`check_maintainable`) and every completed partition it lists has its folder (session 19: with
+    ``column_stats`` deleted, an upsert failed with a Python traceback and a clustering left its plan on the
+    timeline)."""
+    check_maintainable(props)
+    for name in props.metadata_partitions:
+        folder = base / ".hoodie" / "metadata" / name
+        if not folder.is_dir():
+            raise CorruptFileError(
+                f"{base}: the metadata table lists partition {name!r} (hoodie.table.metadata.partitions) but "
+                f"its folder {folder} is missing", hint="rebuild the index with 'hudi-layout index PATH --rebuild'")
 
 
 def check_maintainable(props: TableProperties) -> None:

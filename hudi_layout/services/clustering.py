@@ -49,6 +49,7 @@ from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.file_naming import try_parse_log_file_name
 from hudi_layout.format.properties import load_properties
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.scan.merge import merge_config
@@ -509,7 +510,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
         merge_config(props)  # slices we could not merge are refused before scheduling
     drop_metadata_table_if_disabled(path, opts)
     if mdt_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
-        require_metadata_maintainable(load_properties(base / ".hoodie"))
+        require_mdt_writable(base, load_properties(base / ".hoodie"))
     resumed: list[ClusteringMetrics] = []
     if abandon_pending:
         abandon_pending_clustering(str(base))

@@ -27,6 +27,7 @@ from hudi_layout.errors import CommitConflictError, UnsupportedTableError
 from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
 from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import latest_time_with_metadata
 from hudi_layout.table.hudi_table import HudiTable
@@ -72,6 +73,7 @@ def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str
     """
     require_metadata_maintainable(props)
     if mdt_exists(base):
+        require_mdt_writable(base, props)
         if "column_stats" not in props.metadata_partitions or "files" not in props.metadata_partitions:
             raise UnsupportedTableError(
                 f"{base}: the metadata table exists but hoodie.table.metadata.partitions lists "

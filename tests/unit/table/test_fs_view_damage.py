@@ -89,3 +89,27 @@ def test_a_partition_folder_without_its_partition_metadata_is_refused(tmp_path: 
         run_write(str(base), pa.table({"id": [4], "p": ["a"], "v": [7]}),
                   {"hoodie.datasource.write.operation": "upsert"})
     assert tree_snapshot(str(base)) == before
+
+
+def test_a_missing_metadata_partition_folder_refuses_changes_and_index_rebuild_mends_it(tmp_path: Path,
+                                                                                        capsys) -> None:
+    """``.hoodie/metadata/column_stats`` deleted while the table still lists it: an upsert raised a bare
+    FileNotFoundError (the command: a 26-line traceback), a clustering left its plan behind (session 19)."""
+    from hudi_layout.tools.cli import main
+    from tests.helpers.integration import tree_snapshot
+
+    base = _table(tmp_path)
+    shutil.rmtree(base / ".hoodie" / "metadata" / "column_stats")
+    before = tree_snapshot(str(base))
+    with pytest.raises(CorruptFileError, match="column_stats"):
+        run_write(str(base), pa.table({"id": [4], "p": ["a"], "v": [7]}),
+                  {"hoodie.datasource.write.operation": "upsert"})
+    with pytest.raises(CorruptFileError, match="column_stats"):
+        hl.clean(str(base))
+    assert tree_snapshot(str(base)) == before
+    assert main(["cluster", str(base), "--columns", "v", "--schedule-only"]) == 2
+    assert "index PATH --rebuild" in capsys.readouterr().err
+    assert tree_snapshot(str(base)) == before
+    assert main(["index", str(base), "--rebuild"]) == 0
+    run_write(str(base), pa.table({"id": [4], "p": ["a"], "v": [7]}), {"hoodie.datasource.write.operation": "upsert"})
+    assert 4 in _ids(base)
