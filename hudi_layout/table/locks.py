@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -84,8 +85,17 @@ def heartbeat_path(base_path: str | os.PathLike[str], instant_time: str) -> Path
     return Path(base_path) / ".hoodie" / ".heartbeat" / instant_time
 
 
+#: Hudi's writers count a heartbeat as expired this long after its file was last written (its default
+#: ``hoodie.client.heartbeat.interval_in_ms`` of 60 s times ``...tolerable.misses`` of 2; HoodieHeartbeatClient)
+HUDI_HEARTBEAT_EXPIRY_SECONDS = 120.0
+#: how often a heartbeat of ours touches its file, so Hudi's writers (which judge by modification time) see
+#: our write alive however long it runs
+HEARTBEAT_REFRESH_SECONDS = 30.0
+
+
 class Heartbeat:
-    """Held by the process writing ``instant_time`` until the instant completes or is abandoned."""
+    """Held by the process writing ``instant_time`` until the instant completes or is abandoned: a kernel lock
+    (our writers' test) on a file whose modification time is refreshed (Hudi's writers' test)."""
 
     def __init__(self, base_path: str | os.PathLike[str], instant_time: str) -> None:
         self.path = heartbeat_path(base_path, instant_time)
@@ -96,10 +106,22 @@ class Heartbeat:
         fcntl.flock(self._fd, fcntl.LOCK_EX)
         os.ftruncate(self._fd, 0)
         os.write(self._fd, f"{int(time.time() * 1000)} {self.token}".encode())
+        self._stopped = threading.Event()
+        self._refresher = threading.Thread(target=self._refresh, name=f"hudi-layout-heartbeat-{instant_time}",
+                                           daemon=True)
+        self._refresher.start()
+
+    def _refresh(self) -> None:
+        while not self._stopped.wait(HEARTBEAT_REFRESH_SECONDS):
+            try:
+                os.utime(self.path)
+            except OSError:
+                return  # the file is gone (stopped, or the table was removed)
 
     def stop(self, *, delete: bool = True) -> None:
         if self._fd is None:
             return
+        self._stopped.set()
         if delete:
             try:
                 self.path.unlink()
@@ -111,12 +133,22 @@ class Heartbeat:
 
 
 def writer_is_alive(base_path: str | os.PathLike[str], instant_time: str) -> bool:
-    """True when some live process holds the heartbeat of ``instant_time``.
+    """True when some live process holds the heartbeat of ``instant_time``, or a Hudi writer refreshed it
+    within :data:`HUDI_HEARTBEAT_EXPIRY_SECONDS`.
 
-    A missing heartbeat file means no live writer (Hudi's own writers also count as dead once their
-    heartbeat stops; we do not wait for an expiry because our heartbeats are kernel locks).
+    A missing heartbeat file means no live writer. Our heartbeats are kernel locks (no waiting for an expiry);
+    Hudi's are an empty file its writer re-creates every interval, alive until it is older than the expiry
+    (session 19: a pending instant of a running Hudi writer, whose heartbeat was fresh, was rolled back and its
+    files deleted; its commit would then have named missing files).
     """
-    return heartbeat_file_held(str(heartbeat_path(base_path, instant_time)))
+    path = heartbeat_path(base_path, instant_time)
+    if heartbeat_file_held(str(path)):
+        return True
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return st.st_size == 0 and time.time() - st.st_mtime <= HUDI_HEARTBEAT_EXPIRY_SECONDS
 
 
 def heartbeat_file_held(path: str) -> bool:

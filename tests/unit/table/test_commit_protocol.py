@@ -174,3 +174,44 @@ def test_a_leftover_marker_folder_of_an_archived_instant_never_deletes_its_files
             f.unlink()
     cp.abort_write(cp.begin_write(base, "commit"))
     assert not (base / orphan).exists()
+
+
+def test_a_pending_instant_of_a_hudi_writer_with_a_fresh_heartbeat_is_left_alone(tmp_path: Path) -> None:
+    """Hudi's writers heartbeat by re-creating an empty file every 60 s and count it expired after 120 s
+    (HoodieHeartbeatClient). A pending instant whose empty heartbeat is fresh belongs to a running Hudi
+    writer: rolling it back (as before session 19) deleted files that writer would then commit."""
+    import os
+    import time
+
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    pending.heartbeat.stop(delete=True)
+    beat = base / ".hoodie" / ".heartbeat" / pending.instant_time
+    beat.write_bytes(b"")  # Hudi's heartbeat: an empty file, just re-created
+    props = load_properties(base / ".hoodie")
+    assert cp.rollback_failed_writes(base, props) == []
+    assert (base / name).exists()
+    old = time.time() - 300
+    os.utime(beat, (old, old))  # expired: that writer is gone
+    assert cp.rollback_failed_writes(base, props) == [pending.instant_time]
+    assert not (base / name).exists()
+
+
+def test_our_heartbeat_refreshes_its_file_for_hudis_writers(tmp_path: Path, monkeypatch) -> None:
+    import os
+    import time
+
+    from hudi_layout.table import locks
+
+    monkeypatch.setattr(locks, "HEARTBEAT_REFRESH_SECONDS", 0.05)
+    base = _table(tmp_path)
+    beat = Heartbeat(base, "20261127000000000")
+    old = time.time() - 300
+    os.utime(beat.path, (old, old))
+    deadline = time.time() + 5
+    while os.stat(beat.path).st_mtime < time.time() - 60 and time.time() < deadline:
+        time.sleep(0.02)
+    assert os.stat(beat.path).st_mtime > time.time() - 60, "the heartbeat file was not refreshed"
+    beat.stop()
+    assert not beat.path.exists()
