@@ -21,6 +21,7 @@ from typing import Any
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
 from hudi_layout.format import commit_metadata as cm
 from hudi_layout.format.clean_metadata import decode_clean_metadata
+from hudi_layout.format.file_naming import try_parse_base_file_name
 from hudi_layout.format.instant import (
     CLEAN,
     CLUSTERING,
@@ -332,6 +333,30 @@ class Timeline:
             return any(n.startswith(".commits_.archive") for n in os.listdir(archived))
         except FileNotFoundError:
             return False
+
+    def replace_outputs(self, as_of: str | None = None, *,
+                        completed_by: str | None = None) -> dict[str, list[tuple[str, str, str]]]:
+        """Base files written by completed replacecommits (clustering, overwrites) visible with ``as_of`` /
+        ``completed_by``: partition -> ``[(file id, instant, file name)]``."""
+        out: dict[str, list[tuple[str, str, str]]] = {}
+        for inst in self.completed().actions(REPLACE_COMMIT):
+            if (as_of is not None and inst.requested_time > as_of) or not visible_at(inst, completed_by):
+                continue
+
+            def outputs(inst: Instant = inst) -> tuple[tuple[str, str, str, str], ...]:
+                found = []
+                for stat in cm.write_stats(self.read_commit_metadata_shared(inst)):
+                    part, _, name = str(stat.get("path") or "").rpartition("/")
+                    parsed = try_parse_base_file_name(name)
+                    if parsed is not None and parsed.instant_time == inst.requested_time:
+                        found.append((str(stat.get("partitionPath") or part), parsed.file_id,
+                                      parsed.instant_time, name))
+                return tuple(found)
+
+            for part, file_id, instant, name in table_cache.commit_metadata(self.path_of(inst), outputs,
+                                                                            view="replace outputs"):
+                out.setdefault(part, []).append((file_id, instant, name))
+        return out
 
     def replaced_file_groups(self, as_of: str | None = None, *,
                              completed_by: str | None = None) -> set[tuple[str, str]]:
