@@ -240,10 +240,11 @@ class FileSystemView:
         deleted, known = (_cleaned_candidates(self.timeline, rules, replaced) if check_cleans and past
                           else ({}, {}))
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
-        outputs = self.timeline.replace_outputs(as_of, completed_by=completed_by)
+        outputs = self.timeline.write_outputs(as_of, completed_by=completed_by)
+        cleaned = {(part, name) for _t, part, name in self.timeline.cleaned_files()}
         for part in sorted(set(outputs) - set(parts)):  # a partition folder that is gone altogether
             if partitions is None or not (self.base_path / part).is_dir():
-                _require_outputs(part, {}, outputs[part], replaced)
+                _require_outputs(part, {}, outputs[part], replaced, cleaned)
         written: dict[str, frozenset[str] | None] = {}
         slices: list[FileSlice] = []
         for part in parts:
@@ -271,7 +272,7 @@ class FileSystemView:
                 bases.setdefault(bf.file_id, []).append(_Listed(name, bf.instant_time, e.stat().st_size))
                 if (part, bf.file_id) in deleted:
                     known[(part, bf.file_id)].add(bf.instant_time)
-            _require_outputs(part, bases, outputs.get(part, ()), replaced)
+            _require_outputs(part, bases, outputs.get(part, ()), replaced, cleaned)
             for file_id in sorted(set(bases) | set(logs)):
                 if (part, file_id) in replaced:
                     continue
@@ -341,18 +342,23 @@ class FileSystemView:
 
 
 def _require_outputs(part: str, bases: Mapping[str, list[_Listed]], outputs: Iterable[tuple[str, str, str]],
-                     replaced: set[tuple[str, str]]) -> None:
-    """Every base file a completed replacecommit (clustering, overwrite) wrote into ``part`` is on storage,
-    unless its file group was replaced since or has a newer base file (only then may a clean delete it). A
-    missing one would lose its rows in silence, the groups it replaced being hidden (session 19: 60 of 90
-    rows after one clustered file was deleted; Hudi, listing files from its metadata table, fails)."""
+                     replaced: set[tuple[str, str]], cleaned: set[tuple[str, str]]) -> None:
+    """Every base file a completed write listed in ``part`` is on storage, unless a completed clean deleted it
+    (a past view then refuses with the clean's own error), its file group was replaced, or the group has a
+    newer base file. A missing one is damage that would pass in silence: the view would fall back to the
+    group's previous slice (old values), or, for a clustering's output, lose its rows, the groups it replaced
+    being hidden (session 19: 60 of 90 rows after one clustered file was deleted). Hudi, listing files from its
+    metadata table, fails on both."""
+    newest: dict[str, str] = {}
+    for file_id, listed in bases.items():
+        newest[file_id] = max(b.instant for b in listed)
     for file_id, instant, name in outputs:
-        if (part, file_id) in replaced or any(b.instant >= instant for b in bases.get(file_id, ())):
+        if newest.get(file_id, "") >= instant or (part, file_id) in replaced or (part, name) in cleaned:
             continue
         rel = f"{part}/{name}" if part else name
-        raise CorruptFileError(f"base file {rel}, written by the completed replacecommit {instant}, is missing: "
-                               "the table is damaged", hint="restore the file from a backup, or roll the table "
-                                                            "back to before that instant with Hudi")
+        raise CorruptFileError(f"base file {rel}, written by the completed instant {instant}, is missing: the "
+                               "table is damaged", hint="restore the file from a backup, or roll the table back "
+                                                        "to before that instant with Hudi")
 
 
 def _cleaned_candidates(timeline: Timeline, rules: _SliceRules, replaced: set[tuple[str, str]]

@@ -31,6 +31,7 @@ from hudi_layout.format.instant import (
     LOG_COMPACTION,
     REPLACE_COMMIT,
     ROLLBACK,
+    WRITE_ACTIONS,
     Instant,
     State,
     parse_instant_file_name,
@@ -334,12 +335,15 @@ class Timeline:
         except FileNotFoundError:
             return False
 
-    def replace_outputs(self, as_of: str | None = None, *,
-                        completed_by: str | None = None) -> dict[str, list[tuple[str, str, str]]]:
-        """Base files written by completed replacecommits (clustering, overwrites) visible with ``as_of`` /
-        ``completed_by``: partition -> ``[(file id, instant, file name)]``."""
+    def write_outputs(self, as_of: str | None = None, *,
+                      completed_by: str | None = None) -> dict[str, list[tuple[str, str, str]]]:
+        """Base files the completed writes (commits, deltacommits, replacecommits) visible with ``as_of`` /
+        ``completed_by`` list in their write stats: partition -> ``[(file id, instant, file name)]`` (each
+        instant's list is cached beside its metadata)."""
         out: dict[str, list[tuple[str, str, str]]] = {}
-        for inst in self.completed().actions(REPLACE_COMMIT):
+        for inst in self.commits_and_replaces().completed():
+            if inst.action not in WRITE_ACTIONS:
+                continue
             if (as_of is not None and inst.requested_time > as_of) or not visible_at(inst, completed_by):
                 continue
 
@@ -354,7 +358,7 @@ class Timeline:
                 return tuple(found)
 
             for part, file_id, instant, name in table_cache.commit_metadata(self.path_of(inst), outputs,
-                                                                            view="replace outputs"):
+                                                                            view="base file outputs"):
                 out.setdefault(part, []).append((file_id, instant, name))
         return out
 
