@@ -45,7 +45,7 @@ MAX_TABLES = 8
 #: decoded commit metadata files kept (a 1000-file commit decodes to a few MB of Python objects)
 MAX_COMMIT_METADATA = 64
 #: derived values kept (:func:`commit_metadata` with a ``view``): a set of file names each, so many fit
-MAX_DERIVED = 8192
+MAX_DERIVED = 32_768
 #: column_stats tables kept per table (per column and partition selection)
 MAX_COLUMN_STATS = 64
 
