@@ -187,18 +187,27 @@ class Timeline:
             return self.read_commit_metadata(instant)
         return table_cache.commit_metadata(self.path_of(instant), lambda: self.read_commit_metadata(instant))
 
-    def files_written(self, instant: Instant) -> frozenset[str] | None:
-        """Names of the files the completed write ``instant`` lists in its write stats (their ``path``): what
-        it committed. None when its metadata names none (nothing can be said about its files then)."""
-        def names() -> frozenset[str] | None:
-            found = frozenset(str(s.get("path") or "").rsplit("/", 1)[-1]
-                              for s in cm.write_stats(self.read_commit_metadata_shared(instant))) - {""}
-            return found or None
+    def _written(self, instant: Instant) -> tuple[tuple[str, str], ...]:
+        """``(partition, file name)`` of every file the completed write ``instant`` lists in its write stats
+        (their ``path``), cached beside its metadata."""
+        def decode() -> tuple[tuple[str, str], ...]:
+            out = []
+            for stat in cm.write_stats(self.read_commit_metadata_shared(instant)):
+                part, _, name = str(stat.get("path") or "").rpartition("/")
+                if name:
+                    out.append((str(stat.get("partitionPath") or part), name))
+            return tuple(out)
 
         if not instant.is_completed:
-            return names()
-        got: frozenset[str] | None = table_cache.commit_metadata(self.path_of(instant), names, view="files written")
+            return decode()
+        got: tuple[tuple[str, str], ...] = table_cache.commit_metadata(self.path_of(instant), decode,
+                                                                       view="files written")
         return got
+
+    def files_written(self, instant: Instant) -> frozenset[str] | None:
+        """Names of the files the completed write ``instant`` committed (its write stats); None when its
+        metadata names none (nothing can be said about its files then)."""
+        return frozenset(name for _part, name in self._written(instant)) or None
 
     def cleaned_files(self) -> list[tuple[str, str, str]]:
         """``(clean time, partition, file name)`` of every data file a completed clean on this timeline deleted
@@ -346,20 +355,10 @@ class Timeline:
                 continue
             if (as_of is not None and inst.requested_time > as_of) or not visible_at(inst, completed_by):
                 continue
-
-            def outputs(inst: Instant = inst) -> tuple[tuple[str, str, str, str], ...]:
-                found = []
-                for stat in cm.write_stats(self.read_commit_metadata_shared(inst)):
-                    part, _, name = str(stat.get("path") or "").rpartition("/")
-                    parsed = try_parse_base_file_name(name)
-                    if parsed is not None and parsed.instant_time == inst.requested_time:
-                        found.append((str(stat.get("partitionPath") or part), parsed.file_id,
-                                      parsed.instant_time, name))
-                return tuple(found)
-
-            for part, file_id, instant, name in table_cache.commit_metadata(self.path_of(inst), outputs,
-                                                                            view="base file outputs"):
-                out.setdefault(part, []).append((file_id, instant, name))
+            for part, name in self._written(inst):
+                parsed = try_parse_base_file_name(name)
+                if parsed is not None and parsed.instant_time == inst.requested_time:
+                    out.setdefault(part, []).append((parsed.file_id, parsed.instant_time, name))
         return out
 
     def replaced_file_groups(self, as_of: str | None = None, *,
