@@ -157,6 +157,8 @@ def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
     keys = ordered.column(RECORD_KEY_COLUMN).combine_chunks()
     parts = ordered.column(PARTITION_PATH_COLUMN).combine_chunks()
     n = ordered.num_rows
+    if keys.null_count or parts.null_count:  # a null never equals its neighbour: refuse rather than guess
+        raise ValueError("combine_records: a record key or partition path is null")
     changed = pc.or_(pc.not_equal(keys.slice(1), keys.slice(0, n - 1)),
                      pc.not_equal(parts.slice(1), parts.slice(0, n - 1)))
     first = np.concatenate([[True], _as_numpy_bool(changed)])
