@@ -59,6 +59,7 @@ from hudi_layout.skipping.spark_column import (
     session_time_zone,
 )
 from hudi_layout.skipping.sql import from_sql
+from hudi_layout.skipping.sql_lexer import SqlDialect
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.skipping.tuples import from_tuples
 from hudi_layout.skipping.visitors import referenced_columns
@@ -170,15 +171,17 @@ class ScanPlan:
         return "\n".join(lines)
 
 
-def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None) -> Predicate:
-    """Accept SQL text, a PySpark Column, hudi-rs style tuples, or a predicate tree."""
+def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None,
+                 settings: Mapping[str, str] | None = None) -> Predicate:
+    """Accept SQL text (read as the session's parser reads it: ``settings``, the session's
+    :func:`session_settings`), a PySpark Column, hudi-rs style tuples, or a predicate tree."""
     if where is None:
         return AlwaysTrue()
     if isinstance(where, Predicate):
         return where
     if isinstance(where, str):
         try:
-            pred = from_sql(where)
+            pred = from_sql(where, dialect=SqlDialect.of_session(settings or {}))
         except InvalidArgumentError:
             if spark is None or not _spark_parses(spark, where):
                 raise
@@ -301,7 +304,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     schema = table_schema(table, query.schema_as_of)
     # a filter may name the meta columns too (``_hoodie_commit_time > '...'``), where the files hold them
     filter_schema = with_meta_columns(schema) if schema is not None and props.populate_meta_fields else schema
-    pred = to_predicate(where, spark=spark)  # bound below, once, with the zone
+    pred = to_predicate(where, spark=spark, settings=in_session)  # bound below, once, with the zone
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
     time_zone = time_zone or session_time_zone(spark, in_session)
     if filter_schema is not None:

@@ -57,6 +57,7 @@ from hudi_layout.skipping.ir import (
     mirrored,
 )
 from hudi_layout.skipping.sql import from_sql
+from hudi_layout.skipping.sql_lexer import SqlDialect
 from hudi_layout.skipping.sql_literals import NO_CAST, cast_literal, like_predicate
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
     jc = getattr(col, "_jc", None)
     if jc is None:
         raise InvalidArgumentError("from_spark_column needs a classic-mode pyspark Column (it has no _jc)")
-    pred = _Walker().predicate(jc.node())
+    pred = _Walker(spark).predicate(jc.node())
     if schema is None:
         return pred
     return bind(pred, schema, session_time_zone(spark))
@@ -172,6 +173,16 @@ def _seq(seq: Any) -> list[Any]:
 
 
 class _Walker:
+    def __init__(self, spark: Any = None) -> None:
+        self.spark = spark
+        self._dialect: SqlDialect | None = None
+
+    def dialect(self) -> SqlDialect:
+        """How the session reads SQL text (``F.expr``), asked once per walk and only when one is met."""
+        if self._dialect is None:
+            self._dialect = SqlDialect.of_session(session_settings(self.spark))
+        return self._dialect
+
     def predicate(self, node: Any) -> Predicate:
         kind = _kind(node)
         if kind == "Alias":
@@ -257,7 +268,7 @@ class _Walker:
 
     def sql(self, text: str) -> Predicate:
         try:
-            pred = from_sql(text)
+            pred = from_sql(text, dialect=self.dialect())
         except InvalidArgumentError:
             return Unsupported(text, text)
         return pred

@@ -46,7 +46,7 @@ from hudi_layout.skipping.ir import (
     Unsupported,
     mirrored,
 )
-from hudi_layout.skipping.sql_lexer import Token, tokenize
+from hudi_layout.skipping.sql_lexer import DEFAULT_DIALECT, SqlDialect, Token, tokenize
 from hudi_layout.skipping.sql_literals import (
     NO_CAST,
     cast_literal,
@@ -90,9 +90,9 @@ _RESERVED = {"AND", "OR", "NOT", "IS", "IN", "BETWEEN", "LIKE", "ILIKE", "RLIKE"
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, dialect: SqlDialect = DEFAULT_DIALECT) -> None:
         self.text = text
-        self.tokens = tokenize(text)
+        self.tokens = tokenize(text, dialect)
         self.pos = 0
 
     # -- token helpers
@@ -393,12 +393,14 @@ class _Parser:
                     return _Opaque(self.since(start))
 
 
-def from_sql(text: str, schema: pa.Schema | None = None) -> Predicate:
-    """Parse a WHERE-clause expression.
+def from_sql(text: str, schema: pa.Schema | None = None, dialect: SqlDialect = DEFAULT_DIALECT) -> Predicate:
+    """Parse a WHERE-clause expression, read as the session's parser reads it (``dialect``:
+    :meth:`SqlDialect.of_session`; session 19: with ``spark.sql.ansi.doubleQuotedIdentifiers`` on, ``s = "s"``
+    compares two columns, and was pruned as a comparison with the text ``'s'``).
 
     With ``schema``, unknown columns raise :class:`InvalidArgumentError`; so does text that does not parse.
     """
-    pred = _Parser(text).parse()
+    pred = _Parser(text, dialect).parse()
     return bind(pred, schema) if schema is not None else pred
 
 
