@@ -125,15 +125,32 @@ def _conform(values: pa.Array | pa.ChunkedArray, target: pa.DataType, column: st
                                f"{target}: {e}") from None
 
 
+def java_order(values: pa.Array) -> pa.Array:
+    """Ordering values as Hudi compares them (Java's ``compareTo``): floats and doubles by
+    ``Double.compareTo``, where -0.0 is below 0.0 and NaN above +Infinity (all NaNs equal), as int64 keys that
+    sort the same way; other types as they are. Arrow's comparisons call -0.0 and 0.0 equal and NaN neither
+    greater nor equal (session 19: a stored NaN ordering value lost to an incoming 5.0; Hudi keeps it)."""
+    if not pa.types.is_floating(values.type):
+        return values
+    doubles = np.asarray(pc.fill_null(values.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False),
+                         dtype=np.float64).copy()
+    doubles[np.isnan(doubles)] = np.nan  # one NaN: Java's compareTo makes every NaN equal
+    bits = doubles.view(np.int64)
+    keys = np.where(bits < 0, bits ^ np.int64(0x7FFFFFFFFFFFFFFF), bits)
+    return pa.array(keys, pa.int64(), mask=np.asarray(values.is_null().to_numpy(zero_copy_only=False)))
+
+
 def stored_wins(stored: pa.Table, incoming: pa.Table, fields: tuple[str, ...]) -> np.ndarray:
     """Row by row: is the stored ordering value strictly greater than the incoming one? Fields compare in order
-    (the next one breaks a tie), a null is lower than any value, two nulls are equal."""
+    (the next one breaks a tie), a null is lower than any value, two nulls are equal; values compare as Java
+    compares them (:func:`java_order`)."""
     n = stored.num_rows
     greater = np.zeros(n, dtype=bool)
     equal_so_far = np.ones(n, dtype=bool)
     for f in fields:
         s = stored.column(f).combine_chunks()
-        u = _conform(incoming.column(f).combine_chunks(), s.type, f)
+        u = java_order(_conform(incoming.column(f).combine_chunks(), s.type, f))
+        s = java_order(s)
         s_valid = _as_numpy_bool(pc.is_valid(s))
         u_valid = _as_numpy_bool(pc.is_valid(u))
         gt = _as_numpy_bool(pc.greater(s, u)) | (s_valid & ~u_valid)
@@ -149,10 +166,14 @@ def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
     if records.num_rows <= 1:
         return records
     sort_keys = [(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")]
-    sort_keys += [(f, "descending") for f in rules.ordering_fields]
+    keyed = records
+    for i, f in enumerate(rules.ordering_fields):  # compared as Java compares them (java_order)
+        name = f"__ordering_{i}"
+        keyed = keyed.append_column(name, java_order(records.column(f).combine_chunks()))
+        sort_keys.append((name, "descending"))
     if SEQUENCE_COLUMN in records.column_names:
         sort_keys.append((SEQUENCE_COLUMN, "descending"))
-    order = pc.sort_indices(records, sort_keys=sort_keys)  # nulls last: the lowest when descending
+    order = pc.sort_indices(keyed, sort_keys=sort_keys)  # nulls last: the lowest when descending
     ordered = records.take(order)
     keys = ordered.column(RECORD_KEY_COLUMN).combine_chunks()
     parts = ordered.column(PARTITION_PATH_COLUMN).combine_chunks()

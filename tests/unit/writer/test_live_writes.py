@@ -342,3 +342,21 @@ def test_partition_delete_and_table_overwrite_of_groups_under_pending_clustering
     run_write(table, rows([]), {"hoodie.datasource.write.operation": "delete_partition",
                                 "hoodie.datasource.write.partitions.to.delete": "b"})
     assert {v["p"] for v in snapshot(table).values()} == {"a"}
+
+
+def test_double_ordering_values_compare_as_java_does(tmp_path) -> None:
+    """Hudi compares ordering values with ``compareTo``: for doubles NaN is above +Infinity and -0.0 below 0.0.
+    Session 19: a stored NaN lost to an incoming 5.0, a stored 0.0 to an incoming -0.0, and within a batch 5.0
+    beat NaN."""
+    nan = float("nan")
+    path = str(tmp_path / "t")
+
+    def batch(ids, ts, name):
+        return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"{name}{i}" for i in ids],
+                         "ts": pa.array(ts, pa.float64()), "p": ["a"] * len(ids)})
+
+    run_write(path, batch([1, 2, 3], [nan, 0.0, 1.0], "stored"), OPTS)
+    run_write(path, batch([1, 2, 3, 4, 4], [5.0, -0.0, nan, 5.0, nan], "new"), UPSERT)
+    got = {i: r["name"] for i, r in snapshot(path).items()}
+    assert got == {1: "stored1", 2: "stored2", 3: "new3", 4: "new4"}
+    assert pc.is_nan(pa.array([snapshot(path)[4]["ts"]])).to_pylist() == [True]  # the NaN record won the batch
