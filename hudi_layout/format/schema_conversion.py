@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -75,6 +76,28 @@ def _decimal_fixed_size(precision: int) -> int:
     return size
 
 
+#: name prefixes of the columns hudi_layout's write jobs add to a write's rows while they work on them
+RESERVED_COLUMN_PREFIXES = ("_hl_", "_hoodie_partition_value_")
+
+
+def require_keepable_column_names(names: Iterable[str]) -> None:
+    """Refuse column names a table could not keep: two that differ only in case (Spark resolves names
+    case-insensitively by default: no read of the table would work; session 19, through the data source) and
+    names of hudi_layout's working columns (:data:`RESERVED_COLUMN_PREFIXES`; Spark's AMBIGUOUS_REFERENCE)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.lower(), name)
+        if other != name:
+            raise InvalidArgumentError(
+                f"columns {other!r} and {name!r} differ only in case; Spark (case-insensitive by default) could "
+                "not read the table back", hint="rename or drop one of them before writing")
+        if name.startswith(RESERVED_COLUMN_PREFIXES):
+            raise InvalidArgumentError(
+                f"column {name!r} starts with {' or '.join(repr(x) for x in RESERVED_COLUMN_PREFIXES)}, the "
+                "prefixes of hudi_layout's working columns",
+                hint=f"rename it before writing, e.g. df.withColumnRenamed({name!r}, {name.lstrip('_')!r})")
+
+
 def _avro_safe(name: str) -> str:
     """``name`` with every character an Avro name cannot hold made ``_`` (and ``_`` before a leading digit)."""
     safe = re.sub(r"[^A-Za-z0-9_]", "_", name)
@@ -86,6 +109,7 @@ def arrow_to_avro_schema(schema: pa.Schema, table_name: str) -> dict[str, Any]:
     record_name = f"{table_name}_record"
     namespace = f"hoodie.{table_name}"
     fields = []
+    require_keepable_column_names(schema.names)
     for f in schema:
         if not AVRO_NAME.fullmatch(f.name):
             raise InvalidArgumentError(

@@ -20,6 +20,7 @@ from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import load_properties
+from hudi_layout.format.schema_conversion import require_keepable_column_names
 from hudi_layout.options import WriteOperation
 from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
 from hudi_layout.spark.datasource import sync_sql_tables
@@ -68,6 +69,7 @@ def write(
 
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    require_keepable_column_names(df.columns)  # before Spark's own AMBIGUOUS_REFERENCE on our working columns
     meta_cols = [c for c in df.columns if c in META_COLUMNS]
     if meta_cols:
         df = df.drop(*meta_cols)

@@ -319,3 +319,24 @@ def test_an_upsert_or_delete_with_a_null_or_empty_key_is_refused(spark, tmp_path
         hl.write(batch, str(path), {"hoodie.datasource.write.operation": operation})
     assert "\n" not in str(err.value).strip()
     assert stored() == before and tree_snapshot(str(path)) == snapshot
+
+
+@pytest.mark.parametrize("entry", ["hudi_layout.write", "data source"])
+@pytest.mark.parametrize("extra", ["ID", "_hl_seq", "_hoodie_partition_value_0"])
+def test_column_names_the_table_could_not_keep_are_refused(spark, tmp_path, entry, extra) -> None:
+    """Session 19: the data source wrote ``id`` and ``ID`` side by side and no read of the table worked after;
+    columns named like our working columns failed with Spark's AMBIGUOUS_REFERENCE."""
+    from tests.helpers.integration import tree_snapshot
+
+    path = tmp_path / "t"
+    hl.write(spark.createDataFrame(rows(range(10)), SCHEMA), str(path), OPTS)
+    snapshot = tree_snapshot(str(path))
+    df = spark.createDataFrame([(*r, 1) for r in rows([100, 101])], SCHEMA + f", {extra} int")
+    with pytest.raises(Exception) as err:
+        if entry == "hudi_layout.write":
+            hl.write(df, str(path), {"hoodie.datasource.write.operation": "upsert"})
+        else:
+            df.write.format("hudi_layout").mode("append").save(str(path))
+    assert extra in str(err.value) and ("differ only in case" in str(err.value) or "working columns" in str(err.value))
+    assert tree_snapshot(str(path)) == snapshot
+    assert len(hl.read(str(path), spark=spark).collect()) == 10
