@@ -134,9 +134,11 @@ def record_key_expr(fields: list[str], schema: StructType) -> Column:
                                           F.lit("__null__")))
         for f in fields
     ]
+    # Hudi's key generator refuses a key whose fields are all null *or empty* ("cannot be entirely null or
+    # empty"): such a key becomes null here, which every write refuses
     all_null: Column | None = None
     for f in fields:
-        cond = F.col(f"`{f}`").isNull()
+        cond = F.col(f"`{f}`").isNull() | (as_str(f) == "")
         all_null = cond if all_null is None else (all_null & cond)
     assert all_null is not None  # two fields or more
     return F.when(all_null, F.lit(None).cast("string")).otherwise(F.concat_ws(",", *parts))

@@ -792,9 +792,9 @@ def key_and_partition_values(batch: pa.RecordBatch, record_keys: Sequence[str],
             s = pc.if_else(pc.equal(s, ""), "__empty__", s)
             parts.append(pc.binary_join_element_wise(f"{f}:", pc.fill_null(s, "__null__"), ""))
         key = pc.binary_join_element_wise(*parts, ",")
-        all_null = None
+        all_null = None  # all null or empty: Hudi's key generator refuses it (as record_key_expr)
         for f in record_keys:
-            cond = pc.is_null(table.column(f))
+            cond = pc.fill_null(pc.equal(as_str(f), ""), True)
             all_null = cond if all_null is None else pc.and_(all_null, cond)
         key = pc.if_else(all_null, pa.scalar(None, pa.string()), key)
     table = table.append_column(RECORD_KEY_COLUMN, key)

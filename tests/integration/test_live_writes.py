@@ -340,3 +340,27 @@ def test_column_names_the_table_could_not_keep_are_refused(spark, tmp_path, entr
     assert extra in str(err.value) and ("differ only in case" in str(err.value) or "working columns" in str(err.value))
     assert tree_snapshot(str(path)) == snapshot
     assert len(hl.read(str(path), spark=spark).collect()) == 10
+
+
+@pytest.mark.parametrize("entry", ["hudi_layout.write", "data source"])
+def test_a_composite_key_entirely_null_or_empty_is_refused(spark, tmp_path, entry) -> None:
+    """Hudi's key generator: a composite key whose fields are all null or empty "cannot be entirely null or
+    empty"; one such field among others is written as __null__ / __empty__ (session 19: a key of an empty and a
+    null field was stored as id:__empty__,name:__null__)."""
+    schema = "id string, name string, ts long, p string"
+    opts = {**OPTS, "hoodie.datasource.write.recordkey.field": "id,name"}
+
+    def write(data, path):
+        df = spark.createDataFrame(data, schema)
+        if entry == "hudi_layout.write":
+            hl.write(df, str(path), opts)
+        else:
+            df.write.format("hudi_layout").options(**opts).mode("append").save(str(path))
+
+    path = tmp_path / "t"
+    write([("1", "", 1, "a"), (None, "x", 1, "a")], path)
+    assert sorted(r["_hoodie_record_key"] for r in hudi_rs_read(str(path)).to_pylist()) == \
+        ["id:1,name:__empty__", "id:__null__,name:x"]
+    with pytest.raises(Exception, match="record key"):
+        write([("", None, 1, "a")], tmp_path / "u")
+    assert not (tmp_path / "u").exists()

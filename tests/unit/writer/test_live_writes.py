@@ -360,3 +360,4 @@ def test_double_ordering_values_compare_as_java_does(tmp_path) -> None:
     got = {i: r["name"] for i, r in snapshot(path).items()}
     assert got == {1: "stored1", 2: "stored2", 3: "new3", 4: "new4"}
     assert pc.is_nan(pa.array([snapshot(path)[4]["ts"]])).to_pylist() == [True]  # the NaN record won the batch
+
