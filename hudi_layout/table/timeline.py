@@ -348,7 +348,12 @@ class Timeline:
                       completed_by: str | None = None) -> dict[str, list[tuple[str, str, str]]]:
         """Base files the completed writes (commits, deltacommits, replacecommits) visible with ``as_of`` /
         ``completed_by`` list in their write stats: partition -> ``[(file id, instant, file name)]`` (each
-        instant's list is cached beside its metadata)."""
+        instant's list is cached beside its metadata, the whole answer per timeline state). Read-only!"""
+        key = (frozenset(f.file_name for f in self.instants), as_of, completed_by)
+        return table_cache.table_value(self.timeline_dir, "write outputs", key,
+                                       lambda: self._write_outputs(as_of, completed_by))
+
+    def _write_outputs(self, as_of: str | None, completed_by: str | None) -> dict[str, list[tuple[str, str, str]]]:
         out: dict[str, list[tuple[str, str, str]]] = {}
         for inst in self.commits_and_replaces().completed():
             if inst.action not in WRITE_ACTIONS:
