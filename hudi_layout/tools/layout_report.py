@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from hudi_layout.clustering.workload import Workload
 from hudi_layout.curves import encode_column
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import CorruptFileError, InvalidArgumentError, NotAHudiTableError
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.plan import plan_scan, table_schema, to_predicate
 from hudi_layout.skipping.bind import bind
@@ -68,7 +68,10 @@ def file_value_ranges(table: HudiTable, column: str) -> tuple[pa.Array, pa.Array
     stats_tbl = None
     typ: pa.DataType | None = None
     if "column_stats" in table.properties.metadata_partitions:
-        stats_tbl = ColumnStatsIndex(str(table.base_path)).load_column(column)
+        try:
+            stats_tbl = ColumnStatsIndex(str(table.base_path)).load_column(column)
+        except (NotAHudiTableError, CorruptFileError):  # a damaged metadata table: the footers, as explain does
+            stats_tbl = None  # (session 19: "not a Hudi table" about the base path the user gave)
     if stats_tbl is not None and stats_tbl.num_rows:
         by_name = {n: i for i, n in enumerate(stats_tbl.column("file_name").to_pylist())}
         mins, maxs = stats_tbl.column("min"), stats_tbl.column("max")
