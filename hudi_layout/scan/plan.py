@@ -193,7 +193,7 @@ def to_predicate(where: Any, schema: pa.Schema | None = None, spark: Any = None,
         items = [where] if where and isinstance(where[0], str) else where
         return from_tuples(items, schema)
     if type(where).__name__ == "Column":
-        return from_spark_column(where, spark)
+        return from_spark_column(where, spark, settings=settings)
     raise InvalidArgumentError(f"unsupported filter {where!r}: give SQL text, a Column, tuples or a predicate")
 
 

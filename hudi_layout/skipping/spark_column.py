@@ -74,7 +74,7 @@ class _NotLiteral(Exception):
 
 
 def from_spark_column(col: Column, spark: SparkSession | None = None,
-                      schema: pa.Schema | None = None) -> Predicate:
+                      schema: pa.Schema | None = None, *, settings: Mapping[str, str] | None = None) -> Predicate:
     """Translate a boolean PySpark ``Column`` into the IR.
 
     Args:
@@ -82,6 +82,8 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
         spark: the session; with ``schema``, date and timestamp literals are resolved in its time zone
             (``spark.sql.session.timeZone``, :func:`~.bind.bind`), as Spark reads them.
         schema: when given, unknown columns raise :class:`InvalidArgumentError`.
+        settings: the session's :func:`session_settings`, when the caller has them (SQL text inside the column,
+            ``F.expr``, is read as the session's parser reads it; asked of the session otherwise).
 
     Datetime text without an offset (``F.expr("ts < '2024-01-01'")``) stays a wall-clock time and a Spark
     timestamp literal (``F.lit(datetime)``) becomes the instant it holds; :func:`~.bind.bind` with the session
@@ -90,7 +92,7 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
     jc = getattr(col, "_jc", None)
     if jc is None:
         raise InvalidArgumentError("from_spark_column needs a classic-mode pyspark Column (it has no _jc)")
-    pred = _Walker(spark).predicate(jc.node())
+    pred = _Walker(spark, settings).predicate(jc.node())
     if schema is None:
         return pred
     return bind(pred, schema, session_time_zone(spark))
@@ -173,12 +175,13 @@ def _seq(seq: Any) -> list[Any]:
 
 
 class _Walker:
-    def __init__(self, spark: Any = None) -> None:
+    def __init__(self, spark: Any = None, settings: Mapping[str, str] | None = None) -> None:
         self.spark = spark
-        self._dialect: SqlDialect | None = None
+        self._dialect = None if settings is None else SqlDialect.of_session(settings)
 
     def dialect(self) -> SqlDialect:
-        """How the session reads SQL text (``F.expr``), asked once per walk and only when one is met."""
+        """How the session reads SQL text (``F.expr``): from the caller's settings, else asked of the session
+        once per walk, only when such text is met."""
         if self._dialect is None:
             self._dialect = SqlDialect.of_session(session_settings(self.spark))
         return self._dialect

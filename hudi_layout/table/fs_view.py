@@ -237,11 +237,12 @@ class FileSystemView:
         rules = self._slice_rules(as_of, completed_by)
         replaced = self.timeline.replaced_file_groups(as_of, completed_by=completed_by)
         past = as_of is not None or completed_by is not None
-        deleted, known = (_cleaned_candidates(self.timeline, rules, replaced) if check_cleans and past
+        cleaned_files = self.timeline.cleaned_files()
+        deleted, known = (_cleaned_candidates(cleaned_files, rules, replaced) if check_cleans and past
                           else ({}, {}))
         parts = list_partitions(self.base_path) if partitions is None else list(partitions)
         outputs = self.timeline.write_outputs(as_of, completed_by=completed_by)
-        cleaned = {(part, name) for _t, part, name in self.timeline.cleaned_files()}
+        cleaned = {(part, name) for _t, part, name in cleaned_files}
         for part in sorted(set(outputs) - set(parts)):  # a partition folder that is gone altogether
             if partitions is None or not (self.base_path / part).is_dir():
                 _require_outputs(part, {}, outputs[part], replaced, cleaned)
@@ -361,14 +362,16 @@ def _require_outputs(part: str, bases: Mapping[str, list[_Listed]], outputs: Ite
                                                         "to before that instant with Hudi")
 
 
-def _cleaned_candidates(timeline: Timeline, rules: _SliceRules, replaced: set[tuple[str, str]]
+def _cleaned_candidates(cleaned_files: list[tuple[str, str, str]], rules: _SliceRules,
+                        replaced: set[tuple[str, str]]
                         ) -> tuple[dict[tuple[str, str], list[tuple[str, str, str]]], dict[tuple[str, str], set[str]]]:
-    """Files completed cleans deleted that a view with ``rules`` could show: ``(partition, fileId)`` ->
+    """Files completed cleans deleted (``cleaned_files``: :meth:`Timeline.cleaned_files`) that a view with
+    ``rules`` could show: ``(partition, fileId)`` ->
     ``[(instant the file counts from, clean time, name)]`` for file groups the view does not see replaced, and
     per such group the committed base instants among the deleted files (the listing adds the rest)."""
     deleted: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     bases: dict[tuple[str, str], set[str]] = {}
-    for clean_time, part, name in timeline.cleaned_files():
+    for clean_time, part, name in cleaned_files:
         bf = try_parse_base_file_name(name)
         lf = None if bf is not None else try_parse_log_file_name(name)
         if bf is not None:

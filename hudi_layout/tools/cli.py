@@ -346,7 +346,6 @@ def cmd_query(args: argparse.Namespace) -> int:
     match (the statement still applies its WHERE to their rows); any other statement, and a WHERE we do not
     parse, reads every file: one DataFrame serves every reference to ``t``, whatever each filters (the data
     source's pruning is per scan only on newer Spark; see spark.datasource)."""
-    from hudi_layout.api import read
     from hudi_layout.scan.plan import ScanPlan, plan_scan
     from hudi_layout.skipping.sql import where_of_single_scan
     from hudi_layout.spark.read import dataframe_for_plan
@@ -357,21 +356,22 @@ def cmd_query(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     names = {"t", table.properties.table_name}
     options = _read_options(args)
+
+    def plan_for(where: str | None) -> ScanPlan:
+        return plan_scan(str(table.base_path), where, spark=spark, table=table, with_row_counts=False,
+                         options=options, source="query")
+
     where = where_of_single_scan(args.sql, names)
-    plan: ScanPlan | None = None
-    if where is not None:
-        try:
-            plan = plan_scan(str(table.base_path), where, spark=spark, table=table, with_row_counts=False,
-                             options=options, source="query")
-        except InvalidArgumentError:
-            plan = None  # a condition our parser does not take: Spark judges the statement over every file
-    if plan is None:
-        df = read(str(table.base_path), spark=spark, options=options)
-        planned = "plan (Spark analysis; every file read: no single WHERE over t to skip by)"
-    else:  # only files that may hold a matching row; the rows are filtered by the statement itself
-        df = dataframe_for_plan(spark, table, plan, None)
-        planned = (f"plan (Spark analysis + our file pruning: {plan.files_read} of {plan.files_total} file "
-                   "slices read)")
+    try:
+        plan = plan_for(where)
+    except InvalidArgumentError:
+        if where is None:
+            raise
+        where, plan = None, plan_for(None)  # a condition our parser does not take: Spark judges every file
+    # only files that may hold a matching row; the rows are filtered by the statement itself
+    df = dataframe_for_plan(spark, table, plan, None)
+    planned = ("plan (Spark analysis; every file read: no single WHERE over t to skip by)" if where is None else
+               f"plan (Spark analysis + our file pruning: {plan.files_read} of {plan.files_total} file slices read)")
     for name in names:
         df.createOrReplaceTempView(f"`{name}`")
     result = spark.sql(args.sql)
