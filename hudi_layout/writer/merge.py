@@ -91,13 +91,28 @@ class MergeRules:
 
 @dataclass(frozen=True)
 class MergeTarget:
-    """A file group an upsert rewrites, as tagged: its latest base file."""
+    """A file group an upsert rewrites, as tagged: its latest slice (base file, and on a Merge-on-Read table the
+    log files merged with it)."""
 
     partition_path: str
     file_id: str
     base_file_name: str
     base_file_path: str  # absolute
     base_instant: str
+    #: absolute paths of the slice's log files in Hudi's order (Merge-on-Read); their rows are read merged with
+    #: the base file's by the caller's :data:`SliceReader`
+    log_file_paths: tuple[str, ...] = ()
+
+
+#: reads a Merge-on-Read target's slice merged (base file + log files) into the rows a snapshot reader sees, meta
+#: columns included; the Spark layer builds it from the table's merge rules (the writer does not merge logs)
+SliceReader = Callable[[MergeTarget], pa.Table]
+
+
+def _merged_rows(target: MergeTarget, read_slice: SliceReader | None) -> pa.Table:
+    if read_slice is None:
+        raise WriterInputError(f"file group {target.file_id} has log files and no reader of merged slices was given")
+    return read_slice(target)
 
 
 @dataclass(frozen=True)
@@ -293,7 +308,8 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
                      task: TaskIdentity, first_seqno: int = 0,
                      encodings: dict[pa.Schema, ColumnEncoding] | None = None,
                      stored: pa.Table | None = None, match: np.ndarray | None = None,
-                     stored_bytes: bytes | None = None) -> tuple[dict[str, Any] | None, int]:
+                     stored_bytes: bytes | None = None,
+                     read_slice: SliceReader | None = None) -> tuple[dict[str, Any] | None, int]:
     """Rewrite one file group with ``incoming`` applied; returns its metadata row (``None``: unchanged) and the
     number of sequence numbers used. ``stored``: the base file's rows when the caller has read them (then
     ``stored_bytes``, when given, are the file's bytes they were read from); ``match``: their incoming rows
@@ -302,8 +318,12 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     ``encodings`` carries the column encoding between the file groups of one task (decided on the first file of
     each schema, as the insert writer decides once per task): counting distinct values alone was a quarter of
     the time of rewriting a 1 MiB file group. When every row stays in place, the column chunks no update
-    changed are copied from the old file (:func:`_spliced_row`)."""
-    if stored is None:
+    changed are copied from the old file (:func:`_spliced_row`). A Merge-on-Read target with log files is read
+    merged (``read_slice``) and written whole: the new base file starts a new slice that holds the log records
+    too, as Hudi's merge handle writes it inside a deltacommit."""
+    if stored is None and target.log_file_paths:
+        stored, stored_bytes = _merged_rows(target, read_slice), None
+    elif stored is None:
         stored_bytes = read_file_bytes(target.base_file_path)
         stored = pq.ParquetFile(pa.BufferReader(stored_bytes)).read()
     # the old footer's key-value metadata (its key range, a Java writer's bloom filter) describes the old file
@@ -469,7 +489,8 @@ def _splice(spec: WriteSpec, table: pa.Table, unchanged: frozenset[str], old: by
 
 
 def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets: Mapping[str, MergeTarget],
-                    rules: MergeRules, task: TaskIdentity | None = None) -> Iterator[pa.RecordBatch]:
+                    rules: MergeRules, task: TaskIdentity | None = None,
+                    read_slice: SliceReader | None = None) -> Iterator[pa.RecordBatch]:
     """One Spark task of an upsert / delete: merge the file groups whose records it received, then insert its
     new keys. Yields the metadata rows (:data:`RESULT_SCHEMA`) of every file written."""
     task = task or TaskIdentity()
@@ -477,18 +498,22 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
     inserts: list[pa.Table] = []
     by_target: dict[str, list[pa.Table]] = {}
     if received:
-        # every record of a (partition, key) is routed to the same task: combine them here (no extra shuffle)
-        t = combine_records(pa.Table.from_batches(received), rules)
+        # every record of a (partition, key, file group) is routed to the same task: combine them here (no extra
+        # shuffle). Per file group: a key stored in two groups (plain inserts allow it) comes once per group, each
+        # copy with all of the key's records, and both groups take the winner; combining across the groups kept
+        # one of them and left the other group's copy unchanged.
+        t = pa.Table.from_batches(received)
         new = _as_numpy_bool(pc.is_null(t.column(MERGE_TARGET_COLUMN)))
         if new.any():
-            fresh = t.filter(pa.array(new & ~_as_numpy_bool(t.column(DELETE_FLAG_COLUMN))))
+            fresh = combine_records(t.filter(pa.array(new)), rules)
+            fresh = fresh.filter(pa.array(~_as_numpy_bool(fresh.column(DELETE_FLAG_COLUMN))))
             if fresh.num_rows:
                 inserts.append(fresh)
         if not new.all():
             tagged = t.filter(pa.array(~new))
             names = tagged.column(MERGE_TARGET_COLUMN)
             for name in pc.unique(names).to_pylist():
-                by_target.setdefault(name, []).append(tagged.filter(pc.equal(names, name)))
+                by_target.setdefault(name, []).append(combine_records(tagged.filter(pc.equal(names, name)), rules))
     results: list[dict[str, Any]] = []
     seqno = 0
     encodings: dict[pa.Schema, ColumnEncoding] = {}
@@ -497,7 +522,7 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
         if target is None:
             raise WriterInputError(f"records were tagged to {name}, which is not a file group of this write")
         row, used = merge_file_group(spec, target, pa.concat_tables(by_target.pop(name)), rules, task, seqno,
-                                     encodings)
+                                     encodings, read_slice=read_slice)
         seqno += used
         if row is not None:
             results.append(row)
@@ -558,7 +583,8 @@ class BroadcastMergeResult:
 
 
 def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.Table, rules: MergeRules,
-                    task: TaskIdentity | None = None, chunk_rows: int = LOOKUP_CHUNK_ROWS) -> BroadcastMergeResult:
+                    task: TaskIdentity | None = None, chunk_rows: int = LOOKUP_CHUNK_ROWS,
+                    read_slice: SliceReader | None = None) -> BroadcastMergeResult:
     """One task of the broadcast merge (docs/live-writes.md): every task has the whole combined ``batch`` (one
     record per partition path and key, :func:`combine_records`) and a share of the candidate file groups.
 
@@ -566,7 +592,8 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     partition in one hash call (building the set of 100,000 keys costs milliseconds, so it is paid per chunk,
     not per file); a file holding any batch key is then read whole and rewritten with :func:`merge_file_group`
     (rows in stored order). Nothing is shuffled: the tagging and the rewrite are one pass. Returns the metadata
-    rows and the batch positions found, so the caller inserts the records found nowhere."""
+    rows and the batch positions found, so the caller inserts the records found nowhere. A Merge-on-Read target
+    with log files is looked up and rewritten by its merged rows (``read_slice``), read once."""
     task = task or TaskIdentity()
     batch = batch.combine_chunks()  # one take per file group below: over many chunks it cost a millisecond
     keys = batch.column(RECORD_KEY_COLUMN).combine_chunks()
@@ -578,18 +605,33 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     found: list[np.ndarray] = []
     seqno = 0
     encodings: dict[pa.Schema, ColumnEncoding] = {}
+    merged_slices: dict[str, pa.Table] = {}  # Merge-on-Read targets of the current partition, read once
+
+    def target_keys(t: MergeTarget) -> pa.Array:
+        if not t.log_file_paths:
+            return read_key_column(t.base_file_path)
+        merged_slices[t.file_id] = _merged_rows(t, read_slice)
+        return merged_slices[t.file_id].column(RECORD_KEY_COLUMN).combine_chunks()
+
     for part, part_targets in by_part.items():
         rows = rows_of.get(part)
         if rows is None:
             continue
         lookup = pc.SetLookupOptions(keys.take(pa.array(rows)))
-        for target, stored_keys, hits, own in key_lookup(part_targets, lambda t: read_key_column(t.base_file_path),
-                                                         lookup, chunk_rows):
+        merged_slices.clear()
+        for target, stored_keys, hits, own in key_lookup(part_targets, target_keys, lookup, chunk_rows):
             wanted = np.unique(own)
             positions = rows[wanted]
             found.append(positions)
             match = np.full(len(stored_keys), -1, dtype=np.int64)
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
+            if target.log_file_paths:
+                row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,
+                                             encodings, merged_slices.pop(target.file_id), match)
+                seqno += used
+                if row is not None:
+                    written.append(row)
+                continue
             data = read_file_bytes(target.base_file_path)
             handle = pq.ParquetFile(pa.BufferReader(data))
             try:

@@ -150,3 +150,30 @@ def test_a_key_stored_twice_has_every_copy_updated_by_the_broadcast_merge(tmp_pa
     assert list(zip(t.column("id").to_pylist(), t.column("v").to_pylist())) == \
         [(7, "seven"), (3, "old"), (7, "seven"), (5, "five")]
     assert row["num_updates"] == 3 and len(result.found) == 2
+
+
+def test_a_key_stored_in_two_file_groups_of_one_task_updates_both(tmp_path) -> None:
+    """The shuffle path: a key stored in two file groups (plain inserts allow it) reaches the task once per group
+    (the tagging join), all of its records with each; both groups take the winner. Before, the task combined the
+    records across groups and only one group was rewritten (the other kept the old value)."""
+    from hudi_layout.writer.merge import MERGE_TARGET_COLUMN, merge_partition
+
+    spec = _spec(tmp_path, T0)
+    targets = {}
+    for i in range(2):
+        for b in write_partition(spec, iter(_rows([7, 10 + i], "a").to_batches()), TaskIdentity(i)):
+            for r in b.to_pylist():
+                targets[r["file_name"]] = MergeTarget("a", r["file_id"], r["file_name"],
+                                                      str(tmp_path / "a" / r["file_name"]), T0)
+    assert len(targets) == 2
+    records = pa.table({"id": pa.array([7, 7], pa.int64()), "ts": pa.array([1, 2], pa.int64()),
+                        "v": pa.array(["first", "second"]), "_hoodie_record_key": pa.array(["7", "7"]),
+                        "_hoodie_partition_path": pa.array(["a", "a"]), DELETE_FLAG_COLUMN: pa.array([False, False]),
+                        SEQUENCE_COLUMN: pa.array([0, 1], pa.int64())})
+    routed = pa.concat_tables([records.append_column(MERGE_TARGET_COLUMN, pa.array([name] * 2))
+                               for name in targets])
+    out = list(merge_partition(_spec(tmp_path, T1), iter(routed.to_batches()), targets, COMMIT))
+    written = [r for b in out for r in b.to_pylist()]
+    assert len(written) == 2, written
+    for r in written:
+        assert _read(str(tmp_path / "a" / r["file_name"]))[7] == "second"
