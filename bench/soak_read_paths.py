@@ -56,6 +56,8 @@ def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker
             harness = ReadPathsHarness(spark, work, rng.randrange(2**32), checker, cli_every=3)
             harness.write("append", n=rng.choice([40, 150, 300]))
             tables += 1
+            if harness.merge_on_read:
+                counts["tables merge-on-read"] = counts.get("tables merge-on-read", 0) + 1
         name = rng.choices(names, weights)[0]
         if name in ("time_travel", "incremental") and len(harness.model.snapshots) < 2:
             name = "append"

@@ -17,7 +17,10 @@ function of a :class:`TableState` (gathered under the table lock by :func:`gathe
 4. **Grace period (running readers):** a candidate is kept while the instant that took it out of the latest
    snapshot (the group's next slice, or the replacecommit) completed less than ``grace_seconds`` ago. A reader
    of any engine that listed the table before that instant has the grace period to finish its scan.
-5. **Orphans:** base files of rolled-back or aborted instants (not committed by the file-system view's rule,
+5. **Merge-on-Read:** a slice's committed log files are deleted with its base file (Hudi's ``CleanPlanner`` lists
+   both), the log-only slices of a replaced group with the group; file groups a pending compaction reads are
+   never cleaned; logs of pending or rolled-back deltacommits are never deleted.
+6. **Orphans:** base files of rolled-back or aborted instants (not committed by the file-system view's rule,
    not pending, and older than the newest instant on the timeline when the state was gathered, so a write that
    starts after the listing can never lose a file) are deleted as well; no reader can ever see them.
 """
@@ -25,14 +28,14 @@ function of a :class:`TableState` (gathered under the table lock by :func:`gathe
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from hudi_layout.cleaning.config import CleanConfig
 from hudi_layout.format import instant as inst
-from hudi_layout.format.file_naming import try_parse_base_file_name
+from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
 from hudi_layout.format.instant import Instant, format_instant_time, parse_instant_time
 from hudi_layout.format.properties import TableProperties
 from hudi_layout.options import CleaningPolicy
@@ -69,6 +72,20 @@ class DataFile:
 
 
 @dataclass(frozen=True)
+class LogFile:
+    """A committed log file found on storage (Merge-on-Read), with the slice it belongs to."""
+
+    partition: str
+    name: str
+    file_id: str
+    #: base instant of its slice: the newest committed base file of its group whose instant is at or before
+    #: the completion of the deltacommit that wrote the log (Hudi 1.x's ``HoodieFileGroup.getBaseInstantTime``);
+    #: "" when the group had no base file then (a log-only slice)
+    slice_instant: str
+    size: int = 0
+
+
+@dataclass(frozen=True)
 class TableState:
     """Everything :func:`plan_clean` looks at, read at one moment under the table lock."""
 
@@ -85,6 +102,11 @@ class TableState:
     protected: frozenset[tuple[str, str]]
     #: the moment of planning, naive, in the table's timeline zone
     now: datetime
+    #: committed log files (Merge-on-Read): deleted with the base file of their slice
+    logs: tuple[LogFile, ...] = ()
+    #: file groups ``(partition, fileId)`` a pending compaction reads: never cleaned; ``None``: some compaction
+    #: plan could not be read, so no file group of the table is cleaned
+    compacting: frozenset[tuple[str, str]] | None = frozenset()
 
     @property
     def newest_timeline_time(self) -> str:
@@ -147,6 +169,11 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
     for f in state.files:
         if f.committed:
             groups.setdefault((f.partition, f.file_id), []).append(f)
+    if state.compacting is None:
+        groups = {}
+    else:
+        for key in state.compacting:  # Hudi keeps every slice a pending compaction needs
+            groups.pop(key, None)
     # (file, moment it left the latest snapshot)
     candidates: list[tuple[DataFile, datetime]] = []
 
@@ -177,17 +204,35 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
                 continue
             candidates.append((f, completion(files[i - 1].instant)))
 
+    # a slice's log files go with its base file; a replaced group's log-only slices with the group
+    logs_of: dict[tuple[str, str, str], list[LogFile]] = {}
+    for lg in state.logs:
+        logs_of.setdefault((lg.partition, lg.file_id, lg.slice_instant), []).append(lg)
+    candidate_names = {(f.partition, f.name) for f, _ in candidates}
+    whole_groups = {key for key, files in groups.items()
+                    if key in state.replaced and all((f.partition, f.name) in candidate_names for f in files)}
     cutoff = state.now - timedelta(seconds=config.grace_seconds)
     chosen: dict[str, list[str]] = {}
     deferred = protected = orphans = size = 0
+    kept_groups: set[tuple[str, str]] = set()
     for f, left_at in candidates:
-        if (f.partition, f.name) in state.protected:
+        slice_logs = logs_of.get((f.partition, f.file_id, f.instant), [])
+        if any((f.partition, n) in state.protected for n in [f.name, *(lg.name for lg in slice_logs)]):
             protected += 1
+            kept_groups.add((f.partition, f.file_id))
         elif left_at > cutoff:
             deferred += 1
+            kept_groups.add((f.partition, f.file_id))
         else:
             chosen.setdefault(f.partition, []).append(f.name)
             size += f.size
+            for lg in slice_logs:
+                chosen[f.partition].append(lg.name)
+                size += lg.size
+    for key in sorted(whole_groups - kept_groups):
+        for lg in logs_of.get((*key, ""), []):
+            chosen.setdefault(lg.partition, []).append(lg.name)
+            size += lg.size
     pending = set(state.pending)
     newest = state.newest_timeline_time
     for f in state.files:
@@ -239,16 +284,26 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
     view = FileSystemView(base, timeline, props.base_file_extension)
     committed = view.is_committed_fn()
     files: list[DataFile] = []
+    found_logs: list[tuple[str, str, str, str, int]] = []  # partition, name, file id, instant, size
     for part in list_partitions(base) if list_files else ():
         pdir = base / part if part else base
         for entry in os.scandir(pdir):
-            if not entry.is_file(follow_symlinks=False) or not entry.name.endswith(props.base_file_extension):
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            if props.is_mor and entry.name.startswith("."):
+                log = try_parse_log_file_name(entry.name)
+                if log is not None and log.extension == "log" and not log.is_cdc:
+                    found_logs.append((part, entry.name, log.file_id, log.instant_time,
+                                       entry.stat(follow_symlinks=False).st_size))
+                continue
+            if not entry.name.endswith(props.base_file_extension):
                 continue
             parsed = try_parse_base_file_name(entry.name)
             if parsed is None:
                 continue
             files.append(DataFile(part, entry.name, parsed.file_id, parsed.instant_time,
                                   committed(parsed.instant_time), entry.stat(follow_symlinks=False).st_size))
+    logs = _committed_logs(found_logs, files, timeline, committed)
     replaced: dict[tuple[str, str], str] = {}
     for i in timeline.completed().actions(inst.REPLACE_COMMIT) if list_files else ():
         meta = timeline.read_commit_metadata_shared(i)
@@ -263,5 +318,32 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
                 for p in [sl.get("dataFilePath"), *(sl.get("deltaFilePaths") or [])]:
                     if p:
                         protected.add((part, p.rstrip("/").rsplit("/", 1)[-1]))
+    compacting: frozenset[tuple[str, str]] | None = frozenset()
+    if props.is_mor and list_files:
+        under = view.pending_compaction_file_groups()
+        compacting = None if under is None else frozenset(under)
     return TableState(completed, pending, frozenset(f.requested_time for f in timeline.files), tuple(files),
-                      replaced, frozenset(protected), now or timeline_now(props))
+                      replaced, frozenset(protected), now or timeline_now(props), logs, compacting)
+
+
+def _committed_logs(found: list[tuple[str, str, str, str, int]], files: list[DataFile], timeline: Timeline,
+                    committed: Callable[[str], bool]) -> tuple[LogFile, ...]:
+    """The committed log files among ``found``, each with the base instant of its slice (table versions 8 / 9:
+    a log belongs to the newest committed base file of its group at or before its deltacommit's completion).
+    Logs of pending or rolled-back deltacommits are left out: never deleted by a clean."""
+    if not found:
+        return ()
+    completion = {i.requested_time: i.completion_time or i.requested_time
+                  for i in timeline.commits_and_replaces().completed()}
+    bases: dict[tuple[str, str], list[str]] = {}
+    for f in files:
+        if f.committed:
+            bases.setdefault((f.partition, f.file_id), []).append(f.instant)
+    out = []
+    for part, name, file_id, instant, size in found:
+        if not committed(instant):
+            continue
+        done = completion.get(instant, instant)
+        owner = max((b for b in bases.get((part, file_id), []) if b <= done), default="")
+        out.append(LogFile(part, name, file_id, owner, size))
+    return tuple(out)

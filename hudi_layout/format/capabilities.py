@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 READ_VERSIONS = (6, 8, 9)
 #: table versions we create, write, cluster, index and clean (timeline layout 2, Avro commit metadata)
 WRITE_VERSIONS = (8, 9)
+#: the table types a new table may have (Hudi's names and their short forms)
+TABLE_TYPES = ("COPY_ON_WRITE", "COW", "MERGE_ON_READ", "MOR")
 #: the operations we write. Inserts create new file groups; upserts and deletes find stored keys with a Spark
 #: join (Hudi's SIMPLE index, no index partition to maintain) and rewrite the touched file groups (docs/live-writes.md)
 WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.UPSERT, WriteOperation.DELETE,
@@ -126,10 +128,11 @@ def version_refusal(version: int, where: str) -> Refusal | None:
 
 
 def creation_refusal(*, table_version: int | None = None, table_type: str | None = None) -> Refusal | None:
-    """A new table: Copy-on-Write (``COPY_ON_WRITE`` / ``COW``) of a version we write."""
-    if table_type is not None and table_type not in ("COPY_ON_WRITE", "COW"):
-        return Refusal("hudi_layout writes Copy-on-Write tables only",
-                       "set hoodie.datasource.write.table.type=COPY_ON_WRITE")
+    """A new table: Copy-on-Write (``COPY_ON_WRITE`` / ``COW``) or Merge-on-Read (``MERGE_ON_READ`` / ``MOR``, whose
+    writes are deltacommits of base files, docs/mor-write.md) of a version we write."""
+    if table_type is not None and table_type not in TABLE_TYPES:
+        return Refusal(f"table type {table_type!r} is not a Hudi table type",
+                       "set hoodie.datasource.write.table.type=COPY_ON_WRITE or MERGE_ON_READ")
     if table_version is not None and table_version not in WRITE_VERSIONS:
         return Refusal(f"hudi_layout creates tables of version 8 or 9, not {table_version}",
                        "set hoodie.table.version=9 (default) or 8")
@@ -263,8 +266,8 @@ def _write(props: TableProperties) -> Refusal | None:
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table {name!r} is version {props.version}; hudi_layout writes only versions 8 and 9",
                        "upgrade the table with Hudi (hoodie.write.auto.upgrade) first; reading version 6 works")
-    if props.is_mor:
-        return Refusal(f"table {name!r} is MERGE_ON_READ; hudi_layout writes Copy-on-Write tables only")
+    # Merge-on-Read (versions 8 / 9): every write is a deltacommit of base files; an update rewrites the file
+    # group's slice merged with its log files (docs/mor-write.md); what the merge cannot read is refused by it
     if not props.populate_meta_fields:
         return Refusal(f"table {name!r} has hoodie.populate.meta.fields=false, which hudi_layout does not write")
     return dropped_partition_columns_refusal(props, "writes") or column_name_changes_refusal(props, "writes")
@@ -293,8 +296,8 @@ def _index(props: TableProperties) -> Refusal | None:
 
 
 def _clean(props: TableProperties) -> Refusal | None:
-    """Cleaning deletes replaced file slices and records a clean instant: the writer's rules apply (Copy-on-Write
-    only: the cleaner plans base files; a MOR table's log files are not planned)."""
+    """Cleaning deletes replaced file slices (a Merge-on-Read slice: its base file and its log files) and records a
+    clean instant: the writer's rules apply."""
     return _write(props)
 
 

@@ -23,6 +23,7 @@ empty tasks.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,11 +32,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import require_no_bootstrap_skeletons
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.options import WriteOperation
+from hudi_layout.scan.merge import MergeSpec, merge_file_slice, merge_spec_for_table
 from hudi_layout.spark.curve_sort import balanced_bins
 from hudi_layout.spark.write_job import (
     collect_results,
@@ -54,6 +56,7 @@ from hudi_layout.writer.base_file_writer import (
     RECORD_KEY_COLUMN,
     RESULT_SCHEMA,
     TaskIdentity,
+    WriterInputError,
     WriteSpec,
     WrittenFile,
     decode_results,
@@ -66,6 +69,7 @@ from hudi_layout.writer.merge import (
     SEQUENCE_COLUMN,
     MergeRules,
     MergeTarget,
+    SliceReader,
     combine_records,
     key_lookup,
     merge_broadcast,
@@ -176,7 +180,8 @@ def _summary_of_pairs(pairs: pa.Table) -> list[PartitionSummary]:
 
 
 def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[FileSlice]:
-    """Latest slices of the batch's partitions whose key range (column_stats) meets the batch's keys there."""
+    """Latest slices of the batch's partitions whose key range (column_stats) meets the batch's keys there (a
+    Merge-on-Read slice with log files is always a candidate: its logs may hold keys its base file lacks)."""
     by_part = {s.partition_path: s for s in summary if s.rows}
     existing = set(table.partitions())
     parts = sorted(p for p in by_part if p in existing)
@@ -185,6 +190,8 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     slices = table.file_slices(partitions=parts)
     # a rewrite would store NULL in every data column of their rows
     require_no_bootstrap_skeletons((s.base_file_name for s in slices), "merge records into")
+    if table.is_mor:
+        require_mor_mergeable(table, slices)
     ranges: dict[str, tuple[Any, Any]] = {}
     try:
         index = ColumnStatsIndex(table.base_path)
@@ -200,7 +207,7 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     out = []
     for s in slices:
         batch = by_part[s.partition_path]
-        known = ranges.get(s.base_file_name)
+        known = None if s.has_log_files else ranges.get(s.base_file_name)
         if known is not None and batch.min_key is not None and batch.max_key is not None and (
                 known[1] < batch.min_key or known[0] > batch.max_key):
             continue
@@ -208,7 +215,48 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     return out
 
 
-def tag(batch: DataFrame, candidates: list[FileSlice], tasks: int, keys: Any = None) -> DataFrame:
+def require_mor_mergeable(table: HudiTable, slices: Sequence[FileSlice]) -> None:
+    """A Merge-on-Read upsert / delete rewrites each touched slice merged with its logs into a new base file:
+    refuse, naming the first, file groups it cannot rewrite that way: those of a pending compaction (Hudi's own
+    writers never update a file group's old slice while a compaction of it is pending) and log-only groups (no
+    base file: written by a writer that indexes log files, which hudi_layout does not). The merge rules are
+    checked by building them (:func:`slice_reader`)."""
+    pending = table.fs_view.pending_compaction_file_groups()
+    for s in slices:
+        where = f"{s.partition_path + '/' if s.partition_path else ''}{s.file_id}"
+        if pending is None or (s.partition_path, s.file_id) in pending:
+            raise UnsupportedTableError(
+                f"file group {where} of table {table.properties.table_name!r} is under a pending compaction; "
+                "hudi_layout does not execute compactions and does not update a file group while one is pending",
+                hint="run the compaction with Hudi (or roll it back), then write again")
+        if not s.base_file_name:
+            raise UnsupportedTableError(
+                f"file group {where} of table {table.properties.table_name!r} has log files but no base file (a "
+                "writer that indexes log files wrote it); hudi_layout updates file groups that have a base file",
+                hint="compact the table with Hudi first")
+
+
+def merge_target(s: FileSlice, base_path: Any) -> MergeTarget:
+    """The file group a merge rewrites: the slice's latest base file (and its log files, Merge-on-Read)."""
+    return MergeTarget(s.partition_path, s.file_id, s.base_file_name, s.base_file_path, s.commit_time,
+                       tuple(s.log_file_paths(base_path)))
+
+
+def slice_reader(table: HudiTable) -> SliceReader | None:
+    """How the executors read a Merge-on-Read target's slice merged (base + logs, the table's merge rules at
+    this moment: blocks of completed instants only); ``None`` for a Copy-on-Write table. Refuses merge rules
+    the reader does not support, before anything is written."""
+    if not table.is_mor:
+        return None
+    return functools.partial(_read_merged_slice, merge_spec_for_table(table))
+
+
+def _read_merged_slice(spec: MergeSpec, target: MergeTarget) -> pa.Table:
+    return merge_file_slice(target.base_file_path or None, list(target.log_file_paths), spec=spec)
+
+
+def tag(batch: DataFrame, candidates: list[FileSlice], tasks: int, keys: Any = None,
+        read_slice: SliceReader | None = None, base_path: Any = None) -> DataFrame:
     """``(key, base file name, partition)`` of every batch key found in a candidate file (a key stored in two
     file groups, as plain inserts allow, is found in both).
 
@@ -220,10 +268,10 @@ def tag(batch: DataFrame, candidates: list[FileSlice], tasks: int, keys: Any = N
 
     spark = batch.sparkSession
     if keys is not None:
-        return stored_keys(spark, candidates, tasks, keys)
+        return stored_keys(spark, candidates, tasks, keys, read_slice, base_path)
     distinct = batch.select(F.col(RECORD_KEY_COLUMN).alias(_KEY), F.col(PARTITION_PATH_COLUMN).alias(_PART)
                             ).distinct().coalesce(tasks)
-    return stored_keys(spark, candidates, tasks).join(distinct, [_KEY, _PART])
+    return stored_keys(spark, candidates, tasks, None, read_slice, base_path).join(distinct, [_KEY, _PART])
 
 
 def broadcast_keys(spark: Any, keys: pa.Table) -> Any:
@@ -241,18 +289,30 @@ def _keys_by_partition(keys: pa.Table) -> dict[str, pa.Array]:
             for i, part in enumerate(grouped.column(_PART).to_pylist())}
 
 
-def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted: Any = None) -> DataFrame:
+def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted: Any = None,
+                read_slice: SliceReader | None = None, base_path: Any = None) -> DataFrame:
     """``(key, file name, partition)`` of the rows of the candidate base files, read with pyarrow in a few
     Spark tasks (bins of files by size): every row, or with ``wanted`` (:func:`broadcast_keys`) only the rows
     whose key is wanted. Spark's own parquet scan of the key column paid tens of milliseconds
     per small file (listing, split planning, a reader per file): 1,000 files of 10,000 rows took ~30 s of a
-    10M-row upsert here. Only file names and paths travel in the task closure."""
+    10M-row upsert here. Only file names and paths travel in the task closure. A Merge-on-Read slice with log
+    files gives the keys of its merged rows (``read_slice``)."""
     where = {s.base_file_path: (s.base_file_name, s.partition_path) for s in candidates}
-    bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * max(1, tasks))
+    merged = {s.base_file_path: merge_target(s, base_path) for s in candidates if s.has_log_files}
+    bins = balanced_bins([(s.base_file_path, s.total_size_bytes if s.has_log_files else s.size_bytes)
+                          for s in candidates], 4 * max(1, tasks))
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
 
+    def read_keys(path: str) -> pa.Array:
+        target = merged.get(path)
+        if target is None:
+            return read_key_column(path)
+        if read_slice is None:
+            raise WriterInputError(f"file group {target.file_id} has log files and no reader of merged slices")
+        return read_slice(target).column(RECORD_KEY_COLUMN).combine_chunks()
+
     def key_column(path: str) -> pa.Array:
-        return read_key_column(path).cast(pa.string())
+        return read_keys(path).cast(pa.string())
 
     def every_key(paths: list[str]) -> Iterator[pa.RecordBatch]:
         for path in paths:
@@ -272,7 +332,7 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
             if part not in keys_by_part:
                 continue
             lookup = pc.SetLookupOptions(keys_by_part[part])
-            for path, stored, hits, _at in key_lookup(part_paths, read_key_column, lookup):
+            for path, stored, hits, _at in key_lookup(part_paths, read_keys, lookup):
                 n = len(hits)
                 yield pa.RecordBatch.from_arrays(
                     [stored.take(pa.array(hits)).cast(pa.string()), pa.array([where[path][0]] * n, pa.string()),
@@ -290,10 +350,10 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
         mapper, f"{_KEY} string, {MERGE_TARGET_COLUMN} string, {_PART} string")
 
 
-def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRules
-            ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRules,
+            read_slice: SliceReader | None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return merge_partition(spec, batches, targets, rules, task_identity())
+        return merge_partition(spec, batches, targets, rules, task_identity(), read_slice)
 
     return mapper
 
@@ -329,12 +389,14 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     candidates = candidate_slices(table, summary)
     if {(s.partition_path, s.file_id) for s in candidates} & table.pending_clustering_file_groups():
         return None
+    read_slice = slice_reader(table)
     t1 = time.time()
     crash_point("upsert.after_tagging")
     parallelism = max(1, spark.sparkContext.defaultParallelism)
     shared = spark.sparkContext.broadcast(combined.combine_chunks())  # one chunk: tasks take from it cheaply
     try:
-        written, found = _merge_candidates(spark, session.spec, candidates, shared, rules, parallelism)
+        written, found = _merge_candidates(spark, session.spec, candidates, shared, rules, parallelism,
+                                           read_slice, table.base_path)
         is_new = np.ones(combined.num_rows, dtype=bool)
         is_new[found] = False
         deletes = combined.column(DELETE_FLAG_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
@@ -347,31 +409,37 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     t3 = time.time()
     merged = [w for w in written if w.is_merge]
     snapshot = TagSnapshot({(w.partition_path, w.file_id): w.prev_base_file for w in merged
-                            if w.prev_base_file is not None})
+                            if w.prev_base_file is not None}, _logs_read(candidates, merged))
     metrics = UpsertMetrics(records.num_rows, len(candidates), len(merged), int(len(np.unique(found))),
                             t1 - t0, 0.0, t3 - t1)
     return written, snapshot, metrics
 
 
-def _merge_target(s: FileSlice) -> MergeTarget:
-    """The file group a merge rewrites: the slice's latest base file."""
-    return MergeTarget(s.partition_path, s.file_id, s.base_file_name, s.base_file_path, s.commit_time)
+def _logs_read(candidates: Sequence[FileSlice], merged: Sequence[WrittenFile]
+               ) -> dict[tuple[str, str], tuple[str, ...]]:
+    """The log files of each rewritten file group's slice as it was read (the commit checks they are still all)."""
+    rewritten = {(w.partition_path, w.file_id) for w in merged}
+    return {(s.partition_path, s.file_id): s.log_file_names for s in candidates
+            if (s.partition_path, s.file_id) in rewritten and s.has_log_files}
 
 
 def _merge_candidates(spark: Any, spec: WriteSpec, candidates: Sequence[FileSlice], shared: Any,
-                      rules: MergeRules, parallelism: int) -> tuple[list[WrittenFile], np.ndarray]:
+                      rules: MergeRules, parallelism: int, read_slice: SliceReader | None = None,
+                      base_path: Any = None) -> tuple[list[WrittenFile], np.ndarray]:
     """One Spark job: bins of candidate file groups, each task :func:`merge_broadcast` on its bin."""
     if not candidates:
         return [], np.zeros(0, dtype=np.int64)
-    targets = {s.base_file_path: _merge_target(s) for s in candidates}
-    bins = balanced_bins([(s.base_file_path, s.size_bytes) for s in candidates], 4 * parallelism)
+    targets = {s.base_file_path: merge_target(s, base_path) for s in candidates}
+    bins = balanced_bins([(s.base_file_path, s.total_size_bytes if s.has_log_files else s.size_bytes)
+                          for s in candidates], 4 * parallelism)
     schema = pa.schema([*RESULT_SCHEMA, pa.field(_FOUND, pa.binary())])
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         task = task_identity()
         for ids in batches:
             for b in ids.column(0).to_pylist():
-                result = merge_broadcast(spec, [targets[p] for p in bins[b]], shared.value, rules, task)
+                result = merge_broadcast(spec, [targets[p] for p in bins[b]], shared.value, rules, task,
+                                         read_slice=read_slice)
                 rows = [{**r, _FOUND: None} for r in result.written]
                 rows.append({_FOUND: result.found.astype(np.int64).tobytes()})
                 yield pa.RecordBatch.from_pylist(rows, schema=schema)
@@ -428,16 +496,18 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         t1 = time.time()
         table = HudiTable(str(session.base))
         candidates = candidate_slices(table, summary)
+        read_slice = slice_reader(table)
         targets: dict[str, MergeTarget] = {}
         tagged_rows = 0
         if candidates:
             shared_keys = None if keys is None else broadcast_keys(spark, keys)
-            hits = tag(batch, candidates, parallelism, shared_keys).persist(StorageLevel.MEMORY_AND_DISK)
+            hits = tag(batch, candidates, parallelism, shared_keys, read_slice, table.base_path
+                       ).persist(StorageLevel.MEMORY_AND_DISK)
             counts = hits.groupBy(MERGE_TARGET_COLUMN).count().coalesce(1).collect()
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
                 s = by_name[r[MERGE_TARGET_COLUMN]]
-                targets[s.base_file_name] = _merge_target(s)
+                targets[s.base_file_name] = merge_target(s, table.base_path)
                 tagged_rows += int(r["count"])
         t2 = time.time()
         crash_point("upsert.after_tagging")
@@ -459,7 +529,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         frame = rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
         spark.sparkContext.setJobDescription(
             f"hudi_layout {session.operation.value} {session.pending.instant_time}: {len(targets)} file groups")
-        written = collect_written(frame, _mapper(session.spec, targets, rules))
+        written = collect_written(frame, _mapper(session.spec, targets, rules, read_slice))
         t3 = time.time()
     finally:
         batch.unpersist()
@@ -467,6 +537,9 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
             hits.unpersist()
         if shared_keys is not None:
             shared_keys.destroy()
-    snapshot = TagSnapshot({(t.partition_path, t.file_id): t.base_file_name for t in targets.values()})
+    tagged_slices = [s for s in candidates if s.base_file_name in targets]
+    snapshot = TagSnapshot({(t.partition_path, t.file_id): t.base_file_name for t in targets.values()},
+                           {(s.partition_path, s.file_id): s.log_file_names for s in tagged_slices
+                            if s.has_log_files})
     metrics = UpsertMetrics(incoming, len(candidates), len(targets), tagged_rows, t1 - t0, t2 - t1, t3 - t2)
     return written, snapshot, metrics

@@ -32,8 +32,10 @@ def table_properties_for(
     url_encode: bool = False,
     ordering_fields: tuple[str, ...] = (),
     merge_mode: MergeMode | None = None,
+    merge_on_read: bool = False,
 ) -> dict[str, str]:
-    """The ``hoodie.properties`` content for a new COW table at ``table_version`` (8 or 9).
+    """The ``hoodie.properties`` content for a new table at ``table_version`` (8 or 9): Copy-on-Write, or
+    Merge-on-Read with ``merge_on_read``.
 
     ``merge_mode`` defaults as in Hudi 1.x: event time when ``ordering_fields`` are given, else commit time."""
     require_creatable(table_version=table_version)
@@ -41,7 +43,7 @@ def table_properties_for(
         raise InvalidArgumentError("hoodie.table.name is required to create a table")
     props: dict[str, str] = {
         "hoodie.table.name": table_name,
-        "hoodie.table.type": "COPY_ON_WRITE",
+        "hoodie.table.type": "MERGE_ON_READ" if merge_on_read else "COPY_ON_WRITE",
         "hoodie.table.version": str(table_version),
         "hoodie.table.initial.version": str(table_version),
         "hoodie.timeline.layout.version": "2",

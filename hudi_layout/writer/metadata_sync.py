@@ -14,6 +14,7 @@ Rules we follow (docs/hudi-format.md §5):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,12 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
         return files, stats
     read_bytes = 0
     for i, s in enumerate(slices, start=1):
-        files.setdefault(s.partition_path, {})[s.base_file_name] = s.size_bytes
+        listed = files.setdefault(s.partition_path, {})
+        for log_name, log_path in zip(s.log_file_names, s.log_file_paths(base)):
+            listed[log_name] = os.stat(log_path).st_size  # listed, not indexed: skipping keeps their slices
+        if not s.base_file_name:
+            continue
+        listed[s.base_file_name] = s.size_bytes
         stats.extend(footer_stats(s.base_file_path, s.partition_path, s.base_file_name, opts,
                                   FileColumnStats))
         read_bytes += s.size_bytes

@@ -61,7 +61,7 @@ from hudi_layout.format.commit_metadata import (
     replaced_file_ids,
     requested_replace_bytes,
 )
-from hudi_layout.format.file_naming import try_parse_base_file_name
+from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
 from hudi_layout.format.merge_config import MergeMode, merge_config
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties
@@ -125,9 +125,11 @@ class WriteResult:
 @dataclass(frozen=True)
 class TagSnapshot:
     """What an upsert / delete read before writing: the base file of every file group it merges, by
-    ``(partition, fileId)``. The commit checks that each is still the group's latest slice."""
+    ``(partition, fileId)``, and on a Merge-on-Read table the log files merged with it. The commit checks that
+    each is still the group's latest slice."""
 
     merged: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    merged_logs: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
 def _check_columns(schema: pa.Schema, fields: list[str], what: str) -> None:
@@ -259,7 +261,7 @@ class WriteSession:
                 create_table_layout(base, new_props)
                 props = load_properties(base / ".hoodie")
             props = prepare_metadata_table(base, props, opts)
-            pending = _begin_instant(base, operation)
+            pending = _begin_instant(base, operation, merge_on_read=props.is_mor)
         except BaseException:
             if created is not None:
                 _remove_created(base, created)
@@ -296,14 +298,17 @@ class WriteSession:
         files = [w for w in written if isinstance(w, WrittenFile)] or decode_results(
             [w for w in written if isinstance(w, dict)])
         merged = dict(tagged.merged) if tagged is not None else {}
+        merged_logs = dict(tagged.merged_logs) if tagged is not None else {}
         replaces = self.operation.replaces_file_groups
         with self.pending.lock:  # re-entrant: complete_write takes the same lock object
             replaced = self._replaced_file_groups(files) if replaces else {}
             touched = [(w.partition_path, w.file_id) for w in files if w.is_merge]
             touched += [(p, f) for p, ids in replaced.items() for f in ids]
             self.check_pending_clustering(touched)
+            if self.props.is_mor:
+                _reject_pending_compaction(self.base, self.operation, touched)
             if self.operation.merges_by_key:
-                _check_merged_still_latest(self.base, merged, files, self.pending.instant_time)
+                _check_merged_still_latest(self.base, merged, files, self.pending.instant_time, merged_logs)
                 inserted_into = sorted({w.partition_path for w in files if not w.is_merge})
                 if inserted_into:
                     self._check_no_concurrent_writes(inserted_into)
@@ -570,12 +575,14 @@ def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
         except ValueError as e:
             raise InvalidArgumentError(f"option {cfg.MERGE_MODE.key}={cfg.MERGE_MODE.get(opts)} is not supported: {e}",
                                        hint="CUSTOM merging is not supported by hudi_layout") from None
-    require_creatable(table_type=cfg.TABLE_TYPE.get(opts))
+    table_type = cfg.TABLE_TYPE.get(opts)
+    require_creatable(table_type=table_type)
     table_name = cfg.TABLE_NAME.get(opts) or base.name
     props_map = table_properties_for(
         table_name=table_name, schema=df_schema, record_key_fields=record_keys,
         partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
-        table_version=cfg.TABLE_VERSION.get(opts), ordering_fields=ordering, merge_mode=merge_mode)
+        table_version=cfg.TABLE_VERSION.get(opts), ordering_fields=ordering, merge_mode=merge_mode,
+        merge_on_read=table_type in ("MERGE_ON_READ", "MOR"))
     props = TableProperties(props_map)
     _refuse_new_table_configs(props, opts)
     return _KeyLayout(props, record_keys, partition_fields, rule, df_schema), props_map
@@ -644,10 +651,11 @@ def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable
     return tuple(sorted(out))
 
 
-def _begin_instant(base: Path, operation: WriteOperation) -> PendingWrite:
-    """Requested + inflight instant: a ``commit``, or a ``replacecommit`` for overwrites and partition deletes."""
+def _begin_instant(base: Path, operation: WriteOperation, *, merge_on_read: bool) -> PendingWrite:
+    """Requested + inflight instant: a ``commit`` (a ``deltacommit`` on a Merge-on-Read table, as Hudi's writes
+    there are), or a ``replacecommit`` for overwrites and partition deletes (both table types)."""
     replace = operation.replaces_file_groups
-    action = inst.REPLACE_COMMIT if replace else inst.COMMIT
+    action = inst.REPLACE_COMMIT if replace else inst.DELTA_COMMIT if merge_on_read else inst.COMMIT
     requested = b""
     if replace:
         requested = requested_replace_bytes({"operationType": operation.commit_operation_type,
@@ -676,14 +684,37 @@ def _reject_pending_clustering(base: Path, operation: WriteOperation,
                 "pending clustering are rejected", hint=UNBLOCK_CLUSTERING_HINT)
 
 
+def _reject_pending_compaction(base: Path, operation: WriteOperation,
+                               file_groups: Iterable[tuple[str, str]]) -> None:
+    """A Merge-on-Read write never changes a file group a pending compaction will rewrite (its new base file
+    would be named after an instant older than ours, and take our changes' place)."""
+    groups = set(file_groups)
+    if not groups:
+        return
+    pending = HudiTable(str(base)).fs_view.pending_compaction_file_groups()
+    clash = sorted(groups) if pending is None else sorted(groups & pending)
+    if clash:
+        p, f = clash[0]
+        raise CommitConflictError(
+            f"{operation.value} would change file group {p + '/' if p else ''}{f}, which a pending compaction "
+            "is rewriting; hudi_layout does not execute compactions",
+            hint="run the compaction with Hudi (or roll it back), then write again")
+
+
 def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str],
-                               files: list[WrittenFile], instant_time: str) -> None:
+                               files: list[WrittenFile], instant_time: str,
+                               merged_logs: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> None:
     """Every file group this upsert / delete rewrote must still have the slice it read as its latest, and
     that slice must be older than this write's instant: readers take a file group's slice with the latest
     instant time, so a new slice named after an instant older than the slice it replaces (another write
     started after this one and completed before this one read the file group) would stay hidden behind it
     and this write's changes would vanish. Hudi's optimistic concurrency fails the same case (a commit that
-    completed after this write started touched the file group)."""
+    completed after this write started touched the file group).
+
+    On a Merge-on-Read table the slice's log files must be the ones the write merged, each written by a
+    deltacommit that completed before this write's instant was requested: a version 8 / 9 reader puts a log
+    completed after that into this write's new slice (by completion time), where its records, merged into the
+    new base file already, would be applied a second time, over this write's changes."""
     expected = dict(merged)
     for w in files:
         if w.is_merge and (w.partition_path, w.file_id) not in expected and w.prev_base_file:
@@ -691,7 +722,11 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
     if not expected:
         return
     partitions = sorted({p for p, _f in expected})
-    live = {s.file_group: s.base_file_name for s in HudiTable(str(base)).file_slices(partitions=partitions)}
+    table = HudiTable(str(base))
+    slices = {s.file_group: s for s in table.file_slices(partitions=partitions)}
+    live = {fg: s.base_file_name for fg, s in slices.items()}
+    completion = {i.requested_time: i.completion_time or i.requested_time
+                  for i in table.timeline.commits_and_replaces().completed()} if table.is_mor else {}
     for (p, f), name in sorted(expected.items()):
         now = live.get((p, f))
         where = f"{p + '/' if p else ''}{f}"
@@ -699,12 +734,29 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
             what = "was replaced" if now is None else f"got a new slice {now}"
             raise CommitConflictError(f"file group {where} {what} while this write was running (it read {name})",
                                       hint="retry the write (it reads the new state)")
+        if table.is_mor:
+            read_logs = tuple((merged_logs or {}).get((p, f), ()))
+            live_logs = slices[(p, f)].log_file_names
+            late = [n for n in live_logs if _log_completion(n, completion) >= instant_time]
+            if live_logs != read_logs or late:
+                raise CommitConflictError(
+                    f"file group {where}: a log file was written into it while this write was running "
+                    f"({(late or sorted(set(live_logs) ^ set(read_logs)))[0]})",
+                    hint="retry the write (it reads the new state)")
         read = try_parse_base_file_name(name)
         if read is not None and read.instant_time >= instant_time:
             raise CommitConflictError(
                 f"file group {where} was rewritten by instant {read.instant_time}, which completed after this write "
                 f"started ({instant_time}): this write's slice would sort before it and stay hidden",
                 hint="retry the write (it reads the new state)")
+
+
+def _log_completion(log_file_name: str, completion: Mapping[str, str]) -> str:
+    """When the deltacommit that wrote a log file completed (its own instant time if unknown)."""
+    parsed = try_parse_log_file_name(log_file_name)
+    if parsed is None:
+        return ""
+    return completion.get(parsed.instant_time, parsed.instant_time)
 
 
 def _file_groups(base: Path, partitions: list[str] | None) -> dict[str, list[str]]:

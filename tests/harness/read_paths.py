@@ -218,6 +218,11 @@ class ReadPathsHarness:
         if self.partitioned:
             self.opts["hoodie.datasource.write.partitionpath.field"] = "part"
             self.opts["hoodie.datasource.write.hive_style_partitioning"] = str(self.rng.random() < 0.5).lower()
+        #: a Merge-on-Read table (its writes are deltacommits of base files), drawn from its own generator so
+        #: the sequences of earlier seeds stay as they were
+        self.merge_on_read = random.Random(seed ^ 0x5EED).random() < 0.35
+        if self.merge_on_read:
+            self.opts["hoodie.datasource.write.table.type"] = "MERGE_ON_READ"
         self.model = TableModel()
         self.next_id = 0
         self.frames: list[LoadedFrame] = []

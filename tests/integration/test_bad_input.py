@@ -192,10 +192,10 @@ def test_append_to_v6_table_refused(spark, fixture_table):
     assert_refused(spark, path, df, errors.UnsupportedTableError, r"version 6", opts={})
 
 
-def test_append_to_mor_table_refused(spark, fixture_table):
+def test_append_to_mor_table_with_foreign_indexes_refused(spark, fixture_table):
     path = fixture_table("mor_avro_v9_txns_simple_meta.zip")
-    df = spark.createDataFrame(rows(3))
-    assert_refused(spark, path, df, errors.UnsupportedTableError, r"MERGE_ON_READ", opts={})
+    df = spark.createDataFrame(hudi_layout.read(str(path), spark=spark).limit(3).toArrow())  # the table's columns
+    assert_refused(spark, path, df, errors.UnsupportedTableError, r"record_index", opts={})
 
 
 def test_overwrite_of_non_hudi_folder_refused(spark, tmp_path):

@@ -26,7 +26,9 @@ import pytest
 
 import hudi_layout as hl
 from hudi_layout.errors import HudiLayoutError
+from hudi_layout.scan.merge import merge_file_slice, merge_spec_for_table
 from hudi_layout.table.hudi_table import HudiTable
+from tests.helpers.hudi_logs import append_hudi_logs
 from tests.helpers.integration import hudi_rs_table
 
 pytestmark = pytest.mark.integration
@@ -152,9 +154,12 @@ def random_predicate(rng: random.Random) -> tuple[str, Any]:
 # -- the sequence -------------------------------------------------------------------------------------------
 
 class Sequence:
-    def __init__(self, spark, path, seed: int, event_time: bool) -> None:
+    def __init__(self, spark, path, seed: int, event_time: bool, merge_on_read: bool = False) -> None:
         self.spark, self.path, self.rng = spark, str(path), random.Random(seed)
         self.model = Model(event_time)
+        self.merge_on_read = merge_on_read
+        #: file groups whose slice had log files and that a write of ours rewrote (Merge-on-Read)
+        self.slices_with_logs_rewritten = 0
         self.next_id = 0
         self.history: list[tuple[str, list[Row]]] = []  # (instant, model rows after it)
         #: time travel is checked for instants at or after this one (what the cleans so far retained)
@@ -164,6 +169,8 @@ class Sequence:
                         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.parquet.max.file.size": "5000"}
         if event_time:
             self.options["hoodie.datasource.write.precombine.field"] = "ts"
+        if merge_on_read:
+            self.options["hoodie.datasource.write.table.type"] = "MERGE_ON_READ"
 
     def new_rows(self, n: int) -> list[Row]:
         out = []
@@ -184,7 +191,14 @@ class Sequence:
     def write(self, rows: list[tuple], operation: str, mode: str = "append", **extra: str) -> str:
         df = self.spark.createDataFrame(rows, SCHEMA) if rows else self.spark.createDataFrame([], SCHEMA)
         opts = {**self.options, "hoodie.datasource.write.operation": operation, **extra}
-        return hl.write(df, self.path, opts, mode=mode).instant_time
+        with_logs = {s.file_group for s in HudiTable(self.path).file_slices() if s.has_log_files} \
+            if self.merge_on_read and os.path.isdir(os.path.join(self.path, ".hoodie")) else set()
+        result = hl.write(df, self.path, opts, mode=mode)
+        if with_logs:
+            after = {s.file_group: s for s in HudiTable(self.path).file_slices()}
+            self.slices_with_logs_rewritten += sum(1 for g in with_logs if g in after and
+                                                   after[g].commit_time == result.instant_time)
+        return result.instant_time
 
     def step(self, op: str) -> str:
         rng = self.rng
@@ -229,6 +243,8 @@ class Sequence:
             return t
         if op == "clean":
             return self.clean()
+        if op == "hudi_log":
+            return self.hudi_log()
         assert op == "cluster"
         strategy = rng.choice(["linear", "z-order", "hilbert"])
         columns = ["v"] if strategy == "linear" else ["v", "ts"]
@@ -236,6 +252,34 @@ class Sequence:
                        options={"hoodie.clustering.plan.strategy.target.file.max.bytes": "6000",
                                 "hoodie.parquet.max.file.size": "12000"})
         return m.instant_time if m is not None else ""
+
+    def hudi_log(self) -> str:
+        """Merge-on-Read: a deltacommit as Hudi's writers make it, appending log files (Avro updates and a delete
+        block) to the file groups holding some stored keys (keys stored once: a log update of a key stored twice
+        in one base file is not modelled)."""
+        rng = self.rng
+        once = [k for k, copies in self.model.rows.items() if len(copies) == 1]
+        chosen = rng.sample(sorted(once), min(len(once), rng.randint(1, 12)))
+        if not chosen:
+            return ""
+        where = _file_groups_of(self.path, {str(i) for _p, i in chosen})
+        updates: dict[str, list[dict[str, Any]]] = {}
+        deletes: dict[str, list[str]] = {}
+        batch: list[tuple[Row, bool]] = []
+        dropped: list[tuple[int, str]] = []
+        for p, i in chosen:
+            fid = where[(p, str(i))]
+            if rng.random() < 0.25:
+                deletes.setdefault(fid, []).append(str(i))
+                dropped.append((i, p))
+                continue
+            r = self.row(i, p)
+            updates.setdefault(fid, []).append(dict(zip(COLUMNS, r)) | {"_hoodie_is_deleted": False})
+            batch.append((r, False))
+        t = append_hudi_logs(self.path, updates, deletes).instant
+        self.model.upsert(batch)
+        self.model.delete(dropped)
+        return t
 
     def clean(self) -> str:
         """Run a clean that may delete file slices now; move ``readable_from`` to what it retained."""
@@ -262,9 +306,30 @@ class Sequence:
             assert ours == sorted(r for r in want if pred(r) is True), f"{label}: hudi_layout.read({sql!r})"
 
 
+def _file_groups_of(path: str, keys: set[str]) -> dict[tuple[str, str], str]:
+    """``(partition, record key) -> file id`` of the latest slices holding ``keys`` (read merged)."""
+    table = HudiTable(path)
+    spec = merge_spec_for_table(table, columns=["_hoodie_record_key"])
+    out = {}
+    for s in table.file_slices():
+        rows = merge_file_slice(s.base_file_path or None, s.log_file_paths(path), spec=spec)
+        for k in rows.column("_hoodie_record_key").to_pylist():
+            if k in keys:
+                out[(s.partition_path, k)] = s.file_id
+    return out
+
+
 def read_as_of_with_our_view(path: str, instant: str) -> list[Row]:
-    slices = HudiTable(path).file_slices(as_of=instant)
-    tables = [pq.read_table(s.base_file_path, columns=list(COLUMNS)) for s in slices]
+    """Our file-system view's slices as of ``instant``: base files read with pyarrow (log files merged by the
+    MOR reader)."""
+    table = HudiTable(path)
+    slices = table.file_slices(as_of=instant)
+    if table.is_mor:
+        spec = merge_spec_for_table(table, as_of=instant, columns=list(COLUMNS))
+        tables = [merge_file_slice(s.base_file_path or None, s.log_file_paths(path), spec=spec).select(
+            list(COLUMNS)) for s in slices]
+    else:
+        tables = [pq.read_table(s.base_file_path, columns=list(COLUMNS)) for s in slices]
     return as_rows(pa.concat_tables(tables)) if tables else []
 
 
@@ -276,28 +341,37 @@ def read_as_of_with_hudi_rs(path: str, instant: str) -> list[Row]:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize(("event_time", "merge_path"), [(True, "broadcast"), (False, "broadcast"), (True, "shuffle")],
-                         ids=["event_time", "commit_time", "event_time-shuffle"])
+@pytest.mark.parametrize(("event_time", "merge_path", "table_type"), [
+    (True, "broadcast", "cow"), (False, "broadcast", "cow"), (True, "shuffle", "cow"),
+    (True, "broadcast", "mor"), (False, "shuffle", "mor")],
+    ids=["event_time", "commit_time", "event_time-shuffle", "mor-event_time", "mor-commit_time-shuffle"])
 def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch, seed, event_time,
-                                                    merge_path) -> None:
+                                                    merge_path, table_type) -> None:
     """``merge_path``: small batches take the broadcast merge; ``shuffle`` forces the tag-then-shuffle path of
-    large batches (``hudi_layout.spark.upsert_job``)."""
+    large batches (``hudi_layout.spark.upsert_job``). ``mor``: a Merge-on-Read table, whose sequences also
+    append log files as Hudi's writers do (:func:`tests.helpers.hudi_logs.append_hudi_logs`), so upserts,
+    deletes, clusterings, cleans and time travel meet slices with log files."""
     if merge_path == "shuffle":
         import hudi_layout.spark.upsert_job as upsert_job
 
         monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
-    seq = Sequence(spark, tmp_path / "t", seed, event_time)
+    seq = Sequence(spark, tmp_path / "t", seed, event_time, merge_on_read=table_type == "mor")
+    operations = OPERATIONS + (("hudi_log",) * 3 if seq.merge_on_read else ())
     t = seq.step("insert")
     seq.history.append((t, seq.model.all()))
     seq.check("first insert")
+    ran = []
     for n in range(STEPS):
-        op = seq.rng.choice(OPERATIONS)
+        op = seq.rng.choice(operations)
+        ran.append(op)
         t = seq.step(op)
         if t:
             seq.history.append((t, seq.model.all()))
         seq.check(f"step {n} ({op})")
     seq.clean()  # a last clean, so that every sequence ends with history really deleted
     seq.check("final clean")
+    if seq.merge_on_read:  # the sequence met log files, and wrote over slices that had them
+        assert "hudi_log" in ran and seq.slices_with_logs_rewritten > 0, ran
     assert seq.files_deleted > 0, "the cleans of this sequence deleted nothing: the sequence tests too little"
     retained = [(instant, rows) for instant, rows in seq.history if instant >= seq.readable_from]
     assert retained and len(retained) < len(seq.history)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from hudi_layout.cleaning.config import CleanConfig
 from hudi_layout.cleaning.plan import (
     CompletedInstant,
     DataFile,
+    LogFile,
     TableState,
     earliest_commit_to_retain,
     plan_clean,
@@ -167,3 +169,44 @@ def test_options_parse() -> None:
     assert (c.policy, c.file_versions_retained, c.automatic, c.max_commits, c.grace_seconds) == (
         CleaningPolicy.KEEP_LATEST_FILE_VERSIONS, 1, False, 3, 0)
     assert CleanConfig.from_options({}) == CleanConfig()
+
+
+# ------------------------------------------------------------------ Merge-on-Read: log files go with their slice
+
+
+def log(part: str, fid: str, written: int, slice_at: int | None) -> LogFile:
+    return LogFile(part, f".{fid}_{t(written)}.log.1_0-1-0", fid, "" if slice_at is None else t(slice_at), 10)
+
+
+def test_mor_slices_are_cleaned_with_their_log_files() -> None:
+    """Group g: slice 1 (base + logs of deltacommits 2, 3), slice 4 (base written by a deltacommit that merged
+    them) + log 5, slice 6 (base) + log 7. Retaining 2 commits (ECTR 6) cleans slice 1 with its logs only."""
+    files = [f("p", "g", 1), f("p", "g", 4), f("p", "g", 6)]
+    logs = [log("p", "g", 2, 1), log("p", "g", 3, 1), log("p", "g", 5, 4), log("p", "g", 7, 6)]
+    st = replace(state(done(1, 2, 3, 4, 5, 6, 7, action="deltacommit"), files), logs=tuple(logs))
+    planned = plan_clean(st, cfg(commits_retained=2))
+    assert names(planned) == {files[0].name, logs[0].name, logs[1].name}
+    assert planned.bytes_to_delete == 100 + 2 * 10
+    # keep the latest file version only: slices 1 and 4 go, each with its own logs
+    planned = plan_clean(st, cfg(policy=CleaningPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
+    assert names(planned) == {files[0].name, files[1].name, logs[0].name, logs[1].name, logs[2].name}
+
+
+def test_mor_replaced_group_goes_whole_and_compacting_groups_stay() -> None:
+    files = [f("p", "g", 1), f("p", "h", 1)]
+    logs = [log("p", "g", 0, None), log("p", "g", 2, 1), log("p", "h", 2, 1)]
+    base = state(done(1, 2, 3, 4, 5, replace=frozenset({3})), files, replaced={("p", "g"): t(3)})
+    planned = plan_clean(replace(base, logs=tuple(logs)), cfg(commits_retained=1))
+    assert names(planned) == {files[0].name, logs[0].name, logs[1].name}  # log-only prefix slice too
+    # a pending compaction reads group g: nothing of it is cleaned; an unreadable plan keeps everything
+    assert names(plan_clean(replace(base, logs=tuple(logs), compacting=frozenset({("p", "g")})),
+                            cfg(commits_retained=1))) == set()
+    assert names(plan_clean(replace(base, logs=tuple(logs), compacting=None), cfg(commits_retained=1))) == set()
+
+
+def test_mor_slice_whose_log_a_pending_clustering_reads_is_kept() -> None:
+    files = [f("p", "g", 1), f("p", "g", 4)]
+    logs = [log("p", "g", 2, 1)]
+    st = replace(state(done(1, 2, 3, 4, 5, 6), files, protected={("p", logs[0].name)}), logs=tuple(logs))
+    planned = plan_clean(st, cfg(commits_retained=1))
+    assert names(planned) == set() and planned.protected == 1

@@ -1,0 +1,192 @@
+"""Writes into Merge-on-Read tables (docs/mor-write.md): every write is a deltacommit of base files; an upsert or
+delete rewrites each touched file group's slice merged with its log files into a new base file, which starts a
+new slice (readers of table versions 8 / 9 leave the merged logs in the old one, by completion time); cleans
+delete old slices with their log files.
+
+Tables with log files are built by hand (``tests/helpers/mor_builder.py``: Avro and parquet data blocks, delete
+blocks, a metadata table indexing base and log files). hudi-rs reads every table after every write and must
+read what a plain-Python model says; time travel to before a write still reads the old slice with its logs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import hudi_layout as hl
+from hudi_layout import HudiTable
+from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from tests.helpers.integration import diff_snapshots, hudi_rs_read, tree_snapshot
+from tests.helpers.mor_builder import Deletes, MorTable, Upserts, make_mor_table, row
+from tests.helpers.mor_samples import sample_mor_table
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "id string, ts long, name string, amount double"
+OPTS = {"hoodie.table.name": "mor", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.precombine.field": "ts"}
+
+
+def rows_of(table: pa.Table) -> list[tuple[Any, ...]]:
+    return sorted(zip(*(table.column(c).to_pylist() for c in ("id", "ts", "name"))))
+
+
+def ours(spark: Any, path: Path, **options: str) -> list[tuple[Any, ...]]:
+    return sorted((r["id"], r["ts"], r["name"]) for r in hl.read(str(path), spark=spark, options=options).collect())
+
+
+def hudi_rs_incremental(path: Path, begin: str, end: str) -> pa.Table:
+    import hudi
+
+    options = hudi.HudiReadOptions().with_query_type(hudi.HudiQueryType.Incremental).with_start_timestamp(
+        begin).with_end_timestamp(end)
+    return pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read(options))
+
+
+def with_logs(version: int, path: Path) -> tuple[MorTable, list[str]]:
+    """Two file groups: a..e (slice with an Avro update, a parquet update and a delete) and f..h (no logs)."""
+    t = make_mor_table(path, version=version, column_stats=True)
+    g1 = t.deltacommit(inserts={"": [row(k, 1) for k in "abcde"]}).file_ids[0]
+    g2 = t.deltacommit(inserts={"": [row(k, 1) for k in "fgh"]}).file_ids[0]
+    t.deltacommit(logs={g1: [Upserts([row("a", 2, name="a2")])]})
+    t.deltacommit(logs={g1: [Upserts([row("b", 3, name="b3")], fmt="parquet"), Deletes(["c"])]})
+    return t, [g1, g2]
+
+
+@pytest.mark.parametrize("version", [8, 9])
+@pytest.mark.parametrize("merge_path", ["broadcast", "shuffle"])
+def test_upsert_and_delete_rewrite_slices_merged_with_their_logs(spark, tmp_path: Path, monkeypatch,
+                                                                 version: int, merge_path: str) -> None:
+    if merge_path == "shuffle":
+        import hudi_layout.spark.upsert_job as upsert_job
+
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    t, (g1, g2) = with_logs(version, tmp_path / "t")
+    before = rows_of(hudi_rs_read(t.base))
+    assert before == [("a", 2, "a2"), ("b", 3, "b3"), ("d", 1, "d"), ("e", 1, "e"), ("f", 1, "f"),
+                      ("g", 1, "g"), ("h", 1, "h")]
+    # d updated (kept from the base file), b older than its log's update (the log's value stays), c inserted
+    # again (deleted in a log), z new; f in the other group untouched
+    df = spark.createDataFrame([("d", 5, "d5", 5.0), ("b", 2, "b-old", 2.0), ("c", 4, "c4", 4.0),
+                                ("z", 1, "z", 1.0)], SCHEMA)
+    result = hl.write(df, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    want = sorted([("a", 2, "a2"), ("b", 3, "b3"), ("c", 4, "c4"), ("d", 5, "d5"), ("e", 1, "e"),
+                   ("f", 1, "f"), ("g", 1, "g"), ("h", 1, "h"), ("z", 1, "z")])
+    assert rows_of(hudi_rs_read(t.base)) == want
+    assert ours(spark, t.base) == want
+    timeline = os.listdir(t.timeline)
+    assert any(n.startswith(f"{result.instant_time}_") and n.endswith(".deltacommit") for n in timeline), timeline
+    latest = {s.file_id: s for s in HudiTable(str(t.base)).file_slices()}
+    assert latest[g1].commit_time == result.instant_time and not latest[g1].has_log_files
+    assert latest[g2].commit_time < result.instant_time  # no key of it in the batch
+    # time travel to before the upsert: the old slice, merged with its logs
+    last_before = max(n.split("_")[0] for n in timeline if n.endswith(".deltacommit") and
+                      not n.startswith(result.instant_time))
+    assert rows_of(t.read_hudi_rs(as_of=last_before)) == before
+    assert ours(spark, t.base, **{"as.of.instant": last_before}) == before
+    # incremental (version 8 / 9: by completion time) over the upsert: the records it wrote, no merged log record
+    done = {n.split("_")[0]: n.split("_")[1].split(".")[0] for n in timeline if n.endswith(".deltacommit")}
+    incremental = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": done[last_before],
+                   "hoodie.datasource.read.end.instanttime": done[result.instant_time]}
+    assert ours(spark, t.base, **incremental) == [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
+    assert rows_of(hudi_rs_incremental(t.base, done[last_before], done[result.instant_time])) == \
+        [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
+    # a delete of a key only its log updated, and of one in the other group
+    gone = spark.createDataFrame([("a", 0, None, None), ("g", 0, None, None)], SCHEMA)
+    hl.write(gone, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "delete"})
+    want = [r for r in want if r[0] not in ("a", "g")]
+    assert rows_of(hudi_rs_read(t.base)) == want and ours(spark, t.base) == want
+
+
+@pytest.mark.parametrize("version", [8, 9])
+def test_clean_deletes_old_slices_with_their_log_files(spark, tmp_path: Path, version: int) -> None:
+    t, (g1, _g2) = with_logs(version, tmp_path / "t")
+    logs = [p for p in t.base.iterdir() if p.name.startswith(f".{g1}_")]
+    assert len(logs) == 2
+    df = spark.createDataFrame([("d", 5, "d5", 5.0)], SCHEMA)
+    hl.write(df, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    hl.write(spark.createDataFrame([("e", 6, "e6", 6.0)], SCHEMA), str(t.base),
+             {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    want = rows_of(hudi_rs_read(t.base))
+    results = hl.clean(str(t.base), options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                             "hoodie.cleaner.fileversions.retained": "1",
+                                             "hudi_layout.clean.grace.period.seconds": "0"})
+    assert sum(r.files_deleted for r in results) == 4  # g1's first base file and its 2 logs, its second base
+    assert not [p for p in logs if p.exists()]
+    assert rows_of(hudi_rs_read(t.base)) == want and ours(spark, t.base) == want
+
+
+def test_new_merge_on_read_table_takes_every_operation(spark, tmp_path: Path) -> None:
+    path = tmp_path / "new"
+    opts = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+            "hoodie.datasource.write.partitionpath.field": "p"}
+    schema = "id string, ts long, name string, p string"
+
+    def write(rows: list[tuple[Any, ...]], operation: str, **extra: str) -> str:
+        df = spark.createDataFrame(rows, schema)
+        return hl.write(df, str(path), {**opts, "hoodie.datasource.write.operation": operation, **extra}).instant_time
+
+    write([("a", 1, "a", "x"), ("b", 1, "b", "x"), ("c", 1, "c", "y")], "bulk_insert")
+    write([("d", 1, "d", "y")], "insert")
+    write([("a", 2, "a2", "x"), ("e", 1, "e", "z")], "upsert")
+    write([("b", 0, None, "x")], "delete")
+    write([("f", 1, "f", "y")], "insert_overwrite")
+    write([], "delete_partition", **{"hoodie.datasource.write.partitions.to.delete": "z"})
+    assert HudiTable(str(path)).properties.table_type == "MERGE_ON_READ"
+    assert sorted(r[0] for r in rows_of(hudi_rs_read(path))) == ["a", "f"]
+    actions = sorted({n.rsplit(".", 1)[-1] for n in os.listdir(path / ".hoodie" / "timeline")
+                      if "_" in n and not n.startswith(".")})
+    assert actions == ["deltacommit", "replacecommit"], actions
+    # the data source writes deltacommits too
+    spark.createDataFrame([("g", 1, "g", "x")], schema).write.format("hudi_layout").options(
+        **{**opts, "hoodie.datasource.write.operation": "insert"}).mode("append").save(str(path))
+    assert sorted(r[0] for r in rows_of(hudi_rs_read(path))) == ["a", "f", "g"]
+    assert len([n for n in os.listdir(path / ".hoodie" / "timeline") if n.endswith(".deltacommit")]) == 5
+
+
+def changes(before: dict[str, Any], path: Path) -> list[str]:
+    """What changed on disk, besides the lock file any writer creates once."""
+    return [d for d in diff_snapshots(before, tree_snapshot(path)) if ".locks" not in d]
+
+
+def test_log_only_file_group_and_pending_compaction_are_refused_without_changes(spark, tmp_path: Path) -> None:
+    t = sample_mor_table(tmp_path / "t", groups=2, rows_per_group=20)  # has a log-only file group
+    before = tree_snapshot(t.base)
+    df = spark.createDataFrame([("k00005", 9, "x", 1, 1)], "id string, ts long, name string, x long, y long")
+    with pytest.raises(UnsupportedTableError, match="no base file"):
+        hl.write(df, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    assert changes(before, t.base) == []
+    u, (g1, _g2) = with_logs(9, tmp_path / "u")
+    u.schedule_compaction([g1])
+    before = tree_snapshot(u.base)
+    with pytest.raises(UnsupportedTableError, match="pending compaction"):
+        hl.write(spark.createDataFrame([("d", 5, "d5", 5.0)], SCHEMA), str(u.base),
+                 {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    assert changes(before, u.base) == []
+
+
+def test_a_log_written_while_an_upsert_runs_fails_its_commit(spark, tmp_path: Path, monkeypatch) -> None:
+    """A Hudi writer appends a log file to the file group between our read of its slice and our commit: its
+    records are not in our new base file, and a log completed after our instant began would be read over it.
+    The commit fails; the table keeps the other writer's change."""
+    import hudi_layout.spark.upsert_job as upsert_job
+
+    t, (g1, _g2) = with_logs(9, tmp_path / "t")
+    real = upsert_job.slice_reader
+
+    def reader_then_log(table: Any) -> Any:
+        read = real(table)
+        t.deltacommit(logs={g1: [Upserts([row("e", 7, name="e7")])]})
+        return read
+
+    monkeypatch.setattr(upsert_job, "slice_reader", reader_then_log)
+    with pytest.raises(CommitConflictError, match="log file"):
+        hl.write(spark.createDataFrame([("d", 5, "d5", 5.0)], SCHEMA), str(t.base),
+                 {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    got = rows_of(hudi_rs_read(t.base))
+    assert ("e", 7, "e7") in got and ("d", 1, "d") in got
