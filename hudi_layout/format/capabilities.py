@@ -287,8 +287,8 @@ def _cluster(props: TableProperties) -> Refusal | None:
 
 
 def _index(props: TableProperties) -> Refusal | None:
-    if props.is_mor:
-        return Refusal("indexing MERGE_ON_READ tables is not supported (log files are not indexed)")
+    """Merge-on-Read tables too: their latest slices' log files are listed in ``files`` without statistics, so
+    skipping (ours, and Hudi's, which keeps files the index does not know) never drops their slices."""
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table version {props.version}: hudi_layout indexes versions 8 and 9 only",
                        "upgrade the table with Hudi first")
