@@ -217,23 +217,30 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
 
 def require_mor_mergeable(table: HudiTable, slices: Sequence[FileSlice]) -> None:
     """A Merge-on-Read upsert / delete rewrites each touched slice merged with its logs into a new base file:
-    refuse, naming the first, file groups it cannot rewrite that way: those of a pending compaction (Hudi's own
-    writers never update a file group's old slice while a compaction of it is pending) and log-only groups (no
-    base file: written by a writer that indexes log files, which hudi_layout does not). The merge rules are
-    checked by building them (:func:`slice_reader`)."""
-    pending = table.fs_view.pending_compaction_file_groups()
+    refuse log-only groups among ``slices`` (the slices of the partitions a batch touches; no base file:
+    written by a writer that indexes log files, which hudi_layout does not), naming the first. File groups of
+    a pending compaction are refused once the write knows it would change them
+    (``WriteSession.check_pending_clustering``, before writing on the tagged path and at commit). The merge
+    rules are checked by building them (:func:`slice_reader`)."""
     for s in slices:
         where = f"{s.partition_path + '/' if s.partition_path else ''}{s.file_id}"
-        if pending is None or (s.partition_path, s.file_id) in pending:
-            raise UnsupportedTableError(
-                f"file group {where} of table {table.properties.table_name!r} is under a pending compaction; "
-                "hudi_layout does not execute compactions and does not update a file group while one is pending",
-                hint="run the compaction with Hudi (or roll it back), then write again")
         if not s.base_file_name:
             raise UnsupportedTableError(
                 f"file group {where} of table {table.properties.table_name!r} has log files but no base file (a "
                 "writer that indexes log files wrote it); hudi_layout updates file groups that have a base file",
                 hint="compact the table with Hudi first")
+
+
+def _pending_rewrites(table: HudiTable) -> set[tuple[str, str]]:
+    """File groups a pending clustering (or, Merge-on-Read, compaction) will rewrite: a batch whose candidates
+    include one takes the tagged path, which rejects it before writing if its keys are there."""
+    groups = set(table.pending_clustering_file_groups())
+    if table.is_mor:
+        compacting = table.fs_view.pending_compaction_file_groups()
+        if compacting is None:  # a plan we cannot read: any group may be under it
+            return {(s.partition_path, s.file_id) for s in table.file_slices()}
+        groups |= compacting
+    return groups
 
 
 def merge_target(s: FileSlice, base_path: Any) -> MergeTarget:
@@ -387,7 +394,7 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
         "count", ones))
     table = HudiTable(str(session.base))
     candidates = candidate_slices(table, summary)
-    if {(s.partition_path, s.file_id) for s in candidates} & table.pending_clustering_file_groups():
+    if {(s.partition_path, s.file_id) for s in candidates} & _pending_rewrites(table):
         return None
     read_slice = slice_reader(table)
     t1 = time.time()

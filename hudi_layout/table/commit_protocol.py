@@ -37,7 +37,7 @@ from hudi_layout.format.commit_metadata import (
     rollback_metadata_bytes,
     rollback_plan_bytes,
 )
-from hudi_layout.format.file_naming import try_parse_base_file_name
+from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
 from hudi_layout.format.properties import TableProperties, load_properties
@@ -406,18 +406,29 @@ def rollback_pending_instant(base_path: str | os.PathLike[str], instant_time: st
     return True
 
 
-def _files_of_instant(base: Path, t: str) -> list[Path]:
-    """Data files named with instant ``t``: from markers, plus a scan of partition folders."""
+def _files_of_instant(base: Path, t: str, *, with_logs: bool = False) -> list[Path]:
+    """Data files named with instant ``t``: from markers, plus a scan of partition folders. ``with_logs`` (a
+    Merge-on-Read table of version 8 / 9, whose log files are named after the deltacommit that wrote them):
+    its log files too, as Hudi's rollback of a failed deltacommit deletes them. A version-6 log file is named
+    after its slice's base instant and holds committed blocks: never taken."""
     found: dict[str, Path] = {}
+
+    def of_instant(name: str) -> bool:
+        parsed = try_parse_base_file_name(name)
+        if parsed is not None:
+            return parsed.instant_time == t
+        if not with_logs or not name.startswith("."):
+            return False
+        log = try_parse_log_file_name(name)
+        return log is not None and log.instant_time == t and not log.is_cdc
+
     for rel in _marker_files(base / ".hoodie" / ".temp" / t):
-        parsed = try_parse_base_file_name(rel.rsplit("/", 1)[-1])
-        if parsed is not None and parsed.instant_time == t and ".." not in rel.split("/"):
+        if of_instant(rel.rsplit("/", 1)[-1]) and ".." not in rel.split("/"):
             found[rel] = base / rel
     for root, dirs, files in os.walk(base):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for f in files:
-            parsed = try_parse_base_file_name(f)
-            if parsed is not None and parsed.instant_time == t:
+            if of_instant(f):
                 p = Path(root) / f
                 found[str(p.relative_to(base))] = p
     return list(found.values())
@@ -450,7 +461,7 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     layout = props.timeline_layout_version
     tmp = base / ".hoodie" / ".temp"
     close_gate(base, t)  # executors still creating files finish first; none can start afterwards
-    files = _files_of_instant(base, t)
+    files = _files_of_instant(base, t, with_logs=props.is_mor and props.version >= 8)
     if record and rollback_time is None:
         instants = list_instants(base, props)
         rollback_time = new_instant_time(latest_time_on_timeline(instants),
