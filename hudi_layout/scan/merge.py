@@ -16,7 +16,8 @@ written down in ``docs/mor-read.md``; in short:
   value wins (fields compared in order, nulls lowest, ties to the later write); a delete without an ordering
   value ("natural order", Java's ``Integer 0``) always wins and absorbs later deletes, and the next record
   starts the fold again; a record whose ``_hoodie_is_deleted`` is true is a delete that takes part in the
-  ordering like any record.
+  ordering like any record, unless its ordering value is null: then it is a natural-order delete too
+  (:func:`natural_deletes`).
 
 Vectorised: records and deletes become one Arrow "events" table (key, sequence, ordering values, flags);
 winners come from a sort by (key, ordering desc, sequence desc) and one ``take``. Base rows whose key no log
@@ -472,6 +473,20 @@ def _deleted_flags(table: pa.Table) -> np.ndarray | None:
     return np.asarray(pc.fill_null(col, False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
+def natural_deletes(deleted: np.ndarray | None, ordering: Sequence[pa.Array | pa.ChunkedArray]) -> np.ndarray | None:
+    """Records whose ``_hoodie_is_deleted`` is true and whose ordering value is null: Hudi gives them the default
+    ordering value and lets such a delete win whatever the ordering values (``BufferedRecord``'s
+    commit-time-ordering delete), like a delete block's entry without an ordering value. Before session 20 they
+    took part in the ordering with "nulls lowest", so a stored record with any ordering value survived its
+    delete (hudi-rs deletes it; an upsert of another key of the file group then stored it for every reader)."""
+    if deleted is None or not deleted.any() or not ordering:
+        return None
+    nulls = np.ones(len(deleted), dtype=bool)
+    for values in ordering:
+        nulls &= np.asarray(pc.is_null(values).to_numpy(zero_copy_only=False), dtype=bool)
+    return deleted & nulls
+
+
 def _group_starts(sorted_keys: pa.Array) -> np.ndarray:
     n = len(sorted_keys)
     if n == 0:
@@ -557,8 +572,10 @@ def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: M
             n = table.num_rows
             keys = table.column(RECORD_KEY).combine_chunks()
             ordering = [table.column(f).combine_chunks() for f in spec.ordering_fields] if event_time else []
-            log_events.add(keys, np.arange(offset, offset + n, dtype=np.int64), is_delete=False, natural=None,
-                           from_log=True, deleted_flag=_deleted_flags(table), ordering=ordering)
+            flags = _deleted_flags(table)
+            log_events.add(keys, np.arange(offset, offset + n, dtype=np.int64), is_delete=False,
+                           natural=natural_deletes(flags, ordering) if event_time else None,
+                           from_log=True, deleted_flag=flags, ordering=ordering)
             pieces.append(table)
             offset += n
         elif sb.block.type is BlockType.DELETE:

@@ -180,6 +180,7 @@ def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
     to the larger :data:`SEQUENCE_COLUMN` (the later record). Hudi's ``hoodie.combine.before.upsert``."""
     if records.num_rows <= 1:
         return records
+    records = _after_natural_deletes(records, rules)
     sort_keys = [(PARTITION_PATH_COLUMN, "ascending"), (RECORD_KEY_COLUMN, "ascending")]
     keyed = records
     for i, f in enumerate(rules.ordering_fields):  # compared as Java compares them (java_order)
@@ -199,6 +200,47 @@ def combine_records(records: pa.Table, rules: MergeRules) -> pa.Table:
                      pc.not_equal(parts.slice(1), parts.slice(0, n - 1)))
     first = np.concatenate([[True], _as_numpy_bool(changed)])
     return ordered.filter(pa.array(first)) if not first.all() else ordered
+
+
+def natural_delete_mask(records: pa.Table, rules: MergeRules) -> np.ndarray | None:
+    """Event-time merges: the records that are deletes (:data:`DELETE_FLAG_COLUMN`) with a null ordering value.
+    Hudi gives them the default ordering value and such a delete wins whatever the other record's ordering
+    value (the read path's rule, ``scan.merge.natural_deletes``); ``None`` when there is none."""
+    if not rules.event_time or DELETE_FLAG_COLUMN not in records.column_names or \
+            any(f not in records.column_names for f in rules.ordering_fields):
+        return None
+    mask = _as_numpy_bool(records.column(DELETE_FLAG_COLUMN))
+    if not mask.any():
+        return None
+    for f in rules.ordering_fields:
+        mask &= _as_numpy_bool(pc.is_null(records.column(f)))
+    return mask if mask.any() else None
+
+
+def _after_natural_deletes(records: pa.Table, rules: MergeRules) -> pa.Table:
+    """The records of a batch that still count once its natural deletes (:func:`natural_delete_mask`) are
+    applied in batch order, as the read path folds a key's log records: a natural delete discards every record
+    of its key before it and the deletes after it, up to the next record, which starts the comparison again;
+    with no record after it, the natural delete is the key's only record left."""
+    natural = natural_delete_mask(records, rules)
+    if natural is None or SEQUENCE_COLUMN not in records.column_names:
+        return records
+    composite = pc.binary_join_element_wise(records.column(PARTITION_PATH_COLUMN).cast(pa.string()),
+                                            records.column(RECORD_KEY_COLUMN).cast(pa.string()), "\x00")
+    encoded = pc.dictionary_encode(composite.combine_chunks() if isinstance(composite, pa.ChunkedArray)
+                                   else composite)
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    groups = len(encoded.dictionary)
+    seq = np.asarray(records.column(SEQUENCE_COLUMN).to_numpy(), dtype=np.int64)
+    last = np.full(groups, -1, dtype=np.int64)
+    np.maximum.at(last, codes[natural], seq[natural])
+    never = np.iinfo(np.int64).max
+    restart = np.full(groups, never, dtype=np.int64)
+    record = ~_as_numpy_bool(records.column(DELETE_FLAG_COLUMN))
+    after = record & (seq > last[codes])
+    np.minimum.at(restart, codes[after], seq[after])
+    keep = (last[codes] < 0) | (seq >= restart[codes]) | ((restart[codes] == never) & (seq == last[codes]))
+    return records if keep.all() else records.filter(pa.array(keep))
 
 
 def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, instant_time: str, file_name: str,
@@ -237,6 +279,9 @@ def merge_rows(stored: pa.Table, incoming: pa.Table, rules: MergeRules, *, insta
         wins = stored_wins(sub_s, sub_u, rules.ordering_fields)
         if rules.hard_deletes:
             wins &= ~deletes[j[rows]]
+        natural = natural_delete_mask(incoming, rules)
+        if natural is not None:  # a delete without an ordering value wins whatever the stored one
+            wins &= ~natural[j[rows]]
         apply[rows[wins]] = False
     drop = apply & deletes[j]
     replace = apply & ~deletes[j]

@@ -247,3 +247,23 @@ def test_widening_a_column_over_log_files_is_refused(spark, tmp_path: Path) -> N
     same = spark.createDataFrame([("x", 5, "x5", 7)], "id string, ts long, name string, qty int")
     hl.write(same, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
     assert ("x", 5, "x5") in rows_of(hudi_rs_read(t.base))
+
+
+def test_a_delete_without_ordering_value_wins_in_reads_and_rewrites(spark, tmp_path: Path) -> None:
+    """Event time: a log record with ``_hoodie_is_deleted`` and a null ordering value deletes its key whatever
+    the stored ordering value (Hudi's default ordering value; hudi-rs agrees). The read path kept the key
+    (nulls lowest), and an upsert of another key of the file group then stored it again for every reader."""
+    fields = (("id", "string"), ("ts", "long"), ("name", "string"), ("_hoodie_is_deleted", "boolean"))
+    t = make_mor_table(tmp_path / "t", version=9, column_stats=True, fields=fields)
+    g = t.deltacommit(inserts={"": [row(k, 8) for k in "abk"]}).file_ids[0]
+    t.deltacommit(logs={g: [Upserts([row("k", None, name="gone", _hoodie_is_deleted=True)])]})
+    assert [r[0] for r in rows_of(hudi_rs_read(t.base))] == ["a", "b"]
+    assert [r[0] for r in ours(spark, t.base)] == ["a", "b"]
+    df = spark.createDataFrame([("a", 9, "a9", False)], "id string, ts long, name string, _hoodie_is_deleted boolean")
+    hl.write(df, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    assert rows_of(hudi_rs_read(t.base)) == [("a", 9, "a9"), ("b", 8, "b")] == ours(spark, t.base)
+    # the same record in a batch deletes the stored key too
+    gone = spark.createDataFrame([("b", None, None, True)],
+                                 "id string, ts long, name string, _hoodie_is_deleted boolean")
+    hl.write(gone, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    assert rows_of(hudi_rs_read(t.base)) == [("a", 9, "a9")] == ours(spark, t.base)

@@ -689,6 +689,12 @@ def model_merge(base: dict[str, dict], blocks: list[tuple[str, str, list]], mode
             if kind == "data":
                 key = item["id"]
                 cur = state.get(key)
+                if mode is not COMMIT and item.get("_hoodie_is_deleted") and item["ts"] is None:
+                    # _hoodie_is_deleted without an ordering value: a natural-order delete (Hudi's default
+                    # ordering value; session 20, hudi-rs agrees)
+                    if not (cur is not None and cur[0] == "del" and cur[1] is None):
+                        state[key] = ("del", None)
+                    continue
                 if mode is COMMIT or cur is None or (cur[0] == "del" and cur[1] is None):
                     state[key] = ("data", item)
                 else:

@@ -137,7 +137,9 @@ def _model(keys, s_ts, touched, i_ts, dels, rules):
             out.append((k, f"old-{i}"))
             continue
         it, d, v = incoming_by[k]
-        lose = rules.event_time and not (d and rules.hard_deletes) and (
+        # a delete without an ordering value wins whatever the stored one (Hudi's default ordering value)
+        natural_delete = d and it is None
+        lose = rules.event_time and not (d and rules.hard_deletes) and not natural_delete and (
             (t is not None and it is None) or (t is not None and it is not None and t > it))
         if lose:
             out.append((k, f"old-{i}"))
@@ -192,3 +194,27 @@ def test_null_and_value_are_not_the_same() -> None:
     s = stored(["a", "b"], [None, 1], ["A", None])
     out = run(s, incoming(["a", "b"], [None, 1], ["A", "now set"]))
     assert out.table.column("v").to_pylist() == ["A", "now set"] and out.table.column("ts").to_pylist() == [None, 1]
+
+
+def test_natural_deletes_in_a_batch_fold_as_the_read_path_folds_log_records() -> None:
+    """Event time: a delete without an ordering value (``_hoodie_is_deleted`` and a null ``ts``) discards the
+    key's earlier records of the batch whatever their ``ts`` and wins over the stored record; a record after it
+    starts the comparison again (and then meets the stored record as usual)."""
+    from hudi_layout.writer.merge import DELETE_FLAG_COLUMN, SEQUENCE_COLUMN, combine_records
+
+    def batch(rows):
+        return pa.table({"_hoodie_record_key": [r[0] for r in rows], "_hoodie_partition_path": ["p"] * len(rows),
+                         "ts": pa.array([r[1] for r in rows], pa.int64()), "v": [r[2] for r in rows],
+                         DELETE_FLAG_COLUMN: [r[3] for r in rows],
+                         SEQUENCE_COLUMN: pa.array(range(len(rows)), pa.int64())})
+
+    got = combine_records(batch([("k", 9, "x", False), ("k", None, None, True), ("j", 1, "j", False)]), EVENT)
+    assert sorted(zip(got.column("_hoodie_record_key").to_pylist(), got.column(DELETE_FLAG_COLUMN).to_pylist())) \
+        == [("j", False), ("k", True)]
+    got = combine_records(batch([("k", 9, "x", False), ("k", None, None, True), ("k", 2, "y", False)]), EVENT)
+    assert got.column("v").to_pylist() == ["y"]  # the record after the delete, though its ts is lower than 9
+    s = stored(["k"], [8], ["old"])
+    out = run(s, incoming(["k"], [None], [None], [True]), EVENT)
+    assert out.table is not None and out.table.num_rows == 0 and out.deleted == 1
+    out = run(s, incoming(["k"], [7], ["new"], [True]), EVENT)  # a delete with an older ts loses as before
+    assert out.table is None
