@@ -160,6 +160,8 @@ class Sequence:
         self.merge_on_read = merge_on_read
         #: file groups whose slice had log files and that a write of ours rewrote (Merge-on-Read)
         self.slices_with_logs_rewritten = 0
+        #: (partition, id) the last ``hudi_log`` step updated
+        self.logged: list[tuple[str, int]] = []
         self.next_id = 0
         self.history: list[tuple[str, list[Row]]] = []  # (instant, model rows after it)
         #: time travel is checked for instants at or after this one (what the cleans so far retained)
@@ -279,6 +281,17 @@ class Sequence:
         t = append_hudi_logs(self.path, updates, deletes).instant
         self.model.upsert(batch)
         self.model.delete(dropped)
+        self.logged = [(r[1], r[0]) for r, _d in batch]
+        return t
+
+    def upsert_logged(self) -> str:
+        """Merge-on-Read: upsert the keys the last ``hudi_log`` step updated, so the sequence surely rewrites
+        slices that have log files (the random steps may not reach them)."""
+        if not self.logged:
+            return ""
+        batch = [(self.row(i, p), False) for p, i in self.logged if (p, i) in self.model.rows]
+        t = self.write(spark_rows([r for r, _ in batch], [False] * len(batch)), "upsert")
+        self.model.upsert(batch)
         return t
 
     def clean(self) -> str:
@@ -368,10 +381,15 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch
         if t:
             seq.history.append((t, seq.model.all()))
         seq.check(f"step {n} ({op})")
+    if seq.merge_on_read:  # the sequence surely meets log files, and writes over slices that have them
+        for op in ("hudi_log", "upsert_logged"):
+            t = seq.hudi_log() if op == "hudi_log" else seq.upsert_logged()
+            if t:
+                seq.history.append((t, seq.model.all()))
+            seq.check(op)
+        assert seq.slices_with_logs_rewritten > 0, ran
     seq.clean()  # a last clean, so that every sequence ends with history really deleted
     seq.check("final clean")
-    if seq.merge_on_read:  # the sequence met log files, and wrote over slices that had them
-        assert "hudi_log" in ran and seq.slices_with_logs_rewritten > 0, ran
     assert seq.files_deleted > 0, "the cleans of this sequence deleted nothing: the sequence tests too little"
     retained = [(instant, rows) for instant, rows in seq.history if instant >= seq.readable_from]
     assert retained and len(retained) < len(seq.history)
