@@ -220,7 +220,7 @@ def require_mor_mergeable(table: HudiTable, slices: Sequence[FileSlice]) -> None
     refuse log-only groups among ``slices`` (the slices of the partitions a batch touches; no base file:
     written by a writer that indexes log files, which hudi_layout does not), naming the first. File groups of
     a pending compaction are refused once the write knows it would change them
-    (``WriteSession.check_pending_clustering``, before writing on the tagged path and at commit). The merge
+    (``WriteSession.check_no_pending_rewrite``, before writing on the tagged path and at commit). The merge
     rules are checked by building them (:func:`slice_reader`)."""
     for s in slices:
         where = f"{s.partition_path + '/' if s.partition_path else ''}{s.file_id}"
@@ -518,7 +518,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
                 tagged_rows += int(r["count"])
         t2 = time.time()
         crash_point("upsert.after_tagging")
-        session.check_pending_clustering((t.partition_path, t.file_id) for t in targets.values())
+        session.check_no_pending_rewrite((t.partition_path, t.file_id) for t in targets.values())
         if hits is not None and targets:
             found = hits.select(F.col(_KEY).alias(RECORD_KEY_COLUMN), F.col(_PART).alias(PARTITION_PATH_COLUMN),
                                 MERGE_TARGET_COLUMN)

@@ -278,7 +278,7 @@ class WriteSession:
             try:  # what these replace is known now: fail before any file is written
                 groups = _file_groups(base, None if operation is WriteOperation.INSERT_OVERWRITE_TABLE
                                       else list(to_delete))
-                session.check_pending_clustering((p, f) for p, ids in groups.items() for f in ids)
+                session.check_no_pending_rewrite((p, f) for p, ids in groups.items() for f in ids)
             except BaseException:
                 session.abort()
                 raise
@@ -286,7 +286,7 @@ class WriteSession:
 
     # -- checks before any file is written ------------------------------------------------------------------
 
-    def check_pending_clustering(self, file_groups: Iterable[tuple[str, str]]) -> None:
+    def check_no_pending_rewrite(self, file_groups: Iterable[tuple[str, str]]) -> None:
         """Reject a write that would change a file group of a pending clustering plan (Hudi's default
         reject-update strategy), or of a pending compaction (Merge-on-Read: hudi_layout executes none); called
         before the files are written and again at commit."""
@@ -310,7 +310,7 @@ class WriteSession:
             replaced = self._replaced_file_groups(files) if replaces else {}
             touched = [(w.partition_path, w.file_id) for w in files if w.is_merge]
             touched += [(p, f) for p, ids in replaced.items() for f in ids]
-            self.check_pending_clustering(touched)
+            self.check_no_pending_rewrite(touched)
             if self.operation.merges_by_key:
                 _check_merged_still_latest(self.base, merged, files, self.pending.instant_time, merged_logs)
                 inserted_into = sorted({w.partition_path for w in files if not w.is_merge})

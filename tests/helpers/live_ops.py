@@ -94,7 +94,7 @@ def _merge(session: WriteSession, rows: pa.Table) -> tuple[list[dict[str, Any]],
                 where.setdefault((s.partition_path, key), []).append(s.base_file_name)
                 targets[s.base_file_name] = MergeTarget(s.partition_path, s.file_id, s.base_file_name,
                                                         s.base_file_path, s.commit_time)
-    session.check_pending_clustering((t.partition_path, t.file_id) for t in targets.values())
+    session.check_no_pending_rewrite((t.partition_path, t.file_id) for t in targets.values())
     # one row per (record, file holding its key): a key stored in two file groups updates both
     idx, names = [], []
     for i, (p, k) in enumerate(zip(rows.column(PARTITION_PATH_COLUMN).to_pylist(),
