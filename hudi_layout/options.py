@@ -443,7 +443,7 @@ RECONCILE_SCHEMA = Option(
     used_by=(INGEST,))
 TABLE_VERSION = Option("hoodie.table.version", 9, int, "Table version of a new table: 9 or 8.",
                        used_by=(INGEST,))
-TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: v.strip().upper(),
+TABLE_TYPE = Option("hoodie.datasource.write.table.type", "COPY_ON_WRITE", lambda v: _table_type(v),
                     "Table type of a new table: COPY_ON_WRITE or MERGE_ON_READ (whose writes are deltacommits of "
                     "base files: an update rewrites the file group merged with its log files).",
                     aliases=("hoodie.table.type",), used_by=(INGEST,))

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from hudi_layout.cleaning.config import CleanConfig
 from hudi_layout.format import instant as inst
-from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
+from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_data_log_file_name
 from hudi_layout.format.instant import Instant, format_instant_time, parse_instant_time
 from hudi_layout.format.properties import TableProperties
 from hudi_layout.options import CleaningPolicy
@@ -291,8 +291,8 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
             if not entry.is_file(follow_symlinks=False):
                 continue
             if props.is_mor and entry.name.startswith("."):
-                log = try_parse_log_file_name(entry.name)
-                if log is not None and log.extension == "log" and not log.is_cdc:
+                log = try_parse_data_log_file_name(entry.name)
+                if log is not None:
                     found_logs.append((part, entry.name, log.file_id, log.instant_time,
                                        entry.stat(follow_symlinks=False).st_size))
                 continue
@@ -333,8 +333,7 @@ def _committed_logs(found: list[tuple[str, str, str, str, int]], files: list[Dat
     Logs of pending or rolled-back deltacommits are left out: never deleted by a clean."""
     if not found:
         return ()
-    completion = {i.requested_time: i.completion_time or i.requested_time
-                  for i in timeline.commits_and_replaces().completed()}
+    completion = timeline.completion_times()
     bases: dict[tuple[str, str], list[str]] = {}
     for f in files:
         if f.committed:

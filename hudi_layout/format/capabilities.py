@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 READ_VERSIONS = (6, 8, 9)
 #: table versions we create, write, cluster, index and clean (timeline layout 2, Avro commit metadata)
 WRITE_VERSIONS = (8, 9)
-#: the table types a new table may have (Hudi's names and their short forms)
-TABLE_TYPES = ("COPY_ON_WRITE", "COW", "MERGE_ON_READ", "MOR")
+#: the table types a new table may have (``options.TABLE_TYPE`` reads the short forms COW / MOR as these)
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 #: the operations we write. Inserts create new file groups; upserts and deletes find stored keys with a Spark
 #: join (Hudi's SIMPLE index, no index partition to maintain) and rewrite the touched file groups (docs/live-writes.md)
 WRITE_OPERATIONS = (WriteOperation.BULK_INSERT, WriteOperation.INSERT, WriteOperation.UPSERT, WriteOperation.DELETE,
@@ -128,8 +128,8 @@ def version_refusal(version: int, where: str) -> Refusal | None:
 
 
 def creation_refusal(*, table_version: int | None = None, table_type: str | None = None) -> Refusal | None:
-    """A new table: Copy-on-Write (``COPY_ON_WRITE`` / ``COW``) or Merge-on-Read (``MERGE_ON_READ`` / ``MOR``, whose
-    writes are deltacommits of base files, docs/mor-write.md) of a version we write."""
+    """A new table: Copy-on-Write (``COPY_ON_WRITE``) or Merge-on-Read (``MERGE_ON_READ``, whose writes are
+    deltacommits of base files, docs/mor-write.md) of a version we write."""
     if table_type is not None and table_type not in TABLE_TYPES:
         return Refusal(f"table type {table_type!r} is not a Hudi table type",
                        "set hoodie.datasource.write.table.type=COPY_ON_WRITE or MERGE_ON_READ")

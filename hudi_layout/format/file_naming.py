@@ -94,6 +94,15 @@ def try_parse_log_file_name(name: str) -> LogFileName | None:
                        version=int(m.group(4)), write_token=m.group(6), is_cdc=m.group(10) is not None)
 
 
+def try_parse_data_log_file_name(name: str) -> LogFileName | None:
+    """A file group's data log file (``.<fileId>_<instant>.log.<version>_<token>``) in a partition folder:
+    ``None`` for any other name, ``.cdc`` change logs included."""
+    if not name.startswith("."):
+        return None
+    parsed = try_parse_log_file_name(name)
+    return parsed if parsed is not None and parsed.extension == "log" and not parsed.is_cdc else None
+
+
 def parse_log_file_name(name: str) -> LogFileName:
     parsed = try_parse_log_file_name(name)
     if parsed is None:

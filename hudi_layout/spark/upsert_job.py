@@ -56,7 +56,6 @@ from hudi_layout.writer.base_file_writer import (
     RECORD_KEY_COLUMN,
     RESULT_SCHEMA,
     TaskIdentity,
-    WriterInputError,
     WriteSpec,
     WrittenFile,
     decode_results,
@@ -74,6 +73,7 @@ from hudi_layout.writer.merge import (
     key_lookup,
     merge_broadcast,
     merge_partition,
+    merged_rows,
     read_key_column,
 )
 from hudi_layout.writer.transaction import TagSnapshot, WriteSession
@@ -306,7 +306,7 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
     files gives the keys of its merged rows (``read_slice``)."""
     where = {s.base_file_path: (s.base_file_name, s.partition_path) for s in candidates}
     merged = {s.base_file_path: merge_target(s, base_path) for s in candidates if s.has_log_files}
-    bins = balanced_bins([(s.base_file_path, s.total_size_bytes if s.has_log_files else s.size_bytes)
+    bins = balanced_bins([(s.base_file_path, s.total_size_bytes)
                           for s in candidates], 4 * max(1, tasks))
     schema = pa.schema([(_KEY, pa.string()), (MERGE_TARGET_COLUMN, pa.string()), (_PART, pa.string())])
 
@@ -314,9 +314,7 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
         target = merged.get(path)
         if target is None:
             return read_key_column(path)
-        if read_slice is None:
-            raise WriterInputError(f"file group {target.file_id} has log files and no reader of merged slices")
-        return read_slice(target).column(RECORD_KEY_COLUMN).combine_chunks()
+        return merged_rows(target, read_slice).column(RECORD_KEY_COLUMN).combine_chunks()
 
     def key_column(path: str) -> pa.Array:
         return read_keys(path).cast(pa.string())
@@ -416,16 +414,16 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     t3 = time.time()
     merged = [w for w in written if w.is_merge]
     snapshot = TagSnapshot({(w.partition_path, w.file_id): w.prev_base_file for w in merged
-                            if w.prev_base_file is not None}, _logs_read(candidates, merged))
+                            if w.prev_base_file is not None},
+                           _logs_read(candidates, {(w.partition_path, w.file_id) for w in merged}))
     metrics = UpsertMetrics(records.num_rows, len(candidates), len(merged), int(len(np.unique(found))),
                             t1 - t0, 0.0, t3 - t1)
     return written, snapshot, metrics
 
 
-def _logs_read(candidates: Sequence[FileSlice], merged: Sequence[WrittenFile]
+def _logs_read(candidates: Sequence[FileSlice], rewritten: set[tuple[str, str]]
                ) -> dict[tuple[str, str], tuple[str, ...]]:
     """The log files of each rewritten file group's slice as it was read (the commit checks they are still all)."""
-    rewritten = {(w.partition_path, w.file_id) for w in merged}
     return {(s.partition_path, s.file_id): s.log_file_names for s in candidates
             if (s.partition_path, s.file_id) in rewritten and s.has_log_files}
 
@@ -437,7 +435,7 @@ def _merge_candidates(spark: Any, spec: WriteSpec, candidates: Sequence[FileSlic
     if not candidates:
         return [], np.zeros(0, dtype=np.int64)
     targets = {s.base_file_path: merge_target(s, base_path) for s in candidates}
-    bins = balanced_bins([(s.base_file_path, s.total_size_bytes if s.has_log_files else s.size_bytes)
+    bins = balanced_bins([(s.base_file_path, s.total_size_bytes)
                           for s in candidates], 4 * parallelism)
     schema = pa.schema([*RESULT_SCHEMA, pa.field(_FOUND, pa.binary())])
 
@@ -544,9 +542,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
             hits.unpersist()
         if shared_keys is not None:
             shared_keys.destroy()
-    tagged_slices = [s for s in candidates if s.base_file_name in targets]
     snapshot = TagSnapshot({(t.partition_path, t.file_id): t.base_file_name for t in targets.values()},
-                           {(s.partition_path, s.file_id): s.log_file_names for s in tagged_slices
-                            if s.has_log_files})
+                           _logs_read(candidates, {(t.partition_path, t.file_id) for t in targets.values()}))
     metrics = UpsertMetrics(incoming, len(candidates), len(targets), tagged_rows, t1 - t0, t2 - t1, t3 - t2)
     return written, snapshot, metrics

@@ -37,7 +37,7 @@ from hudi_layout.format.commit_metadata import (
     rollback_metadata_bytes,
     rollback_plan_bytes,
 )
-from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
+from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_data_log_file_name
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
 from hudi_layout.format.properties import TableProperties, load_properties
@@ -417,10 +417,8 @@ def _files_of_instant(base: Path, t: str, *, with_logs: bool = False) -> list[Pa
         parsed = try_parse_base_file_name(name)
         if parsed is not None:
             return parsed.instant_time == t
-        if not with_logs or not name.startswith("."):
-            return False
-        log = try_parse_log_file_name(name)
-        return log is not None and log.instant_time == t and not log.is_cdc
+        log = try_parse_data_log_file_name(name) if with_logs else None
+        return log is not None and log.instant_time == t
 
     for rel in _marker_files(base / ".hoodie" / ".temp" / t):
         if of_instant(rel.rsplit("/", 1)[-1]) and ".." not in rel.split("/"):

@@ -47,6 +47,7 @@ from hudi_layout.format.file_naming import (
     LogFileName,
     log_sort_key,
     try_parse_base_file_name,
+    try_parse_data_log_file_name,
     try_parse_log_file_name,
 )
 from hudi_layout.format.instant import WRITE_ACTIONS, Instant
@@ -261,8 +262,8 @@ class FileSystemView:
                     continue
                 name = e.name
                 if name.startswith("."):
-                    lf = try_parse_log_file_name(name)
-                    if lf is not None and lf.extension == "log" and not lf.is_cdc:
+                    lf = try_parse_data_log_file_name(name)
+                    if lf is not None:
                         logs.setdefault(lf.file_id, []).append(_Log(lf, name, e.stat().st_size))
                     continue
                 if not name.endswith(self.base_file_extension):

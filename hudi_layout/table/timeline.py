@@ -122,6 +122,11 @@ class Timeline:
         """Instants that write data: commit, deltacommit, replacecommit, clustering, (log)compaction."""
         return self.filter(lambda i: i.action in COMMIT_ACTIONS)
 
+    def completion_times(self) -> dict[str, str]:
+        """Requested time -> :func:`completed_at` of every completed commits-timeline instant (what the version 8
+        / 9 slice rule compares a log file's instant with)."""
+        return {i.requested_time: completed_at(i) for i in self.commits_and_replaces().completed()}
+
     def before_or_at(self, instant_time: str) -> Timeline:
         return self.filter(lambda i: i.requested_time <= instant_time)
 

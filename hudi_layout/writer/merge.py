@@ -109,7 +109,8 @@ class MergeTarget:
 SliceReader = Callable[[MergeTarget], pa.Table]
 
 
-def _merged_rows(target: MergeTarget, read_slice: SliceReader | None) -> pa.Table:
+def merged_rows(target: MergeTarget, read_slice: SliceReader | None) -> pa.Table:
+    """A Merge-on-Read target's slice read merged by ``read_slice`` (which the caller must give)."""
     if read_slice is None:
         raise WriterInputError(f"file group {target.file_id} has log files and no reader of merged slices was given")
     return read_slice(target)
@@ -367,7 +368,7 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     merged (``read_slice``) and written whole: the new base file starts a new slice that holds the log records
     too, as Hudi's merge handle writes it inside a deltacommit."""
     if stored is None and target.log_file_paths:
-        stored, stored_bytes = _merged_rows(target, read_slice), None
+        stored, stored_bytes = merged_rows(target, read_slice), None
     elif stored is None:
         stored_bytes = read_file_bytes(target.base_file_path)
         stored = pq.ParquetFile(pa.BufferReader(stored_bytes)).read()
@@ -655,7 +656,7 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     def target_keys(t: MergeTarget) -> pa.Array:
         if not t.log_file_paths:
             return read_key_column(t.base_file_path)
-        merged_slices[t.file_id] = _merged_rows(t, read_slice)
+        merged_slices[t.file_id] = merged_rows(t, read_slice)
         return merged_slices[t.file_id].column(RECORD_KEY_COLUMN).combine_chunks()
 
     for part, part_targets in by_part.items():
@@ -671,21 +672,9 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             match = np.full(len(stored_keys), -1, dtype=np.int64)
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
             if target.log_file_paths:
-                row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,
-                                             encodings, merged_slices.pop(target.file_id), match)
-                seqno += used
-                if row is not None:
-                    written.append(row)
-                continue
-            data = read_file_bytes(target.base_file_path)
-            handle = pq.ParquetFile(pa.BufferReader(data))
-            try:
-                require_stored_calendar(handle.metadata, target.base_file_path, "merge records into")
-            except HudiLayoutError as e:
-                raise WriterInputError.of(e) from None
-            rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
-            stored = rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
-                                     handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys)
+                stored, data = merged_slices.pop(target.file_id), None
+            else:
+                stored, data = _base_file_rows(target, stored_keys)
             row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,
                                          encodings, stored, match, data)
             seqno += used
@@ -693,6 +682,19 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
                 written.append(row)
     positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return BroadcastMergeResult(written, positions, seqno)
+
+
+def _base_file_rows(target: MergeTarget, stored_keys: pa.Array) -> tuple[pa.Table, bytes]:
+    """A target's base file read whole (its key column, read already, put back in place), and its bytes."""
+    data = read_file_bytes(target.base_file_path)
+    handle = pq.ParquetFile(pa.BufferReader(data))
+    try:
+        require_stored_calendar(handle.metadata, target.base_file_path, "merge records into")
+    except HudiLayoutError as e:
+        raise WriterInputError.of(e) from None
+    rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
+    return rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
+                           handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys), data
 
 
 def _rows_by_partition(parts: pa.ChunkedArray) -> dict[str, np.ndarray]:

@@ -62,7 +62,11 @@ from hudi_layout.format.commit_metadata import (
     replaced_file_ids,
     requested_replace_bytes,
 )
-from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_log_file_name
+from hudi_layout.format.file_naming import (
+    try_parse_base_file_name,
+    try_parse_data_log_file_name,
+    try_parse_log_file_name,
+)
 from hudi_layout.format.merge_config import MergeMode, merge_config
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties
@@ -530,8 +534,7 @@ def _refuse_widening_over_log_files(base: Path, props: TableProperties, before: 
     for part in list_partitions(base):
         with os.scandir(base / part if part else base) as entries:
             for e in entries:
-                log = try_parse_log_file_name(e.name) if e.name.startswith(".") else None
-                if log is not None and not log.is_cdc:
+                if try_parse_data_log_file_name(e.name) is not None:
                     raise UnsupportedTableError(
                         f"Merge-on-Read table {props.table_name!r} holds log files written in the column types "
                         f"before this write's widening ({', '.join(widened[:3])}; e.g. "
@@ -611,7 +614,7 @@ def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
         table_name=table_name, schema=df_schema, record_key_fields=record_keys,
         partition_fields=partition_fields, hive_style=rule.hive_style, url_encode=rule.url_encode,
         table_version=cfg.TABLE_VERSION.get(opts), ordering_fields=ordering, merge_mode=merge_mode,
-        merge_on_read=table_type in ("MERGE_ON_READ", "MOR"))
+        merge_on_read=table_type == "MERGE_ON_READ")
     props = TableProperties(props_map)
     _refuse_new_table_configs(props, opts)
     return _KeyLayout(props, record_keys, partition_fields, rule, df_schema), props_map
@@ -754,8 +757,7 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
     table = HudiTable(str(base))
     slices = {s.file_group: s for s in table.file_slices(partitions=partitions)}
     live = {fg: s.base_file_name for fg, s in slices.items()}
-    completion = {i.requested_time: i.completion_time or i.requested_time
-                  for i in table.timeline.commits_and_replaces().completed()} if table.is_mor else {}
+    completion = table.timeline.completion_times() if table.is_mor else {}
     for (p, f), name in sorted(expected.items()):
         now = live.get((p, f))
         where = f"{p + '/' if p else ''}{f}"
