@@ -435,6 +435,13 @@ MERGE_COPY_UNCHANGED = Option(
     "byte from the old base file and encodes only the changed columns (docs/parquet-splice.md); false: "
     "re-encode every column.",
     used_by=(INGEST,))
+MOR_MAX_LOG_FILES = Option(
+    "hudi_layout.mor.max.log.files.per.slice", 5, _non_negative_int,
+    "hudi_layout's own: a Merge-on-Read upsert or delete appends one log file to each file slice it touches "
+    "while the slice holds fewer log files than this, and rewrites the slice merged with its logs into a new "
+    "base file otherwise (a compaction of that group inside the deltacommit); 0: always rewrite "
+    "(docs/mor-write.md).",
+    used_by=(INGEST,))
 RECONCILE_SCHEMA = Option(
     "hoodie.datasource.write.reconcile.schema", False, _parse_bool,
     "true: a batch written in an older schema of the table is cast to the table's schema first, as Hudi does "

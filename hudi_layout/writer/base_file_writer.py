@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, spark_error_text
+from hudi_layout.format.file_naming import is_log_file_name
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.spark_calendar import SPARK_VERSION_FOOTER_KEY, refuse_unwritable_datetimes
 from hudi_layout.table.faults import crash_point
@@ -131,6 +132,12 @@ class WriteSpec:
     #: task wrote nothing else into it): an ``insert_overwrite`` replaces the partitions it wrote, and Hudi's
     #: create handle writes such a file, so Hudi empties that partition (``WriteOperation.replaces_written_partitions``)
     empty_file_for_marked_partitions: bool = False
+    #: Merge-on-Read upserts / deletes: the Avro schema (meta fields, then the table's) of the log blocks they
+    #: append (None: every touched file group is rewritten, as on Copy-on-Write tables)
+    log_block_schema: str | None = None
+    #: a slice holding this many log files or more is rewritten merged instead of taking another one
+    #: (``hudi_layout.mor.max.log.files.per.slice``; :mod:`hudi_layout.writer.log_file_writer`)
+    max_log_files_per_slice: int = 0
 
 
 def partition_value_column(i: int) -> str:
@@ -335,9 +342,10 @@ class EncodedFile(Protocol):
     def chunk_sizes(self) -> dict[str, tuple[int, int]]: ...
 
 
-def _create_base_file(spec: WriteSpec, partition_path: str, file_name: str, io_type: str) -> tuple[str, Any]:
-    """Create base file ``file_name`` of ``partition_path`` for writing, after its DIRECT marker (and the
-    partition's metadata file when it is new); returns its path and binary sink."""
+def create_data_file(spec: WriteSpec, partition_path: str, file_name: str, io_type: str) -> tuple[str, Any]:
+    """Create data file ``file_name`` (a base file, or a Merge-on-Read log file) of ``partition_path`` for
+    writing, after its DIRECT marker (and the partition's metadata file when it is new); returns its path and
+    binary sink."""
     try:
         marker = marker_path(spec.base_path, spec.instant_time, partition_path, file_name, io_type)
         path = data_file_path(spec.base_path, partition_path, file_name)
@@ -417,7 +425,7 @@ def write_encoded_file(spec: WriteSpec, num_rows: int, partition_path: str, file
     """Write a base file whose parquet bytes were built in memory (``encoded``) with its statistics ``stats``
     (:func:`file_statistics`): the same marker, file creation and metadata row as :class:`OpenFile`."""
     file_name = base_file_name(file_id, token, spec.instant_time)
-    _path, sink = _create_base_file(spec, partition_path, file_name, io_type)
+    _path, sink = create_data_file(spec, partition_path, file_name, io_type)
     with sink:
         half = len(encoded.pieces) // 2
         for i, piece in enumerate(encoded.pieces):
@@ -455,7 +463,7 @@ class OpenFile:
         self.partition_path = partition_path
         self.file_id = file_id
         self.file_name = base_file_name(file_id, token, spec.instant_time)
-        self.path, self.sink = _create_base_file(spec, partition_path, self.file_name, io_type)
+        self.path, self.sink = create_data_file(spec, partition_path, self.file_name, io_type)
         self.writer = pq.ParquetWriter(self.sink, schema,
                                        **footer_options(schema, encoding or ColumnEncoding(), spec.compression))
         self.num_records = 0
@@ -840,6 +848,11 @@ class WrittenFile:
     @property
     def is_merge(self) -> bool:
         return self.prev_commit is not None
+
+    @property
+    def is_log_file(self) -> bool:
+        """A Merge-on-Read log file appended to the slice of ``prev_base_file`` (else a base file)."""
+        return is_log_file_name(self.file_name)
 
     @property
     def num_inserts(self) -> int:

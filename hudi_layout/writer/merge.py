@@ -63,6 +63,7 @@ from hudi_layout.writer.base_file_writer import (
     write_encoded_file,
     write_partition,
 )
+from hudi_layout.writer.log_file_writer import append_log_file, appends_logs, base_file_fits, keys_stored_once
 
 #: base file name a record was tagged to (null: a new key, inserted)
 MERGE_TARGET_COLUMN = "_hl_merge_target"
@@ -367,6 +368,15 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     changed are copied from the old file (:func:`_spliced_row`). A Merge-on-Read target with log files is read
     merged (``read_slice``) and written whole: the new base file starts a new slice that holds the log records
     too, as Hudi's merge handle writes it inside a deltacommit."""
+    if stored is None and appends_logs(spec, len(target.log_file_paths)):
+        if target.log_file_paths:  # read merged once: the keys now, the rows if the group is rewritten after all
+            stored, stored_bytes = merged_rows(target, read_slice), None
+            stored_keys = stored.column(RECORD_KEY_COLUMN).combine_chunks()
+        else:
+            stored_keys = read_key_column(target.base_file_path)
+        if base_file_fits(spec, target.base_file_path) and \
+                keys_stored_once(stored_keys, incoming.column(RECORD_KEY_COLUMN).combine_chunks()):
+            return _append_log(spec, target, incoming, rules, task, first_seqno)
     if stored is None and target.log_file_paths:
         stored, stored_bytes = merged_rows(target, read_slice), None
     elif stored is None:
@@ -410,6 +420,13 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     row.update(num_updates=merged.updated, num_deletes=merged.deleted, prev_commit=target.base_instant,
                prev_base_file=target.base_file_name)
     return row, merged.updated
+
+
+def _append_log(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, rules: MergeRules, task: TaskIdentity,
+                first_seqno: int) -> tuple[dict[str, Any], int]:
+    """Write ``incoming`` as a log file of ``target``'s slice (:mod:`hudi_layout.writer.log_file_writer`)."""
+    return append_log_file(spec, target.partition_path, target.file_id, target.base_instant,
+                           target.base_file_name, incoming, rules.hard_deletes, task, first_seqno)
 
 
 def _with_table_columns(stored: pa.Table, data_schema: pa.Schema | None) -> pa.Table:
@@ -669,6 +686,13 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             wanted = np.unique(own)
             positions = rows[wanted]
             found.append(positions)
+            if appends_logs(spec, len(target.log_file_paths)) and len(hits) == len(wanted) and \
+                    base_file_fits(spec, target.base_file_path):  # every found key is stored once: append
+                merged_slices.pop(target.file_id, None)
+                appended, used = _append_log(spec, target, batch.take(pa.array(positions)), rules, task, seqno)
+                seqno += used
+                written.append(appended)
+                continue
             match = np.full(len(stored_keys), -1, dtype=np.int64)
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
             if target.log_file_paths:

@@ -196,10 +196,12 @@ def metadata_update_hook(props: TableProperties, opts: Mapping[str, str], writte
 
 
 def _types_of(base: Path, written: Sequence[WrittenFile], schema: pa.Schema | None) -> dict[str, pa.DataType]:
-    if schema is None:
+    if schema is None:  # a base file's, or for a log file the base file of its slice (log files are not parquet)
         for w in written:
-            rel = f"{w.partition_path}/{w.file_name}" if w.partition_path else w.file_name
-            schema = pq.read_schema(base / rel)
+            name = w.prev_base_file if w.is_log_file else w.file_name
+            if not name:
+                continue
+            schema = pq.read_schema(base / w.partition_path / name if w.partition_path else base / name)
             break
     return {f.name: f.type for f in schema} if schema is not None else {}
 

@@ -82,6 +82,7 @@ from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import (
     IS_DELETED_FIELD,
+    META_COLUMNS,
     RECORD_KEY_COLUMN,
     WriteSpec,
     WrittenFile,
@@ -90,6 +91,7 @@ from hudi_layout.writer.base_file_writer import (
     partition_value_column,
 )
 from hudi_layout.writer.key_text import refuse_unformattable, stored_key_text_problem
+from hudi_layout.writer.log_file_writer import LOG_VERSION
 from hudi_layout.writer.merge import MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
@@ -257,7 +259,8 @@ class WriteSession:
             stats_columns=stats_columns_for(layout.props, opts, layout.schema), partition_rule=layout.rule,
             data_schema=layout.schema, datetime_rebase_mode=datetime_rebase_mode.strip().upper(),
             drop_delete_markers=operation.drops_delete_markers and IS_DELETED_FIELD in target.names,
-            empty_file_for_marked_partitions=operation.replaces_written_partitions)
+            empty_file_for_marked_partitions=operation.replaces_written_partitions,
+            **_log_append_fields(layout.props, opts, operation, layout.schema, layout.evolves))
         # ---- nothing is written before this line; from here on, a failure undoes what this call created
         created = _missing_dirs(base) if new_props is not None else None
         props = layout.props
@@ -733,6 +736,20 @@ def _reject_pending_compaction(base: Path, operation: WriteOperation,
             hint="run the compaction with Hudi (or roll it back), then write again")
 
 
+def _log_append_fields(props: TableProperties, opts: Mapping[str, str], operation: WriteOperation,
+                       schema: pa.Schema, evolves: bool) -> dict[str, Any]:
+    """The :class:`WriteSpec` fields of Merge-on-Read upserts and deletes that append log files
+    (docs/mor-write.md): the log blocks' Avro schema and the per-slice limit. None for other writes, and for a
+    write that changes the table's schema (its touched file groups are rewritten in the new schema)."""
+    limit = cfg.MOR_MAX_LOG_FILES.get(opts)
+    if not props.is_mor or not operation.merges_by_key or evolves or limit == 0:
+        return {}
+    meta = pa.schema([pa.field(c, pa.string()) for c in META_COLUMNS])
+    data = [f for f in schema if f.name not in META_COLUMNS]
+    return {"log_block_schema": arrow_to_avro_schema_json(pa.schema([*meta, *data]), props.table_name),
+            "max_log_files_per_slice": limit}
+
+
 def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str],
                                files: list[WrittenFile], instant_time: str,
                                merged_logs: Mapping[tuple[str, str], tuple[str, ...]] | None = None) -> None:
@@ -804,7 +821,14 @@ def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation:
     replaced and counts updates and deletes."""
     by_partition: dict[str, list[dict[str, Any]]] = {}
     for w in written:
-        if w.is_merge:
+        if w.is_log_file:  # Hudi's HoodieDeltaWriteStat: the slice's base file and the log file written
+            stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
+                             num_writes=w.num_records, file_size_in_bytes=w.file_size, num_inserts=0,
+                             num_update_writes=w.num_updates, num_deletes=w.num_deletes,
+                             prev_commit=w.prev_commit or "null",
+                             extra={"baseFile": w.prev_base_file or "", "logFiles": [w.file_name],
+                                    "logVersion": LOG_VERSION, "logOffset": 0})
+        elif w.is_merge:
             stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
                              num_writes=w.num_records, file_size_in_bytes=w.file_size, num_inserts=0,
                              num_update_writes=w.num_updates, num_deletes=w.num_deletes,

@@ -29,6 +29,8 @@ pytestmark = pytest.mark.integration
 SCHEMA = "id string, ts long, name string, amount double"
 OPTS = {"hoodie.table.name": "mor", "hoodie.datasource.write.recordkey.field": "id",
         "hoodie.datasource.write.precombine.field": "ts"}
+#: rewrite every touched slice (appending log files is the default: tests/integration/test_mor_log_appends.py)
+REWRITE = {"hudi_layout.mor.max.log.files.per.slice": "0"}
 
 
 def rows_of(table: pa.Table) -> list[tuple[Any, ...]]:
@@ -73,7 +75,7 @@ def test_upsert_and_delete_rewrite_slices_merged_with_their_logs(spark, tmp_path
     # again (deleted in a log), z new; f in the other group untouched
     df = spark.createDataFrame([("d", 5, "d5", 5.0), ("b", 2, "b-old", 2.0), ("c", 4, "c4", 4.0),
                                 ("z", 1, "z", 1.0)], SCHEMA)
-    result = hl.write(df, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    result = hl.write(df, str(t.base), {**OPTS, **REWRITE, "hoodie.datasource.write.operation": "upsert"})
     want = sorted([("a", 2, "a2"), ("b", 3, "b3"), ("c", 4, "c4"), ("d", 5, "d5"), ("e", 1, "e"),
                    ("f", 1, "f"), ("g", 1, "g"), ("h", 1, "h"), ("z", 1, "z")])
     assert rows_of(hudi_rs_read(t.base)) == want
@@ -109,9 +111,9 @@ def test_clean_deletes_old_slices_with_their_log_files(spark, tmp_path: Path, ve
     logs = [p for p in t.base.iterdir() if p.name.startswith(f".{g1}_")]
     assert len(logs) == 2
     df = spark.createDataFrame([("d", 5, "d5", 5.0)], SCHEMA)
-    hl.write(df, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    hl.write(df, str(t.base), {**OPTS, **REWRITE, "hoodie.datasource.write.operation": "upsert"})
     hl.write(spark.createDataFrame([("e", 6, "e6", 6.0)], SCHEMA), str(t.base),
-             {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+             {**OPTS, **REWRITE, "hoodie.datasource.write.operation": "upsert"})
     want = rows_of(hudi_rs_read(t.base))
     results = hl.clean(str(t.base), options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
                                              "hoodie.cleaner.fileversions.retained": "1",
