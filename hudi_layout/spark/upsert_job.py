@@ -23,6 +23,7 @@ empty tasks.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -73,7 +74,7 @@ from hudi_layout.writer.merge import (
     key_lookup,
     merge_broadcast,
     merge_partition,
-    merged_rows,
+    merged_keys,
     read_key_column,
 )
 from hudi_layout.writer.transaction import TagSnapshot, WriteSession
@@ -258,7 +259,9 @@ def slice_reader(table: HudiTable) -> SliceReader | None:
     return functools.partial(_read_merged_slice, merge_spec_for_table(table))
 
 
-def _read_merged_slice(spec: MergeSpec, target: MergeTarget) -> pa.Table:
+def _read_merged_slice(spec: MergeSpec, target: MergeTarget, columns: Sequence[str] | None = None) -> pa.Table:
+    if columns is not None:
+        spec = dataclasses.replace(spec, columns=tuple(columns))
     return merge_file_slice(target.base_file_path or None, list(target.log_file_paths), spec=spec)
 
 
@@ -314,7 +317,7 @@ def stored_keys(spark: Any, candidates: Sequence[FileSlice], tasks: int, wanted:
         target = merged.get(path)
         if target is None:
             return read_key_column(path)
-        return merged_rows(target, read_slice).column(RECORD_KEY_COLUMN).combine_chunks()
+        return merged_keys(target, read_slice)
 
     def key_column(path: str) -> pa.Array:
         return read_keys(path).cast(pa.string())

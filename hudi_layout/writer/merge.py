@@ -1,4 +1,5 @@
-"""Copy-on-Write upserts and deletes, executor side: merge incoming records into one file group at a time.
+"""Upserts and deletes, executor side: merge incoming records into one file group at a time (Merge-on-Read
+groups may take a log file instead: :mod:`hudi_layout.writer.log_file_writer`).
 
 An upsert or delete rewrites only the file groups holding a key it touches (docs/live-writes.md). The Spark
 layer tags every incoming record with the base file its key lives in (:data:`MERGE_TARGET_COLUMN`, null for
@@ -29,7 +30,7 @@ import functools
 import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -105,16 +106,27 @@ class MergeTarget:
     log_file_paths: tuple[str, ...] = ()
 
 
-#: reads a Merge-on-Read target's slice merged (base file + log files) into the rows a snapshot reader sees, meta
-#: columns included; the Spark layer builds it from the table's merge rules (the writer does not merge logs)
-SliceReader = Callable[[MergeTarget], pa.Table]
+class SliceReader(Protocol):
+    """Reads a Merge-on-Read target's slice merged (base file + log files) into the rows a snapshot reader sees,
+    meta columns included, or only ``columns`` of them (the merge still reads what it needs to decide, such as
+    the ordering fields); the Spark layer builds it from the table's merge rules (the writer does not merge
+    logs)."""
+
+    def __call__(self, target: MergeTarget, columns: Sequence[str] | None = None) -> pa.Table: ...
 
 
-def merged_rows(target: MergeTarget, read_slice: SliceReader | None) -> pa.Table:
+def merged_rows(target: MergeTarget, read_slice: SliceReader | None,
+                columns: Sequence[str] | None = None) -> pa.Table:
     """A Merge-on-Read target's slice read merged by ``read_slice`` (which the caller must give)."""
     if read_slice is None:
         raise WriterInputError(f"file group {target.file_id} has log files and no reader of merged slices was given")
-    return read_slice(target)
+    return read_slice(target, columns)
+
+
+def merged_keys(target: MergeTarget, read_slice: SliceReader | None) -> pa.Array:
+    """The record keys of a Merge-on-Read target's merged slice (the merge reads keys, ordering fields and
+    ``_hoodie_is_deleted`` only, not every column)."""
+    return merged_rows(target, read_slice, (RECORD_KEY_COLUMN,)).column(RECORD_KEY_COLUMN).combine_chunks()
 
 
 @dataclass(frozen=True)
@@ -367,13 +379,14 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     the time of rewriting a 1 MiB file group. When every row stays in place, the column chunks no update
     changed are copied from the old file (:func:`_spliced_row`). A Merge-on-Read target with log files is read
     merged (``read_slice``) and written whole: the new base file starts a new slice that holds the log records
-    too, as Hudi's merge handle writes it inside a deltacommit."""
+    too, as Hudi's merge handle writes it inside a deltacommit.
+
+    A Merge-on-Read write that may append (:func:`~hudi_layout.writer.log_file_writer.appends_logs`) writes a
+    log file instead when the group takes one (every incoming key stored once, the base file in the table's
+    types): the metadata row is the log file's."""
     if stored is None and appends_logs(spec, len(target.log_file_paths)):
-        if target.log_file_paths:  # read merged once: the keys now, the rows if the group is rewritten after all
-            stored, stored_bytes = merged_rows(target, read_slice), None
-            stored_keys = stored.column(RECORD_KEY_COLUMN).combine_chunks()
-        else:
-            stored_keys = read_key_column(target.base_file_path)
+        stored_keys = merged_keys(target, read_slice) if target.log_file_paths else \
+            read_key_column(target.base_file_path)
         if base_file_fits(spec, target.base_file_path) and \
                 keys_stored_once(stored_keys, incoming.column(RECORD_KEY_COLUMN).combine_chunks()):
             return _append_log(spec, target, incoming, rules, task, first_seqno)
@@ -673,6 +686,8 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     def target_keys(t: MergeTarget) -> pa.Array:
         if not t.log_file_paths:
             return read_key_column(t.base_file_path)
+        if appends_logs(spec, len(t.log_file_paths)):  # the keys decide; the rows are read only for a rewrite
+            return merged_keys(t, read_slice)
         merged_slices[t.file_id] = merged_rows(t, read_slice)
         return merged_slices[t.file_id].column(RECORD_KEY_COLUMN).combine_chunks()
 
@@ -696,7 +711,7 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             match = np.full(len(stored_keys), -1, dtype=np.int64)
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
             if target.log_file_paths:
-                stored, data = merged_slices.pop(target.file_id), None
+                stored, data = merged_slices.pop(target.file_id, None) or merged_rows(target, read_slice), None
             else:
                 stored, data = _base_file_rows(target, stored_keys)
             row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,

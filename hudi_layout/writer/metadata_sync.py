@@ -24,16 +24,18 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout import progress
-from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from hudi_layout.errors import CommitConflictError, HudiLayoutError, UnsupportedTableError
 from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
+from hudi_layout.format.log_blocks import decode_avro_data_block, decode_parquet_data_block
+from hudi_layout.format.log_format import BlockType, read_log_file
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import latest_time_with_metadata
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
-from hudi_layout.writer.base_file_writer import WrittenFile, _stats_supported
+from hudi_layout.writer.base_file_writer import WrittenFile, _stats_supported, _StatsAcc
 
 INDEXED_META_FIELDS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
 
@@ -109,10 +111,14 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
     except Exception:  # a brand-new table has no commits yet
         return files, stats
     read_bytes = 0
+    log_types: dict[str, pa.DataType] | None = None
     for i, s in enumerate(slices, start=1):
         listed = files.setdefault(s.partition_path, {})
         for log_name, log_path in zip(s.log_file_names, s.log_file_paths(base)):
-            listed[log_name] = os.stat(log_path).st_size  # listed, not indexed: skipping keeps their slices
+            listed[log_name] = os.stat(log_path).st_size
+            if log_types is None:
+                log_types = _table_types(table)
+            stats.extend(log_file_stats(log_path, s.partition_path, log_name, opts, log_types))
         if not s.base_file_name:
             continue
         listed[s.base_file_name] = s.size_bytes
@@ -123,6 +129,55 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
             progress.report(progress.Progress("index: reading parquet footers", i, len(slices), "files",
                                               files=i, bytes=read_bytes, finished=i == len(slices)))
     return files, stats
+
+
+def _table_types(table: HudiTable) -> dict[str, pa.DataType]:
+    """The table's column types (meta columns: strings); empty when its schema is unknown."""
+    from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+
+    text = table.schema()
+    types = {c: pa.string() for c in INDEXED_META_FIELDS}
+    if text:
+        types.update({f.name: f.type for f in avro_to_arrow_schema(text)})
+    return types
+
+
+def log_file_stats(path: str, partition: str, file_name: str, opts: Mapping[str, str],
+                   types: Mapping[str, pa.DataType]) -> list[FileColumnStats]:
+    """Column statistics of a log file's data records, as Hudi's writers index a log (every AVRO_DATA and
+    PARQUET_DATA block's records; delete and command blocks hold no values). A superset of what the slice's
+    merged rows can hold from this file: records of blocks a rollback voided or a merge discards count too, which
+    only keeps the slice more often. A column whose values are not in the table's type, a file with another kind
+    of data block, or one that cannot be read get no statistics (the slice is kept)."""
+    try:
+        blocks = read_log_file(path, name=file_name)
+        tables = []
+        for block in blocks:
+            if block.type is BlockType.AVRO_DATA:
+                tables.append(decode_avro_data_block(block, where=file_name))
+            elif block.type is BlockType.PARQUET_DATA:
+                tables.append(decode_parquet_data_block(block, where=file_name))
+            elif block.type not in (BlockType.DELETE, BlockType.COMMAND):
+                return []
+    except HudiLayoutError:
+        return []
+    wanted = indexed_columns(opts, pa.schema([pa.field(n, t) for n, t in types.items()]))
+    rows = sum(t.num_rows for t in tables)
+    out: list[FileColumnStats] = []
+    for name in wanted:
+        t = types.get(name)
+        if t is None or not _stats_supported(t):
+            continue
+        acc = _StatsAcc()
+        for table in tables:
+            if name not in table.column_names or table.schema.field(name).type != t:
+                break
+            acc.update(table.column(name))
+        else:
+            st = acc.result(rows)
+            out.append(FileColumnStats(partition, file_name, name, st["min"], st["max"], st["null_count"],
+                                       st["value_count"], t))
+    return out
 
 
 def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, str], cls: Any) -> list[Any]:

@@ -119,12 +119,14 @@ class WriteResult:
     partitions: tuple[str, ...]
     seconds: float
     replaced_file_groups: int = 0
-    #: upsert / delete: records that replaced a stored one, stored records deleted, new keys inserted, and the
-    #: file groups that got a new slice
+    #: upsert / delete: records that replaced a stored one (Merge-on-Read log files: records written to them),
+    #: stored records deleted (log files: delete records written), new keys inserted, the file groups that got
+    #: a new slice, and the log files appended (Merge-on-Read)
     records_updated: int = 0
     records_deleted: int = 0
     records_inserted: int = 0
     file_groups_rewritten: int = 0
+    log_files_appended: int = 0
     #: upsert / delete: base files whose key column was read, and seconds spent finding the stored keys
     candidate_files: int = 0
     seconds_tagging: float = 0.0
@@ -341,7 +343,8 @@ class WriteSession:
             replaced_file_groups=sum(len(v) for v in replaced.values()),
             records_updated=sum(w.num_updates for w in files), records_deleted=sum(w.num_deletes for w in files),
             records_inserted=sum(w.num_inserts for w in files),
-            file_groups_rewritten=sum(1 for w in files if w.is_merge))
+            file_groups_rewritten=sum(1 for w in files if w.is_merge and not w.is_log_file),
+            log_files_appended=sum(1 for w in files if w.is_log_file))
 
     def committed_schema_json(self) -> str:
         """The table schema this commit records: the table's latest schema evolved by this write's rows (another

@@ -74,6 +74,7 @@ def test_upsert_and_delete_append_one_log_file_per_touched_group(spark, tmp_path
     blocks = read_log_file(str(t.base / new_logs[0]))
     assert [b.type for b in blocks] == [BlockType.PARQUET_DATA]
     assert result.records_updated == 2 and result.records_inserted == 2  # c was deleted: a new key again
+    assert (result.log_files_appended, result.file_groups_rewritten) == (1, 0)
     # the delta write stat names the slice's base file and the log file
     doc = commit_doc(t.base, result.instant_time)
     stats = [s for ss in doc["partitionToWriteStats"].values() for s in ss if s["fileId"] == g1]

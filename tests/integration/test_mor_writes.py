@@ -198,9 +198,10 @@ def test_a_log_written_while_an_upsert_runs_fails_its_commit(spark, tmp_path: Pa
     assert ("e", 7, "e7") in got and ("d", 1, "d") in got
 
 
-def test_index_of_a_merge_on_read_table_never_drops_slices_with_log_files(spark, tmp_path: Path) -> None:
-    """``hudi-layout index`` on a MOR table without a metadata table: base files get statistics, log files are
-    listed without (an update in a log moves a row out of its base file's range; skipping must keep it)."""
+def test_index_of_a_merge_on_read_table_indexes_log_files_by_their_records(spark, tmp_path: Path) -> None:
+    """``hudi-layout index`` on a MOR table without a metadata table: base files get statistics from their
+    footers, log files from their data records (an update in a log moves a row out of its base file's range:
+    skipping keeps its slice for a predicate it matches, and proves it out for one no record matches)."""
     from hudi_layout.services.index import build_column_stats_index
 
     t = make_mor_table(tmp_path / "t", version=9, column_stats=False)
@@ -213,6 +214,11 @@ def test_index_of_a_merge_on_read_table_never_drops_slices_with_log_files(spark,
     assert [(r["id"], r["name"]) for r in got] == [("b", "b2")]
     plan = hl.explain(str(t.base), "ts >= 60")
     assert plan.files_after_column_stats == 1  # the x, y, z file dropped by its statistics, g1 kept by its log
+    assert hl.explain(str(t.base), "ts >= 80").files_after_column_stats == 0  # the log's ts is 70
+    t.deltacommit(logs={g1: [Deletes(["a"])]}, unindexed_logs=True)
+    build_column_stats_index(str(t.base), rebuild=True)  # a delete block: no values, its slice still proven out
+    assert hl.explain(str(t.base), "ts >= 80").files_after_column_stats == 0
+    assert [r["id"] for r in hl.read(str(t.base), "ts >= 60", spark=spark).collect()] == ["b"]
     theirs = hudi_rs_read(t.base)
     assert rows_of(theirs) == ours(spark, t.base)
 
