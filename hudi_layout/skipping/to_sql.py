@@ -47,6 +47,8 @@ def literal_sql(value: Any) -> str:
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
+        if abs(value) >= 10**38:  # Spark reads an integer literal beyond BIGINT as a DECIMAL(p, 0), p <= 38
+            raise InvalidArgumentError(f"integer literal {value} has no SQL form (more than 38 digits)")
         return str(value)
     if isinstance(value, float):
         text = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity") if math.isinf(value) \

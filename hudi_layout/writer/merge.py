@@ -389,7 +389,9 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
             read_key_column(target.base_file_path)
         if base_file_fits(spec, target.base_file_path) and \
                 keys_stored_once(stored_keys, incoming.column(RECORD_KEY_COLUMN).combine_chunks()):
-            return _append_log(spec, target, incoming, rules, task, first_seqno)
+            records = loggable_records(target, incoming, rules, read_slice)
+            if records is not None:
+                return _append_log(spec, target, records, rules, task, first_seqno)
     if stored is None and target.log_file_paths:
         stored, stored_bytes = merged_rows(target, read_slice), None
     elif stored is None:
@@ -435,11 +437,46 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     return row, merged.updated
 
 
-def _append_log(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, rules: MergeRules, task: TaskIdentity,
-                first_seqno: int) -> tuple[dict[str, Any], int]:
-    """Write ``incoming`` as a log file of ``target``'s slice (:mod:`hudi_layout.writer.log_file_writer`)."""
+def _append_log(spec: WriteSpec, target: MergeTarget, records: pa.Table, rules: MergeRules, task: TaskIdentity,
+                first_seqno: int) -> tuple[dict[str, Any] | None, int]:
+    """Write ``records`` (:func:`loggable_records`) as a log file of ``target``'s slice
+    (:mod:`hudi_layout.writer.log_file_writer`); ``(None, 0)`` when there is none (every record lost)."""
+    if records.num_rows == 0:
+        return None, 0
     return append_log_file(spec, target.partition_path, target.file_id, target.base_instant,
-                           target.base_file_name, incoming, rules.hard_deletes, task, first_seqno)
+                           target.base_file_name, records, rules.hard_deletes, task, first_seqno)
+
+
+def loggable_records(target: MergeTarget, incoming: pa.Table, rules: MergeRules,
+                     read_slice: SliceReader | None) -> pa.Table | None:
+    """The records of ``incoming`` (each key stored once in ``target``) a log file of the group should hold, or
+    ``None`` when the group must be rewritten instead, so that the writer, not each reader, decides the merge.
+
+    Event-time tables only (commit-time ordering: every record wins; the ``delete`` operation: natural-order
+    deletes win whatever is stored). A record that loses to the stored row by :func:`merge_rows`'s rules is left
+    out: it changes no snapshot, but an incremental read over the append would return it (hudi-rs merges only
+    the records of the instant range, so a stale update comes back as a change of that range). A null ordering
+    value on either side (other than a delete without any, which every reader treats as a natural-order
+    delete) means a rewrite: readers rank a null differently (hudi-rs as Java's default 0, ours lowest), so an
+    appended record would read differently in each."""
+    if not rules.event_time or rules.hard_deletes:
+        return incoming
+    fields = rules.ordering_fields
+    columns = (RECORD_KEY_COLUMN, *fields)
+    stored = merged_rows(target, read_slice, columns) if target.log_file_paths else \
+        pq.read_table(target.base_file_path, columns=list(columns))
+    at = pc.index_in(incoming.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()),
+                     value_set=stored.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()))
+    if at.null_count:
+        raise WriterInputError("tagged records not found in their file group; the table changed under the write")
+    counterpart = stored.take(at)
+    natural = natural_delete_mask(incoming, rules)
+    plain = ~natural if natural is not None else np.ones(incoming.num_rows, dtype=bool)
+    for f in fields:
+        if (_as_numpy_bool(pc.is_null(incoming.column(f))) & plain).any() or counterpart.column(f).null_count:
+            return None
+    wins = stored_wins(counterpart, incoming, fields) & plain
+    return incoming.filter(pa.array(~wins)) if wins.any() else incoming
 
 
 def _with_table_columns(stored: pa.Table, data_schema: pa.Schema | None) -> pa.Table:
@@ -701,17 +738,22 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             wanted = np.unique(own)
             positions = rows[wanted]
             found.append(positions)
+            records = None
             if appends_logs(spec, len(target.log_file_paths)) and len(hits) == len(wanted) and \
-                    base_file_fits(spec, target.base_file_path):  # every found key is stored once: append
+                    base_file_fits(spec, target.base_file_path):  # every found key is stored once
+                records = loggable_records(target, batch.take(pa.array(positions)), rules, read_slice)
+            if records is not None:
                 merged_slices.pop(target.file_id, None)
-                appended, used = _append_log(spec, target, batch.take(pa.array(positions)), rules, task, seqno)
+                appended, used = _append_log(spec, target, records, rules, task, seqno)
                 seqno += used
-                written.append(appended)
+                if appended is not None:
+                    written.append(appended)
                 continue
             match = np.full(len(stored_keys), -1, dtype=np.int64)
             match[hits] = np.searchsorted(wanted, own)  # stored row -> its record in batch.take(positions)
             if target.log_file_paths:
-                stored, data = merged_slices.pop(target.file_id, None) or merged_rows(target, read_slice), None
+                read = merged_slices.pop(target.file_id, None)
+                stored, data = (read if read is not None else merged_rows(target, read_slice)), None
             else:
                 stored, data = _base_file_rows(target, stored_keys)
             row, used = merge_file_group(spec, target, batch.take(pa.array(positions)), rules, task, seqno,

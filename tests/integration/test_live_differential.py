@@ -158,8 +158,10 @@ class Sequence:
         self.spark, self.path, self.rng = spark, str(path), random.Random(seed)
         self.model = Model(event_time)
         self.merge_on_read = merge_on_read
-        #: file groups whose slice had log files and that a write of ours rewrote (Merge-on-Read)
+        #: file groups whose slice had log files and that a write of ours rewrote, or appended a log file to
+        #: (Merge-on-Read)
         self.slices_with_logs_rewritten = 0
+        self.slices_with_logs_appended = 0
         #: (partition, id) the last ``hudi_log`` step updated
         self.logged: list[tuple[str, int]] = []
         self.next_id = 0
@@ -173,6 +175,10 @@ class Sequence:
             self.options["hoodie.datasource.write.precombine.field"] = "ts"
         if merge_on_read:
             self.options["hoodie.datasource.write.table.type"] = "MERGE_ON_READ"
+            # upserts append log files until a slice holds this many, then rewrite it: a small limit makes the
+            # sequence meet both (a generator of its own, so the seed's sequence of steps stays the same)
+            limit = random.Random(f"log-limit-{seed}").choice([1, 2, 5])
+            self.options["hudi_layout.mor.max.log.files.per.slice"] = str(limit)
 
     def new_rows(self, n: int) -> list[Row]:
         out = []
@@ -200,6 +206,9 @@ class Sequence:
             after = {s.file_group: s for s in HudiTable(self.path).file_slices()}
             self.slices_with_logs_rewritten += sum(1 for g in with_logs if g in after and
                                                    after[g].commit_time == result.instant_time)
+            self.slices_with_logs_appended += sum(
+                1 for g in with_logs if g in after and
+                any(result.instant_time in n for n in after[g].log_file_names))
         return result.instant_time
 
     def step(self, op: str) -> str:
@@ -387,7 +396,7 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch
             if t:
                 seq.history.append((t, seq.model.all()))
             seq.check(op)
-        assert seq.slices_with_logs_rewritten > 0, ran
+        assert seq.slices_with_logs_rewritten + seq.slices_with_logs_appended > 0, ran
     seq.clean()  # a last clean, so that every sequence ends with history really deleted
     seq.check("final clean")
     assert seq.files_deleted > 0, "the cleans of this sequence deleted nothing: the sequence tests too little"

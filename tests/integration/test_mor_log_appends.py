@@ -73,7 +73,8 @@ def test_upsert_and_delete_append_one_log_file_per_touched_group(spark, tmp_path
     assert now[g2].base_file_name == old[g2].base_file_name and not now[g2].log_file_names
     blocks = read_log_file(str(t.base / new_logs[0]))
     assert [b.type for b in blocks] == [BlockType.PARQUET_DATA]
-    assert result.records_updated == 2 and result.records_inserted == 2  # c was deleted: a new key again
+    # d appended; b-old loses to the log's b3 and is left out; c was deleted (a new key again) and z is new
+    assert result.records_updated == 1 and result.records_inserted == 2
     assert (result.log_files_appended, result.file_groups_rewritten) == (1, 0)
     # the delta write stat names the slice's base file and the log file
     doc = commit_doc(t.base, result.instant_time)
@@ -90,12 +91,11 @@ def test_upsert_and_delete_append_one_log_file_per_touched_group(spark, tmp_path
     incremental = {"hoodie.datasource.query.type": "incremental",
                    "hoodie.datasource.read.begin.instanttime": done[last_before],
                    "hoodie.datasource.read.end.instanttime": done[result.instant_time]}
-    # an incremental read returns the records the range wrote, merged among themselves only: the stale b the
-    # log holds is one (both readers; Hudi's incremental relation reads a log's records of the range the same
-    # way, so a Hudi writer's append gives the same; a rewrite, test_mor_writes.py, leaves it out)
+    # an incremental read returns the records the range wrote, merged among themselves only: the stale b is not
+    # one of them (not appended: test_stale_records_are_not_appended)
     assert ours(spark, t.base, **incremental) == rows_of(
         hudi_rs_incremental(t.base, done[last_before], done[result.instant_time])) == \
-        [("b", 2, "b-old"), ("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
+        [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
     # the delete operation: a delete block per touched group (a key only a log updated, one of the other group)
     gone = spark.createDataFrame([("a", 0, None, None), ("g", 0, None, None)], SCHEMA)
     deleted = hl.write(gone, str(t.base), DELETE)
@@ -234,3 +234,51 @@ def test_cli_upsert_appends_too(spark, tmp_path: Path) -> None:
     assert cli_main(["ingest", str(src), str(t.base), "--operation", "upsert"]) == 0
     assert len(slices_of(t.base)[g1].log_file_names) == 3
     assert ("d", 5, "d5") in rows_of(hudi_rs_read(t.base))
+
+
+def test_stale_records_are_not_appended(spark, tmp_path: Path) -> None:
+    """A record that loses on its ordering value is left out of the log: no reader's snapshot changes, but
+    hudi-rs's incremental read over the append returned it as a change (found by a probe)."""
+    path = tmp_path / "t"
+    opts = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    hl.write(spark.createDataFrame([("a", 5, "a5", 1.0), ("b", 5, "b5", 1.0)], SCHEMA), str(path),
+             {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+    first = slices_of(path)
+    stale = hl.write(spark.createDataFrame([("a", 1, "a1-stale", 1.0)], SCHEMA), str(path), UPSERT)
+    assert stale.log_files_appended == 0 and slices_of(path).keys() == first.keys()
+    assert all(not s.log_file_names for s in slices_of(path).values())
+    mixed = hl.write(spark.createDataFrame([("a", 2, "a2-stale", 1.0), ("b", 6, "b6", 1.0)], SCHEMA), str(path),
+                     UPSERT)
+    assert mixed.log_files_appended == 1 and mixed.records_updated == 1
+    want = [("a", 5, "a5"), ("b", 6, "b6")]
+    assert rows_of(hudi_rs_read(path)) == want and ours(spark, path) == want
+    timeline = sorted(n for n in os.listdir(path / ".hoodie" / "timeline") if n.endswith(".deltacommit"))
+    done = {n.split("_")[0]: n.split("_")[1].split(".")[0] for n in timeline}
+    begin, end = done[stale.instant_time], done[mixed.instant_time]
+    incremental = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": begin, "hoodie.datasource.read.end.instanttime": end}
+    assert ours(spark, path, **incremental) == rows_of(hudi_rs_incremental(path, begin, end)) == [("b", 6, "b6")]
+
+
+def test_null_ordering_values_are_merged_by_a_rewrite(spark, tmp_path: Path) -> None:
+    """Readers rank a null ordering value differently (hudi-rs as Java's default 0, ours below every value), so
+    a group where an update or its stored row has a null ordering value is rewritten: the writer decides, and
+    every reader reads the same base file (a probe found hudi-rs and ours apart on an appended null)."""
+    path = tmp_path / "t"
+    opts = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    hl.write(spark.createDataFrame([("a", 0, "a0", 1.0), ("b", -3, "b-3", 1.0), ("c", None, "cN", 1.0)], SCHEMA),
+             str(path), {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+    result = hl.write(spark.createDataFrame([("a", None, "a-null", 1.0), ("b", None, "b-null", 1.0),
+                                             ("c", -1, "c-1", 1.0)], SCHEMA), str(path), UPSERT)
+    assert result.log_files_appended == 0 and result.file_groups_rewritten == 1
+    want = [("a", 0, "a0"), ("b", -3, "b-3"), ("c", -1, "c-1")]
+    assert rows_of(hudi_rs_read(path)) == want and ours(spark, path) == want
+    # a soft delete without an ordering value is a natural-order delete for every reader: appended
+    schema = "id string, ts long, name string, _hoodie_is_deleted boolean"
+    path2 = tmp_path / "t2"
+    hl.write(spark.createDataFrame([("a", 5, "a", False), ("b", 5, "b", False)], schema), str(path2),
+             {**opts, "hoodie.datasource.write.operation": "bulk_insert"})
+    gone = hl.write(spark.createDataFrame([("a", None, None, True)], schema), str(path2),
+                    {**opts, "hoodie.datasource.write.operation": "upsert"})
+    assert gone.log_files_appended == 1
+    assert rows_of(hudi_rs_read(path2)) == [("b", 5, "b")] == ours(spark, path2)
