@@ -545,8 +545,11 @@ def _refuse_widening_over_log_files(base: Path, props: TableProperties, before: 
                         f"Merge-on-Read table {props.table_name!r} holds log files written in the column types "
                         f"before this write's widening ({', '.join(widened[:3])}; e.g. "
                         f"{part + '/' if part else ''}{e.name}): hudi-rs cannot read those blocks after it",
-                        hint="write the column in its current type (cast it), or compact the table with Hudi "
-                             "first")
+                        hint="write the column in its current type (cast it); or first rewrite the slices with "
+                             "log files (cluster the table, or upsert their keys with "
+                             "hudi_layout.mor.max.log.files.per.slice=0) and clean the old slices "
+                             "(hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS, 1 version retained, after "
+                             "hudi_layout.clean.grace.period.seconds)")
 
 
 def _schema_change(before: pa.Schema | None, after: pa.Schema) -> str:
