@@ -385,11 +385,10 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     log file instead when the group takes one (every incoming key stored once, the base file in the table's
     types): the metadata row is the log file's."""
     if stored is None and appends_logs(spec, len(target.log_file_paths)):
-        stored_keys = merged_keys(target, read_slice) if target.log_file_paths else \
-            read_key_column(target.base_file_path)
-        if base_file_fits(spec, target.base_file_path) and \
-                keys_stored_once(stored_keys, incoming.column(RECORD_KEY_COLUMN).combine_chunks()):
-            records = loggable_records(target, incoming, rules, read_slice)
+        keyed = stored_key_rows(target, rules, read_slice)
+        if base_file_fits(spec, target.base_file_path) and keys_stored_once(
+                keyed.column(RECORD_KEY_COLUMN).combine_chunks(), incoming.column(RECORD_KEY_COLUMN).combine_chunks()):
+            records = loggable_records(target, incoming, rules, read_slice, keyed)
             if records is not None:
                 return _append_log(spec, target, records, rules, task, first_seqno)
     if stored is None and target.log_file_paths:
@@ -447,8 +446,17 @@ def _append_log(spec: WriteSpec, target: MergeTarget, records: pa.Table, rules: 
                            target.base_file_name, records, rules.hard_deletes, task, first_seqno)
 
 
+def stored_key_rows(target: MergeTarget, rules: MergeRules, read_slice: SliceReader | None) -> pa.Table:
+    """The stored keys of a target, with their ordering values on event-time tables: the base file's columns,
+    or the merged slice's (the merge reads only what it needs to decide)."""
+    columns = (RECORD_KEY_COLUMN, *rules.ordering_fields) if rules.event_time else (RECORD_KEY_COLUMN,)
+    if target.log_file_paths:
+        return merged_rows(target, read_slice, columns)
+    return pq.read_table(target.base_file_path, columns=list(columns))
+
+
 def loggable_records(target: MergeTarget, incoming: pa.Table, rules: MergeRules,
-                     read_slice: SliceReader | None) -> pa.Table | None:
+                     read_slice: SliceReader | None, stored: pa.Table | None = None) -> pa.Table | None:
     """The records of ``incoming`` (each key stored once in ``target``) a log file of the group should hold, or
     ``None`` when the group must be rewritten instead, so that the writer, not each reader, decides the merge.
 
@@ -458,13 +466,13 @@ def loggable_records(target: MergeTarget, incoming: pa.Table, rules: MergeRules,
     the records of the instant range, so a stale update comes back as a change of that range). A null ordering
     value on either side (other than a delete without any, which every reader treats as a natural-order
     delete) means a rewrite: readers rank a null differently (hudi-rs as Java's default 0, ours lowest), so an
-    appended record would read differently in each."""
+    appended record would read differently in each. ``stored``: :func:`stored_key_rows` when the caller has
+    read them."""
     if not rules.event_time or rules.hard_deletes:
         return incoming
     fields = rules.ordering_fields
-    columns = (RECORD_KEY_COLUMN, *fields)
-    stored = merged_rows(target, read_slice, columns) if target.log_file_paths else \
-        pq.read_table(target.base_file_path, columns=list(columns))
+    if stored is None or any(f not in stored.column_names for f in fields):
+        stored = stored_key_rows(target, rules, read_slice)
     at = pc.index_in(incoming.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()),
                      value_set=stored.column(RECORD_KEY_COLUMN).combine_chunks().cast(pa.string()))
     if at.null_count:
@@ -719,12 +727,14 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     seqno = 0
     encodings: dict[pa.Schema, ColumnEncoding] = {}
     merged_slices: dict[str, pa.Table] = {}  # Merge-on-Read targets of the current partition, read once
+    merged_keyed: dict[str, pa.Table] = {}  # their keys (and ordering values) when they may take a log file
 
     def target_keys(t: MergeTarget) -> pa.Array:
         if not t.log_file_paths:
             return read_key_column(t.base_file_path)
         if appends_logs(spec, len(t.log_file_paths)):  # the keys decide; the rows are read only for a rewrite
-            return merged_keys(t, read_slice)
+            merged_keyed[t.file_id] = stored_key_rows(t, rules, read_slice)
+            return merged_keyed[t.file_id].column(RECORD_KEY_COLUMN).combine_chunks()
         merged_slices[t.file_id] = merged_rows(t, read_slice)
         return merged_slices[t.file_id].column(RECORD_KEY_COLUMN).combine_chunks()
 
@@ -734,6 +744,7 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             continue
         lookup = pc.SetLookupOptions(keys.take(pa.array(rows)))
         merged_slices.clear()
+        merged_keyed.clear()
         for target, stored_keys, hits, own in key_lookup(part_targets, target_keys, lookup, chunk_rows):
             wanted = np.unique(own)
             positions = rows[wanted]
@@ -741,7 +752,8 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             records = None
             if appends_logs(spec, len(target.log_file_paths)) and len(hits) == len(wanted) and \
                     base_file_fits(spec, target.base_file_path):  # every found key is stored once
-                records = loggable_records(target, batch.take(pa.array(positions)), rules, read_slice)
+                records = loggable_records(target, batch.take(pa.array(positions)), rules, read_slice,
+                                           merged_keyed.pop(target.file_id, None))
             if records is not None:
                 merged_slices.pop(target.file_id, None)
                 appended, used = _append_log(spec, target, records, rules, task, seqno)
