@@ -293,6 +293,11 @@ def input_log_sizes(base: Path, plan: ClusteringPlanSpec) -> dict[str, int]:
     return sizes
 
 
+#: what a clustering whose commit check failed leaves: its files are rolled back, its plan stays requested
+_RETRY_HINT = ("this attempt's files are rolled back and its plan stays pending, so updates to its file groups are "
+               "refused until it runs: run the clustering again (it resumes the plan)")
+
+
 def _check_inputs_current(base: Path, plan: ClusteringPlanSpec, log_sizes: Mapping[str, int] | None = None
                           ) -> None:
     """Conflict check (under the table lock): every input file group must still be live and unchanged.
@@ -325,13 +330,13 @@ def _check_inputs_current(base: Path, plan: ClusteringPlanSpec, log_sizes: Mappi
                 raise CommitConflictError(
                     f"file group {where} got log file(s) {', '.join(extra)} while clustering (another writer "
                     "appended updates to a file group under clustering)",
-                    hint="the clustering is rolled back; run it again to include the new updates")
+                    hint=_RETRY_HINT + " (it reads the new updates)")
             for path in s.log_file_paths(base):
                 before = (log_sizes or {}).get(path)
                 now = Path(path).stat().st_size if Path(path).exists() else -1
                 if before is not None and now != before:
                     raise CommitConflictError(f"log file {path} of file group {where} changed while clustering",
-                                              hint="the clustering is rolled back; run it again")
+                                              hint=_RETRY_HINT)
             if compacting is None or fg in compacting:
                 raise CommitConflictError(f"file group {where} is in a pending compaction")
 

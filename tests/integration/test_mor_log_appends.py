@@ -25,7 +25,16 @@ from hudi_layout.tools.cli import main as cli_main
 from tests.helpers.hudi_logs import append_hudi_logs
 from tests.helpers.integration import hudi_rs_read
 from tests.helpers.mor_builder import make_mor_table, row
-from tests.integration.test_mor_writes import OPTS, SCHEMA, hudi_rs_incremental, ours, rows_of, with_logs
+from tests.integration.test_mor_writes import (
+    OPTS,
+    SCHEMA,
+    check_views_around,
+    hudi_rs_incremental,
+    ours,
+    rows_of,
+    use_merge_path,
+    with_logs,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -47,10 +56,7 @@ def commit_doc(path: Path, instant: str) -> dict[str, Any]:
 @pytest.mark.parametrize("merge_path", ["broadcast", "shuffle"])
 def test_upsert_and_delete_append_one_log_file_per_touched_group(spark, tmp_path: Path, monkeypatch,
                                                                  version: int, merge_path: str) -> None:
-    if merge_path == "shuffle":
-        import hudi_layout.spark.upsert_job as upsert_job
-
-        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    use_merge_path(monkeypatch, merge_path)
     t, (g1, g2) = with_logs(version, tmp_path / "t")
     before = rows_of(hudi_rs_read(t.base))
     old = slices_of(t.base)
@@ -81,21 +87,10 @@ def test_upsert_and_delete_append_one_log_file_per_touched_group(spark, tmp_path
     stats = [s for ss in doc["partitionToWriteStats"].values() for s in ss if s["fileId"] == g1]
     assert len(stats) == 1 and stats[0]["baseFile"] == old[g1].base_file_name
     assert stats[0]["logFiles"] == [new_logs[0]] and stats[0]["prevCommit"] == old[g1].commit_time
-    # time travel to before the upsert reads the old slice; incremental over it reads what it wrote
-    timeline = os.listdir(t.timeline)
-    last_before = max(n.split("_")[0] for n in timeline if n.endswith(".deltacommit") and
-                      not n.startswith(result.instant_time))
-    assert rows_of(t.read_hudi_rs(as_of=last_before)) == before
-    assert ours(spark, t.base, **{"as.of.instant": last_before}) == before
-    done = {n.split("_")[0]: n.split("_")[1].split(".")[0] for n in timeline if n.endswith(".deltacommit")}
-    incremental = {"hoodie.datasource.query.type": "incremental",
-                   "hoodie.datasource.read.begin.instanttime": done[last_before],
-                   "hoodie.datasource.read.end.instanttime": done[result.instant_time]}
-    # an incremental read returns the records the range wrote, merged among themselves only: the stale b is not
-    # one of them (not appended: test_stale_records_are_not_appended)
-    assert ours(spark, t.base, **incremental) == rows_of(
-        hudi_rs_incremental(t.base, done[last_before], done[result.instant_time])) == \
-        [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
+    # time travel to before the upsert reads the old slice; an incremental read over it returns the records the
+    # range wrote, merged among themselves only: the stale b is not one of them (not appended:
+    # test_stale_records_are_not_appended)
+    check_views_around(spark, t, result.instant_time, before, [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")])
     # the delete operation: a delete block per touched group (a key only a log updated, one of the other group)
     gone = spark.createDataFrame([("a", 0, None, None), ("g", 0, None, None)], SCHEMA)
     deleted = hl.write(gone, str(t.base), DELETE)

@@ -49,6 +49,30 @@ def hudi_rs_incremental(path: Path, begin: str, end: str) -> pa.Table:
     return pa.Table.from_batches(hudi.HudiTableBuilder.from_base_uri(str(path)).build().read(options))
 
 
+def use_merge_path(monkeypatch: Any, merge_path: str) -> None:
+    """``shuffle``: the tag-then-shuffle path of large batches even for these small ones; ``broadcast``: as is."""
+    if merge_path == "shuffle":
+        import hudi_layout.spark.upsert_job as upsert_job
+
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+
+
+def check_views_around(spark: Any, t: MorTable, instant: str, before: list[tuple[Any, ...]],
+                       changed: list[tuple[Any, ...]]) -> None:
+    """Time travel to the deltacommit before ``instant`` reads ``before``, and an incremental read over
+    ``instant`` reads ``changed``: hudi-rs and ours alike."""
+    timeline = os.listdir(t.timeline)
+    last_before = max(n.split("_")[0] for n in timeline if n.endswith(".deltacommit") and not n.startswith(instant))
+    assert rows_of(t.read_hudi_rs(as_of=last_before)) == before
+    assert ours(spark, t.base, **{"as.of.instant": last_before}) == before
+    done = {n.split("_")[0]: n.split("_")[1].split(".")[0] for n in timeline if n.endswith(".deltacommit")}
+    incremental = {"hoodie.datasource.query.type": "incremental",
+                   "hoodie.datasource.read.begin.instanttime": done[last_before],
+                   "hoodie.datasource.read.end.instanttime": done[instant]}
+    assert ours(spark, t.base, **incremental) == changed
+    assert rows_of(hudi_rs_incremental(t.base, done[last_before], done[instant])) == changed
+
+
 def with_logs(version: int, path: Path) -> tuple[MorTable, list[str]]:
     """Two file groups: a..e (slice with an Avro update, a parquet update and a delete) and f..h (no logs)."""
     t = make_mor_table(path, version=version, column_stats=True)
@@ -63,10 +87,7 @@ def with_logs(version: int, path: Path) -> tuple[MorTable, list[str]]:
 @pytest.mark.parametrize("merge_path", ["broadcast", "shuffle"])
 def test_upsert_and_delete_rewrite_slices_merged_with_their_logs(spark, tmp_path: Path, monkeypatch,
                                                                  version: int, merge_path: str) -> None:
-    if merge_path == "shuffle":
-        import hudi_layout.spark.upsert_job as upsert_job
-
-        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    use_merge_path(monkeypatch, merge_path)
     t, (g1, g2) = with_logs(version, tmp_path / "t")
     before = rows_of(hudi_rs_read(t.base))
     assert before == [("a", 2, "a2"), ("b", 3, "b3"), ("d", 1, "d"), ("e", 1, "e"), ("f", 1, "f"),
@@ -85,19 +106,9 @@ def test_upsert_and_delete_rewrite_slices_merged_with_their_logs(spark, tmp_path
     latest = {s.file_id: s for s in HudiTable(str(t.base)).file_slices()}
     assert latest[g1].commit_time == result.instant_time and not latest[g1].has_log_files
     assert latest[g2].commit_time < result.instant_time  # no key of it in the batch
-    # time travel to before the upsert: the old slice, merged with its logs
-    last_before = max(n.split("_")[0] for n in timeline if n.endswith(".deltacommit") and
-                      not n.startswith(result.instant_time))
-    assert rows_of(t.read_hudi_rs(as_of=last_before)) == before
-    assert ours(spark, t.base, **{"as.of.instant": last_before}) == before
-    # incremental (version 8 / 9: by completion time) over the upsert: the records it wrote, no merged log record
-    done = {n.split("_")[0]: n.split("_")[1].split(".")[0] for n in timeline if n.endswith(".deltacommit")}
-    incremental = {"hoodie.datasource.query.type": "incremental",
-                   "hoodie.datasource.read.begin.instanttime": done[last_before],
-                   "hoodie.datasource.read.end.instanttime": done[result.instant_time]}
-    assert ours(spark, t.base, **incremental) == [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
-    assert rows_of(hudi_rs_incremental(t.base, done[last_before], done[result.instant_time])) == \
-        [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")]
+    # time travel to before the upsert: the old slice, merged with its logs; incremental (version 8 / 9: by
+    # completion time) over the upsert: the records it wrote, no merged log record
+    check_views_around(spark, t, result.instant_time, before, [("c", 4, "c4"), ("d", 5, "d5"), ("z", 1, "z")])
     # a delete of a key only its log updated, and of one in the other group
     gone = spark.createDataFrame([("a", 0, None, None), ("g", 0, None, None)], SCHEMA)
     hl.write(gone, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "delete"})
