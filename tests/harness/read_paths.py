@@ -820,9 +820,11 @@ class ReadPathsHarness:
         except Exception as e:  # noqa: BLE001
             self.checker.error("explain", q, e)
             return
-        candidates = {os.path.basename(p) for p in plan.candidate_files}
-        needed = {files[i] for i in want}
-        self.checker.same("explain", f"{q}: files with matching rows that are not candidates",
+        # compared by file group: a row a log record wrote names its file id in _hoodie_file_name (as Hudi's
+        # append handle writes it), a row of a base file the file's name
+        candidates = {_file_group_of(os.path.basename(p)) for p in plan.candidate_files}
+        needed = {_file_group_of(files[i]) for i in want}
+        self.checker.same("explain", f"{q}: file groups with matching rows that are not candidates",
                           sorted(needed - candidates), [])
 
     def _files_by_id(self) -> dict[int, str]:
@@ -928,3 +930,11 @@ class ReadPathsHarness:
                   .with_start_timestamp(begin).with_end_timestamp(end))
             self._ask("hudi-rs incremental", f"incremental ({begin}, {end}]", ids_of(rows),
                       lambda: _arrow_ids(self._hudi_rs_read(ro)))
+
+
+def _file_group_of(name: str) -> str:
+    """The file id of a base file name, or ``name`` itself (a log record's ``_hoodie_file_name`` is the id)."""
+    from hudi_layout.format.file_naming import try_parse_base_file_name
+
+    parsed = try_parse_base_file_name(name)
+    return parsed.file_id if parsed is not None else name
