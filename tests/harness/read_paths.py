@@ -493,6 +493,8 @@ class ReadPathsHarness:
         if not self.model.current:
             return
         left = [c for c in WIDENINGS if c not in self.widened]
+        if left and self._holds_log_files():  # a widening over log files is refused (test_mor_writes.py)
+            left = []
         if left and (len(self.added) >= 3 or self.rng.random() < 0.35):
             col = self.rng.choice(left)
             kind = self.rng.choice(WIDENINGS[col])
@@ -517,6 +519,15 @@ class ReadPathsHarness:
         latest = max(completed_instants(self.path), key=lambda i: i.requested, default=None)
         if latest is not None:
             self.evolutions.append((latest.requested, self._kinds()))
+
+    def _holds_log_files(self) -> bool:
+        """A Merge-on-Read table whose upserts appended log files (hudi_layout refuses widenings over them)."""
+        if not self.merge_on_read:
+            return False
+        from hudi_layout.format.file_naming import try_parse_data_log_file_name
+
+        return any(try_parse_data_log_file_name(f) is not None for _d, _s, files in os.walk(self.path)
+                   if ".hoodie" not in _d for f in files)
 
     def _kinds_as_of(self, t: str) -> dict[str, str]:
         """The column kinds of the table's schema as of instant ``t`` (the last evolution requested by then)."""
