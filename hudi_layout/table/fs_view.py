@@ -44,6 +44,7 @@ from pathlib import Path
 
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.file_naming import (
+    BaseFileName,
     LogFileName,
     log_sort_key,
     try_parse_base_file_name,
@@ -253,25 +254,16 @@ class FileSystemView:
             pdir = self.base_path / part if part else self.base_path
             bases: dict[str, list[_Listed]] = {}
             logs: dict[str, list[_Log]] = {}
-            try:
-                entries = list(os.scandir(pdir))
-            except FileNotFoundError:
+            files = self._data_files(pdir)
+            if files is None:
                 continue
-            for e in entries:
-                if not e.is_file():
+            for e, bf, lf in files:
+                if lf is not None:
+                    logs.setdefault(lf.file_id, []).append(_Log(lf, e.name, e.stat().st_size))
                     continue
-                name = e.name
-                if name.startswith("."):
-                    lf = try_parse_data_log_file_name(name)
-                    if lf is not None:
-                        logs.setdefault(lf.file_id, []).append(_Log(lf, name, e.stat().st_size))
-                    continue
-                if not name.endswith(self.base_file_extension):
-                    continue
-                bf = try_parse_base_file_name(name)
                 if bf is None or not rules.committed(bf.instant_time):
                     continue
-                bases.setdefault(bf.file_id, []).append(_Listed(name, bf.instant_time, e.stat().st_size))
+                bases.setdefault(bf.file_id, []).append(_Listed(e.name, bf.instant_time, e.stat().st_size))
                 if (part, bf.file_id) in deleted:
                     known[(part, bf.file_id)].add(bf.instant_time)
             _require_outputs(part, bases, outputs.get(part, ()), replaced, cleaned)
@@ -299,18 +291,12 @@ class FileSystemView:
         readers of its metadata table never see them; a listing does (session 19: 14 keys read twice, then made
         permanent by a clustering). Only the files that can be the slice's base are checked, newest first,
         each instant's list read once per view. A zero-byte base file there is damage, refused."""
-        on_timeline = self._completed_writes_by_time
         kept = sorted(bases, key=lambda b: (b.instant, b.name), reverse=True)
         while kept:
             newest = kept[0]
-            instant = on_timeline.get(newest.instant)
-            if instant is not None:
-                if newest.instant not in written:
-                    written[newest.instant] = self.timeline.files_written(instant)
-                names = written[newest.instant]
-                if names is not None and newest.name not in names:
-                    kept.pop(0)
-                    continue
+            if not self._listed_by_its_commit(newest.instant, newest.name, written):
+                kept.pop(0)
+                continue
             if newest.size == 0:
                 rel = f"{part}/{newest.name}" if part else newest.name
                 raise CorruptFileError(f"base file {rel} of a completed commit is empty (0 bytes): the table is "
@@ -318,6 +304,64 @@ class FileSystemView:
                                        "an earlier instant with Hudi")
             break
         return kept
+
+    def _listed_by_its_commit(self, instant_time: str, name: str, written: dict[str, frozenset[str] | None]) -> bool:
+        """Whether the completed write of ``instant_time`` lists base file ``name`` in its write stats (true when
+        that write is not on the active timeline or its metadata names no file: nothing can be said then);
+        ``written`` caches each instant's list for one pass."""
+        instant = self._completed_writes_by_time.get(instant_time)
+        if instant is None:
+            return True
+        if instant_time not in written:
+            written[instant_time] = self.timeline.files_written(instant)
+        names = written[instant_time]
+        return names is None or name in names
+
+    def _data_files(self, pdir: Path) -> list[tuple[os.DirEntry[str], BaseFileName | None, LogFileName | None]] | None:
+        """The base files (by extension) and data log files of partition folder ``pdir``, each with its parsed
+        name (``None`` for a base-file extension whose name does not parse); ``None`` when the folder is gone."""
+        try:
+            entries = list(os.scandir(pdir))
+        except FileNotFoundError:
+            return None
+        out: list[tuple[os.DirEntry[str], BaseFileName | None, LogFileName | None]] = []
+        for e in entries:
+            if not e.is_file():
+                continue
+            if e.name.startswith("."):
+                lf = try_parse_data_log_file_name(e.name)
+                if lf is not None:
+                    out.append((e, None, lf))
+            elif e.name.endswith(self.base_file_extension):
+                out.append((e, try_parse_base_file_name(e.name), None))
+        return out
+
+    def committed_files(self) -> dict[str, dict[str, int]]:
+        """Every committed data file on storage, by partition (name -> size): older slices' and replaced file
+        groups' files too, not only the latest slices (what the ``files`` partition of a metadata table built
+        over an existing table lists, as Hudi's bootstrap of it does: a reader that lists files through it,
+        hudi-rs once it exists, finds a past view's files there only).
+
+        A base file counts when its instant is committed (step 2's rule) and its commit lists it (a straggler copy
+        does not, :meth:`_listed_by_their_commits`); a version 8 / 9 log file when the deltacommit in its name is
+        committed (older versions name a log after its base instant, which says nothing of its blocks: none)."""
+        committed = self._is_committed_fn(None)
+        named_logs = self.timeline.layout_version >= 2
+        written: dict[str, frozenset[str] | None] = {}
+        out: dict[str, dict[str, int]] = {}
+        for part in list_partitions(self.base_path):
+            files = self._data_files(self.base_path / part if part else self.base_path)
+            if files is None:
+                continue
+            listed = out.setdefault(part, {})
+            for e, bf, lf in files:
+                if lf is not None:
+                    if named_logs and committed(lf.instant_time):
+                        listed[e.name] = e.stat().st_size
+                elif bf is not None and committed(bf.instant_time) and \
+                        self._listed_by_its_commit(bf.instant_time, e.name, written):
+                    listed[e.name] = e.stat().st_size
+        return out
 
     @functools.cached_property
     def _completed_writes_by_time(self) -> dict[str, Instant]:

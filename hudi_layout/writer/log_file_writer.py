@@ -14,10 +14,11 @@ v8 / v9 writers start a new log file per deltacommit) holds:
 
 Readers merge the block over the slice by the table's merge mode and ordering fields, the same rules an
 in-place rewrite applies (:mod:`hudi_layout.writer.merge`), so both give the rows. Whether a file group may
-take a log file instead of a rewrite (:func:`appendable`) is decided per group: the slice holds fewer log files
-than the write's limit, its base file has the table's column types, and no key of the batch is stored twice in
-it (Hudi's file-group reader updates only the first of two stored copies from a log record; a rewrite updates
-both, as the Copy-on-Write path does).
+take a log file instead of a rewrite is decided per group (:func:`appends_logs`, :func:`base_file_fits`,
+:func:`keys_stored_once`, and the merge rules of :func:`hudi_layout.writer.merge.loggable_records`): the slice
+holds fewer log files than the write's limit, its base file has the table's column types, and no key of the
+batch is stored twice in it (Hudi's file-group reader updates only the first of two stored copies from a log
+record; a rewrite updates both, as the Copy-on-Write path does).
 
 Pure: no pyspark import.
 """

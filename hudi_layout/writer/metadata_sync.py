@@ -26,7 +26,6 @@ from hudi_layout import options as cfg
 from hudi_layout import progress
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, UnsupportedTableError
 from hudi_layout.format.capabilities import require_metadata_maintainable
-from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_data_log_file_name
 from hudi_layout.format.instant import new_instant_time
 from hudi_layout.format.log_blocks import decode_avro_data_block, decode_parquet_data_block
 from hudi_layout.format.log_format import BlockType, read_log_file
@@ -34,7 +33,6 @@ from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import latest_time_with_metadata
-from hudi_layout.table.fs_view import list_partitions
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import WrittenFile, _stats_supported, _StatsAcc
@@ -114,7 +112,9 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
         return files, stats
     read_bytes = 0
     log_types: dict[str, pa.DataType] | None = None
-    for part, names in committed_files(base, table).items():
+    # every committed file, not only the latest slices: hudi-rs lists a past view's files through the metadata
+    # table once it exists (its time travel to before an upsert read 5 of 10 rows with the latest slices only)
+    for part, names in table.fs_view.committed_files().items():
         files.setdefault(part, {}).update(names)
     for i, s in enumerate(slices, start=1):
         listed = files.setdefault(s.partition_path, {})
@@ -133,49 +133,6 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
             progress.report(progress.Progress("index: reading parquet footers", i, len(slices), "files",
                                               files=i, bytes=read_bytes, finished=i == len(slices)))
     return files, stats
-
-
-def committed_files(base: Path, table: HudiTable) -> dict[str, dict[str, int]]:
-    """Every committed data file on storage, by partition (name -> size), for the ``files`` partition of a
-    metadata table built over an existing table: the older slices' files and replaced file groups' files too,
-    not only the latest slices. A reader that lists files through the metadata table (hudi-rs does once it
-    exists) finds a past view's files there only: with the latest slices alone, hudi-rs's time travel to before
-    an upsert read 5 of 10 rows. Hudi's own bootstrap of the ``files`` partition lists every file likewise.
-
-    A base file counts when its instant is committed (the file-system view's rule) and its commit lists it (a
-    straggler copy is left out); a version 8 / 9 log file when the deltacommit in its name is committed (older
-    versions name a log after its base instant: their latest slices' logs are listed by the caller)."""
-    committed = table.fs_view.is_committed_fn()
-    writes = {i.requested_time: i for i in table.timeline.commits_and_replaces().completed()}
-    named_logs = table.properties.version >= 8
-    written: dict[str, frozenset[str] | None] = {}
-    out: dict[str, dict[str, int]] = {}
-    for part in list_partitions(base):
-        listed = out.setdefault(part, {})
-        try:
-            entries = list(os.scandir(base / part if part else base))
-        except FileNotFoundError:
-            continue
-        for e in entries:
-            if not e.is_file():
-                continue
-            log_name = try_parse_data_log_file_name(e.name) if e.name.startswith(".") else None
-            if log_name is not None:
-                if named_logs and committed(log_name.instant_time):
-                    listed[e.name] = e.stat().st_size
-                continue
-            base_name = try_parse_base_file_name(e.name)
-            if base_name is None or not committed(base_name.instant_time):
-                continue
-            instant = writes.get(base_name.instant_time)
-            if instant is not None:
-                if base_name.instant_time not in written:
-                    written[base_name.instant_time] = table.timeline.files_written(instant)
-                names = written[base_name.instant_time]
-                if names is not None and e.name not in names:
-                    continue
-            listed[e.name] = e.stat().st_size
-    return out
 
 
 def _table_types(table: HudiTable) -> dict[str, pa.DataType]:
