@@ -11,8 +11,9 @@ After one small untimed upsert into both (warm-up), rounds alternate the two (A 
 pair ran under the same load; the ratio is taken pair by pair (median reported, every pair listed). After the
 rounds, snapshot reads (``count(*)`` and ``sum(dst_port)`` of every row through ``hudi_layout.read``; a count
 alone Spark answers from parquet footers) of both tables alternate ``--repeat`` times: the reader's price of
-the appends (slices merged with their logs). hudi-rs must read the same rows (digest) from both tables, else
-the run fails.
+the appends (slices merged with their logs). Then ``hudi_layout.compact`` merges the appended table's slices
+(timed) and the scans alternate again. hudi-rs must read the same rows (digest) from both tables, and from the
+appended one after its compaction, else the run fails.
 
 Run: ``python -m bench.bench_mor_upsert [--quick] [--rows N] [--rounds R] [--fraction F] [--file-mb M]``.
 Writes ``bench/results/mor_upsert.md|json|png`` (``mor_upsert_quick`` with --quick).
@@ -143,6 +144,24 @@ def main(argv: list[str] | None = None) -> int:
     ratio = median(pr["ratio"] for pr in pairs)
     read_ratio = median(a / b for a, b in zip(reads["append"], reads["rewrite"]))
     log(f"median upsert ratio append / rewrite {ratio:.2f}; snapshot read {read_ratio:.2f}")
+    # a compaction of the appended table: its cost, and the scan afterwards (alternating with the rewritten one)
+    compact_secs, compactions = timed(hudi_layout.compact, str(paths["append"]), spark=spark)
+    compacted = compactions[-1] if compactions else None
+    if digest(paths["append"]) != digests["append"]:
+        raise SystemExit("hudi-rs reads other rows after the compaction")
+    log(f"compaction: {compact_secs:.2f} s, {compacted.describe() if compacted else 'nothing to compact'}")
+    after: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    for r in range(repeat):
+        for v in (list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))):
+            secs, got = timed(scan, paths[v])
+            if got != sums[v]:
+                raise SystemExit(f"{v} after the compaction: read {got}, before {sums[v]}")
+            after[v].append(secs)
+    after_ratio = median(a / b for a, b in zip(after["append"], after["rewrite"]))
+    writes = {"append": sum(pr["append"]["seconds"] for pr in pairs) + compact_secs,
+              "rewrite": sum(pr["rewrite"]["seconds"] for pr in pairs)}
+    log(f"scan after compaction: ratio {after_ratio:.2f}; rounds + compaction {writes['append']:.1f} s vs "
+        f"rewrites {writes['rewrite']:.1f} s")
 
     sections = [
         ("Setup", f"{rows:,} conn rows in a Merge-on-Read table of {groups} file groups (base files up to "
@@ -162,6 +181,14 @@ def main(argv: list[str] | None = None) -> int:
                                            f"append {median(reads['append']):.2f} s, rewrite "
                                            f"{median(reads['rewrite']):.2f} s (median ratio {read_ratio:.2f}: the "
                                            "appended slices are merged with their log files on read)."),
+        ("Compaction of the appended table", (
+            f"`hudi_layout.compact` merged {compacted.slices if compacted else 0} slices with "
+            f"{compacted.log_files if compacted else 0} log files into new base files in **{compact_secs:.2f} s** "
+            f"({(compacted.bytes_out if compacted else 0):,} bytes written); hudi-rs read the same rows after it. "
+            f"The scan then took {median(after['append']):.2f} s against {median(after['rewrite']):.2f} s for the "
+            f"rewritten table (median ratio {after_ratio:.2f}, {repeat} alternating repetitions). Write time of "
+            f"the {rounds} rounds plus the compaction: {writes['append']:.1f} s, against {writes['rewrite']:.1f} s "
+            f"for the {rounds} rewriting rounds.")),
     ]
     plots = []
     try:
@@ -178,10 +205,11 @@ def main(argv: list[str] | None = None) -> int:
         ax1.set_ylabel("upsert seconds")
         ax1.set_title(f"{args.fraction:.1%} of {rows:,} rows per upsert, {groups} file groups")
         ax1.legend()
-        ax2.bar([0, 1], [median(reads["append"]), median(reads["rewrite"])], color=["C0", "C1"])
-        ax2.set_xticks([0, 1], ["append", "rewrite"])
+        ax2.bar([0, 1, 2, 3], [median(reads["append"]), median(reads["rewrite"]), median(after["append"]),
+                               median(after["rewrite"])], color=["C0", "C1", "C2", "C1"])
+        ax2.set_xticks([0, 1, 2, 3], ["append", "rewrite", "append,\ncompacted", "rewrite\n(again)"])
         ax2.set_ylabel("snapshot scan seconds (median)")
-        ax2.set_title(f"read after {rounds} rounds")
+        ax2.set_title(f"read after {rounds} rounds, then after a compaction")
         fig.tight_layout()
         plots.append((f"{name}.png", fig))
     except ImportError:
@@ -189,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     path = write_report(name, f"Merge-on-Read upserts: log appends vs rewrites ({rows:,} rows)", sections,
                         {"rows": rows, "groups": groups, "file_mb": file_mb, "fraction": args.fraction,
                          "rounds": pairs, "median_ratio": ratio, "reads": reads, "read_ratio": read_ratio,
-                         "digests": digests}, plots=plots)
+                         "digests": digests, "compaction_seconds": compact_secs,
+                         "compaction": compacted.__dict__ if compacted else None, "reads_after_compaction": after,
+                         "read_ratio_after_compaction": after_ratio, "write_seconds_total": writes},
+                        plots=plots)
     log(f"report: {path}")
     spark.stop()
     return 0

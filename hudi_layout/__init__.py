@@ -7,6 +7,7 @@ cheap and Spark-free):
 * :func:`write` — append / overwrite a Spark DataFrame as a Copy-on-Write Hudi table.
 * :func:`cluster` — lay a table out along z-order, Hilbert or linear order (a Hudi clustering).
 * :func:`read` / :func:`explain` — filtered reads that open only candidate files / the scan plan.
+* :func:`compact` — merge a Merge-on-Read table's log files into new base files (a Hudi compaction).
 * :func:`clean` — delete file slices no retained instant needs (a Hudi clean; no Spark).
 * :class:`ColumnStatsIndex` — the metadata table's column statistics as Arrow tables (latest file slices).
 * :func:`get_spark` — a SparkSession with the defaults hudi_layout needs.
@@ -21,7 +22,7 @@ __version__ = "0.1.0"
 #: public names, all from :mod:`hudi_layout.api` (imported on first use)
 _EXPORTS = (
     "HudiTable", "ColumnStatsIndex", "write", "read", "explain", "plan_scan", "cluster", "execute_pending",
-    "ClusteringService", "get_spark", "with_curve_key", "clean",
+    "ClusteringService", "get_spark", "with_curve_key", "clean", "compact",
 )
 
 __all__ = [*_EXPORTS, "__version__"]

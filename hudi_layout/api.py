@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
+from hudi_layout.compaction import CompactionMetrics
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.plan import ScanPlan, plan_scan
 from hudi_layout.services import cleaning as _cleaning
 from hudi_layout.services import clustering as _clustering
+from hudi_layout.services import compaction as _compaction
 from hudi_layout.services.clustering_service import ClusteringService
 from hudi_layout.services.index import build_column_stats_index
 from hudi_layout.services.write import write
@@ -32,9 +34,9 @@ from hudi_layout.writer.transaction import WriteResult
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "HudiTable", "ScanPlan",
-           "WriteResult", "build_column_stats_index", "clean", "cluster", "execute_pending", "explain", "get_spark",
-           "plan_scan", "read", "with_curve_key", "write"]
+__all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "CompactionMetrics",
+           "HudiTable", "ScanPlan", "WriteResult", "build_column_stats_index", "clean", "cluster", "compact",
+           "execute_pending", "explain", "get_spark", "plan_scan", "read", "with_curve_key", "write"]
 
 
 _log = logging.getLogger("hudi_layout")
@@ -163,6 +165,18 @@ def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
     elif legacy:
         raise TypeError(f"execute_pending() takes 1 positional argument but {1 + len(legacy)} were given")
     return _clustering.execute_pending(session_or_default(spark), path, options, only=only)
+
+
+def compact(path: str, *, spark: SparkSession | None = None, options: Mapping[str, Any] | None = None,
+            schedule_only: bool = False, instant: str | None = None) -> list[CompactionMetrics]:
+    """Compact the Merge-on-Read table at ``path`` (Hudi's ``compaction`` action): execute the compaction plans
+    left pending (by hudi_layout or by Hudi), then merge every file slice that has log files into a new base
+    file of its file group, one ``commit``. Snapshot reads then scan base files only; the old slices stay for
+    time travel until a clean removes them. ``schedule_only``: write the plan and return (a later call executes
+    it); ``instant``: execute that pending plan only. Returns one :class:`CompactionMetrics` per plan (empty:
+    no slice had log files). See docs/compaction.md."""
+    return _compaction.compact(session_or_default(spark), path, options, schedule_only=schedule_only,
+                               instant=instant)
 
 
 def clean(path: str, *, options: Mapping[str, Any] | None = None) -> list[CleanResult]:

@@ -47,13 +47,15 @@ SERVICE = "clustering-service"
 INDEX = "index"
 READ = "read"
 CLEAN = "clean"
+COMPACT = "compact"
 HONOURED_BY_LEGEND = {
     INGEST: "`hudi-layout ingest`, `hl.write()`, `df.write.format(\"hudi_layout\")`",
     CLUSTER: "`hudi-layout cluster`, `hl.cluster()`, `hl.execute_pending()`, inline clustering after a write",
     SERVICE: "`hudi-layout clustering-service`, `hl.ClusteringService`, async clustering of a write",
     INDEX: "`hudi-layout index`, `hl.build_column_stats_index()`",
     READ: "`hl.read()`, `spark.read.format(\"hudi_layout\")`, `hudi-layout explain` / `query`",
-    CLEAN: "`hudi-layout clean`, `hl.clean()`, the automatic clean after a write or clustering",
+    CLEAN: "`hudi-layout clean`, `hl.clean()`, the automatic clean after a write, clustering or compaction",
+    COMPACT: "`hudi-layout compact`, `hl.compact()`",
 }
 
 
@@ -423,12 +425,12 @@ MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_in
                        used_by=(INGEST, CLUSTER, SERVICE))
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
                        "Parquet compression of base files (snappy, zstd, gzip, none...).",
-                       used_by=(INGEST, CLUSTER, SERVICE))
+                       used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 PARQUET_MIN_SAVING = Option(
     "hudi_layout.parquet.compression.min.saving", 0.1, _fraction,
     "hudi_layout's own: a column whose parquet codec saves less than this share of its size (hashes, UUIDs, "
     "random ids) is written uncompressed; decided per task on its first rows (0: compress every column).",
-    used_by=(INGEST, CLUSTER, SERVICE))
+    used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 MERGE_COPY_UNCHANGED = Option(
     "hudi_layout.merge.copy.unchanged.columns", True, _parse_bool,
     "hudi_layout's own: a Copy-on-Write update copies the parquet column chunks no updated row changed byte for "
@@ -487,7 +489,7 @@ PAYLOAD_CLASS = Option("hoodie.datasource.write.payload.class", "", _str,
 # --- metadata table --------------------------------------------------------------------------------
 METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool,
                          "Keep the metadata table (files + column_stats). `false` on a table that has one "
-                         "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE))
+                         "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool,
                              "Build the column_stats index when the metadata table is created.",
                              used_by=(INGEST, INDEX))
@@ -502,7 +504,17 @@ COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.column
                                   used_by=(INGEST, INDEX))
 MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, _positive_int,
                                        "Compact the metadata table after this many deltacommits.",
-                                       used_by=(INGEST, CLUSTER, SERVICE))
+                                       used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
+# --- compaction (Merge-on-Read) ------------------------------------------------------------------
+COMPACT_INLINE = Option("hoodie.compact.inline", False, _parse_bool,
+                        "Merge-on-Read: compact in the writing process after a write, once "
+                        "inline.max.delta.commits deltacommits completed since the last compaction "
+                        "(docs/compaction.md); nothing to do on Copy-on-Write tables, as in Hudi.",
+                        used_by=(INGEST,))
+COMPACT_INLINE_MAX_DELTA_COMMITS = Option("hoodie.compact.inline.max.delta.commits", 5, _positive_int,
+                                          "Completed deltacommits since the last completed compaction before an "
+                                          "inline compaction runs (Hudi's NUM_COMMITS trigger).",
+                                          used_by=(INGEST,))
 # --- clustering ------------------------------------------------------------------------------------
 CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, _parse_bool,
                            "Cluster in the writing process after a write, every inline.max.commits commits "

@@ -51,6 +51,7 @@ class Action(enum.Enum):
     CLUSTER = "cluster"
     INDEX = "index"
     CLEAN = "clean"
+    COMPACT = "compact"
 
 
 @dataclass(frozen=True)
@@ -301,5 +302,14 @@ def _clean(props: TableProperties) -> Refusal | None:
     return _write(props)
 
 
+def _compact(props: TableProperties) -> Refusal | None:
+    """Compaction merges each planned Merge-on-Read slice into a new base file of its file group (a ``commit``):
+    the writer's rules apply, and a Copy-on-Write table has nothing to compact."""
+    if not props.is_mor:
+        return Refusal(f"table {props.table_name!r} is Copy-on-Write: it has no log files to compact",
+                       "compaction is for MERGE_ON_READ tables; use hudi-layout cluster to rewrite files")
+    return _write(props)
+
+
 _TABLE_RULES = {Action.READ: _read, Action.WRITE: _write, Action.CLUSTER: _cluster, Action.INDEX: _index,
-                Action.CLEAN: _clean}
+                Action.CLEAN: _clean, Action.COMPACT: _compact}

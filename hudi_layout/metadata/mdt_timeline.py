@@ -8,8 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import fastavro
-
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.capabilities import MAINTAINABLE_MDT_PARTITIONS, require_metadata_maintainable
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
@@ -111,51 +109,6 @@ def base_write_stat(mdt_partition: str, file_id: str, base_name: str, size: int,
             "totalLogFilesCompacted": log_files_compacted, "totalLogReadTimeMs": 0,
             "totalLogSizeCompacted": 0,
             "numUpdates": 0}
-
-
-# HoodieCompactionPlan (hudi: hudi-common/src/main/avro/HoodieCompactionOperation.avsc and
-# HoodieCompactionPlan.avsc)
-_S = {"type": "string", "avro.java.string": "String"}
-COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
-    "type": "record", "name": "HoodieCompactionPlan", "namespace": "org.apache.hudi.avro.model",
-    "fields": [
-        {"name": "operations", "default": None, "type": ["null", {"type": "array", "items": {
-            "type": "record", "name": "HoodieCompactionOperation", "fields": [
-                {"name": "baseInstantTime", "type": ["null", _S]},
-                {"name": "deltaFilePaths", "type": ["null", {"type": "array", "items": _S}], "default": None},
-                {"name": "dataFilePath", "type": ["null", _S], "default": None},
-                {"name": "fileId", "type": ["null", _S]},
-                {"name": "partitionPath", "type": ["null", _S], "default": None},
-                {"name": "metrics", "type": ["null", {"type": "map", "values": "double",
-                                                      "avro.java.string": "String"}], "default": None},
-                {"name": "bootstrapFilePath", "type": ["null", _S], "default": None},
-            ]}}]},
-        {"name": "extraMetadata",
-         "type": ["null", {"type": "map", "values": _S, "avro.java.string": "String"}],
-         "default": None},
-        {"name": "version", "type": ["int", "null"], "default": 1},
-        {"name": "strategy", "default": None, "type": ["null", {
-            "type": "record", "name": "HoodieCompactionStrategy", "fields": [
-                {"name": "compactorClassName", "type": ["null", _S], "default": None},
-                {"name": "strategyParams", "type": ["null", {"type": "map", "values": _S,
-                                                             "avro.java.string": "String"}], "default": None},
-                {"name": "version", "type": ["int", "null"], "default": 1},
-            ]}]},
-        {"name": "preserveHoodieMetadata", "type": ["boolean", "null"], "default": False},
-        {"name": "missingSchedulePartitions", "type": ["null", {"type": "array", "items": _S}],
-         "default": None},
-    ],
-}
-
-
-def compaction_plan_bytes(operations: list[dict[str, Any]]) -> bytes:
-    import io
-
-    rec = {"operations": operations, "extraMetadata": None, "version": 2, "strategy": None,
-           "preserveHoodieMetadata": False, "missingSchedulePartitions": None}
-    buf = io.BytesIO()
-    fastavro.writer(buf, fastavro.parse_schema(COMPACTION_PLAN_SCHEMA), [rec], codec="null")
-    return buf.getvalue()
 
 
 INDEX_DEFS_PATH = ".hoodie/.index_defs/index.json"

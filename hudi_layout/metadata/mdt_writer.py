@@ -24,6 +24,7 @@ from typing import Any
 
 from hudi_layout.errors import CommitConflictError, InvalidArgumentError
 from hudi_layout.format import log_format as L
+from hudi_layout.format.compaction_plan import compaction_plan_bytes
 from hudi_layout.format.file_naming import make_log_file_name, try_parse_log_file_name
 from hudi_layout.format.instant import State, new_instant_time
 from hudi_layout.format.properties import TableProperties, load_properties, write_properties
@@ -404,7 +405,7 @@ class MetadataWriter:
                             "partitionPath": part, "metrics": {"TOTAL_LOG_FILES": float(len(sl.log_files))},
                             "bootstrapFilePath": None})
         T.write_instant(self.timeline_dir, instant_time, "compaction", State.REQUESTED,
-                        T.compaction_plan_bytes(ops))
+                        compaction_plan_bytes(ops))
         T.write_instant(self.timeline_dir, instant_time, "compaction", State.INFLIGHT)
         by_part: dict[str, list[dict[str, Any]]] = {}
         for part, fid, merged, nlogs in merged_groups:

@@ -479,8 +479,9 @@ def _table_metadata(schema: Any) -> dict[str, Any] | None:
 
 
 def refuse_table_services(options: dict[str, str]) -> None:
-    """The data source writer runs in Spark's Python workers, where no clustering can run after the commit:
-    inline / async clustering options are refused instead of being accepted and ignored."""
+    """The data source writer runs in Spark's Python workers, where no clustering or compaction can run after
+    the commit: inline / async clustering and inline compaction are refused instead of being accepted and
+    ignored."""
     opts = cfg.resolve_options(options)
     for option in (cfg.CLUSTERING_INLINE, cfg.CLUSTERING_ASYNC_ENABLED):
         if option.get(opts):
@@ -488,6 +489,11 @@ def refuse_table_services(options: dict[str, str]) -> None:
                 f"{option.key}=true is not run by the hudi_layout data source writer",
                 hint="write with hudi_layout.write(df, path, options) (it runs inline and async clustering), or "
                      "run `hudi-layout clustering-service PATH` beside your writer")
+    if cfg.COMPACT_INLINE.get(opts):
+        raise InvalidArgumentError(
+            f"{cfg.COMPACT_INLINE.key}=true is not run by the hudi_layout data source writer",
+            hint="write with hudi_layout.write(df, path, options) (it runs inline compaction), or run "
+                 "`hudi-layout compact PATH` after your writes")
 
 
 @dataclass

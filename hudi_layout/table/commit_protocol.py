@@ -43,9 +43,9 @@ from hudi_layout.format.instant import Instant, State, instant_file_name, new_in
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.file_guard import FileGate, close_gate, open_gate
-from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
+from hudi_layout.table.locks import Heartbeat, TableLock, heartbeat_path, writer_is_alive
 
-WRITE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT, inst.CLUSTERING)
+WRITE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT, inst.CLUSTERING, inst.COMPACTION)
 
 
 @dataclass(frozen=True)
@@ -200,20 +200,42 @@ def begin_write(
 def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
                       lock: TableLock | None = None, hooks: CommitHooks = NO_HOOKS) -> PendingWrite:
     """Take ownership of a pending clustering plan ``instant_time`` and move it to inflight."""
-    base = Path(base_path)
+    return _resume_plan(Path(base_path), instant_time, "clustering", lock=lock, hooks=hooks)
+
+
+def resume_compaction(base_path: str | os.PathLike[str], instant_time: str, *,
+                      lock: TableLock | None = None, hooks: CommitHooks = NO_HOOKS) -> PendingWrite:
+    """Take ownership of a pending compaction plan ``instant_time`` (ours or Hudi's) and move it to inflight.
+
+    An inflight compaction whose executor is gone is rolled back to its plan first (its files deleted), as
+    Hudi's compactor does before it runs a plan again; this includes one Hudi executed without a heartbeat,
+    which :func:`rollback_failed_writes` leaves alone (asking to execute it is the user's decision)."""
+    return _resume_plan(Path(base_path), instant_time, "compaction", lock=lock, hooks=hooks)
+
+
+def _resume_plan(base: Path, instant_time: str, kind: str, *, lock: TableLock | None,
+                 hooks: CommitHooks) -> PendingWrite:
     lock = lock or TableLock(base)
     with lock:
         props = load_properties(base / ".hoodie")
         if writer_is_alive(base, instant_time):
-            raise CommitConflictError(f"clustering {instant_time} is being executed by another process")
+            raise CommitConflictError(f"{kind} {instant_time} is being executed by another process")
         rollback_failed_writes(base, props, lock=lock, hooks=hooks)
         tdir = timeline_dir(base, props)
-        action = inst.CLUSTERING if props.timeline_layout_version >= 2 and (
-            tdir / instant_file_name(instant_time, inst.CLUSTERING, State.REQUESTED)).exists() else inst.REPLACE_COMMIT
         layout = props.timeline_layout_version
+        if kind == "compaction":
+            action = inst.COMPACTION
+            stale = next((i for i in pending_write_instants(base, props)
+                          if i.requested_time == instant_time and i.state is State.INFLIGHT), None)
+            if stale is not None:  # executed before without a heartbeat (Hudi's executor), now gone
+                _rollback_instant(base, props, stale, record=False, keep_plan=True, hooks=hooks)
+        else:
+            action = inst.CLUSTERING if layout >= 2 and (
+                tdir / instant_file_name(instant_time, inst.CLUSTERING, State.REQUESTED)).exists() \
+                else inst.REPLACE_COMMIT
         req = tdir / instant_file_name(instant_time, action, State.REQUESTED, layout_version=layout)
         if not req.exists():
-            raise InvalidArgumentError(f"no pending clustering plan {instant_time} in {tdir}")
+            raise InvalidArgumentError(f"no pending {kind} plan {instant_time} in {tdir}")
         heartbeat = Heartbeat(base, instant_time)
         infl = tdir / instant_file_name(instant_time, action, State.INFLIGHT, layout_version=layout)
         try:
@@ -224,7 +246,7 @@ def resume_clustering(base_path: str | os.PathLike[str], instant_time: str, *,
         except BaseException:
             heartbeat.stop()
             raise
-    crash_point("cluster.after_inflight")
+    crash_point("cluster.after_inflight" if kind == "clustering" else "compact.after_inflight")
     return PendingWrite(base, props, instant_time, action, heartbeat, lock, hooks=hooks, token=heartbeat.token)
 
 
@@ -328,8 +350,9 @@ def _pending_instant(pending: PendingWrite) -> Instant:
     return Instant(pending.instant_time, pending.action, State.REQUESTED, None, "")
 
 
-def _is_clustering(base: Path, props: TableProperties, i: Instant) -> bool:
-    if i.action == inst.CLUSTERING:
+def _is_plan(base: Path, props: TableProperties, i: Instant) -> bool:
+    """A clustering or a compaction: a plan that stays when its execution fails (it goes back to requested)."""
+    if i.action in (inst.CLUSTERING, inst.COMPACTION):
         return True
     if i.action != inst.REPLACE_COMMIT:
         return False
@@ -361,9 +384,10 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
                            lock: TableLock | None = None, hooks: CommitHooks = NO_HOOKS) -> list[str]:
     """Roll back every pending write whose writer is gone. Returns the rolled-back instant times.
 
-    A pending *clustering* that was never started (requested only) is a plan, not a failure: it stays.
-    An inflight clustering whose executor died goes back to requested (its files are deleted) so the
-    next run executes the same plan again, as Hudi does.
+    A pending *clustering* or *compaction* that was never started (requested only) is a plan, not a failure:
+    it stays. An inflight one whose executor died goes back to requested (its files are deleted) so the
+    next run executes the same plan again, as Hudi does. An inflight compaction without any heartbeat file
+    was started by Hudi's compactor (ours always leaves one until it is done): it is left to its executor.
 
     First, a rollback that was itself interrupted (a pending ``rollback`` instant: rollbacks run under the
     table lock, so its process is gone) is finished; last, marker folders of instants that are no longer
@@ -379,10 +403,12 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
         for i in pending_write_instants(base, props):
             if writer_is_alive(base, i.requested_time):
                 continue
-            clustering = _is_clustering(base, props, i)
-            if clustering and i.state is State.REQUESTED:
+            plan = _is_plan(base, props, i)
+            if plan and i.state is State.REQUESTED:
                 continue
-            _rollback_instant(base, props, i, record=not clustering, keep_plan=clustering, hooks=hooks)
+            if i.action == inst.COMPACTION and not heartbeat_path(base, i.requested_time).exists():
+                continue  # executed by Hudi, which keeps no heartbeat for compactions: never ours to undo
+            _rollback_instant(base, props, i, record=not plan, keep_plan=plan, hooks=hooks)
             done.append(i.requested_time)
         _sweep_stray_markers(base, props)
     return done

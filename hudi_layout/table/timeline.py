@@ -21,6 +21,7 @@ from typing import Any
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
 from hudi_layout.format import commit_metadata as cm
 from hudi_layout.format.clean_metadata import decode_clean_metadata
+from hudi_layout.format.compaction_plan import CompactionOperation, decode_compaction_plan
 from hudi_layout.format.file_naming import try_parse_base_file_name
 from hudi_layout.format.instant import (
     CLEAN,
@@ -276,19 +277,22 @@ class Timeline:
         treat every file group as possibly under that compaction."""
         out: dict[str, frozenset[tuple[str, str]] | None] = {}
         for inst in self.pending().actions(COMPACTION):
-            req = next((f for f in self.instant_files(inst.requested_time)
-                        if f.action == COMPACTION and f.state is State.REQUESTED), None)
             try:
-                plan = cm.decode_timeline_content(self.read_bytes(req), str(self.path_of(req))) if req else {}
+                ops = self.compaction_plan(inst.requested_time)
             except CorruptFileError:
-                plan = {}
-            ops = plan.get("operations")
-            if ops is None:
                 out[inst.requested_time] = None
                 continue
-            out[inst.requested_time] = frozenset((op.get("partitionPath") or "", op["fileId"])
-                                                 for op in ops if op.get("fileId"))
+            out[inst.requested_time] = frozenset(op.file_group for op in ops)
         return out
+
+    def compaction_plan(self, requested_time: str) -> tuple[CompactionOperation, ...]:
+        """The operations of compaction ``requested_time``'s plan (:class:`CorruptFileError` when it has none or
+        cannot be read)."""
+        req = next((f for f in self.instant_files(requested_time)
+                    if f.action == COMPACTION and f.state is State.REQUESTED), None)
+        if req is None:
+            raise CorruptFileError(f"{self.timeline_dir}: compaction {requested_time} has no requested plan")
+        return decode_compaction_plan(self.read_bytes(req), str(self.path_of(req)))
 
     def read_rollback_plan(self, instant: Instant) -> dict[str, Any]:
         for f in self.instant_files(instant.requested_time):

@@ -14,6 +14,7 @@ pays for what it uses.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -327,6 +328,32 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    from hudi_layout.services import compaction as svc
+
+    if args.abandon:
+        if not svc.abandon_pending_compaction(args.path, args.abandon):
+            raise InvalidArgumentError(f"no pending compaction {args.abandon} in {args.path}",
+                                       hint="hudi-layout compact PATH --schedule-only lists what a plan would take")
+        if args.json:
+            _print_json({"abandoned": args.abandon})
+        else:
+            print(f"abandoned pending compaction {args.abandon}")
+        return 0
+    opts = _options(args.option)
+    with _progress():
+        results = svc.compact(_spark(args), args.path, opts, schedule_only=args.schedule_only,
+                              instant=args.instant)
+    if args.json:
+        _print_json([dataclasses.asdict(r) for r in results])
+    elif not results:
+        print("nothing to compact (no file slice has log files)")
+    else:
+        for r in results:
+            print(r.describe())
+    return 0
+
+
 def _read_options(args: argparse.Namespace) -> dict[str, str]:
     """Hudi read options from ``-o key=value`` and the shorthand flags (the flags win)."""
     opts = _options(args.option)
@@ -540,6 +567,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--rebuild", action="store_true", help="drop an existing metadata table first")
     common(sp, spark=False)
     sp.set_defaults(func=cmd_index)
+
+    sp = sub.add_parser("compact", help="merge Merge-on-Read log files into new base files (Hudi's compaction; "
+                                        "pending plans first)")
+    sp.add_argument("path")
+    sp.add_argument("--schedule-only", action="store_true", help="write the compaction plan only")
+    sp.add_argument("--instant", help="execute this pending compaction plan only")
+    sp.add_argument("--abandon", metavar="INSTANT",
+                    help="roll back this pending compaction, plan included (Hudi CLI's compaction unschedule)")
+    common(sp)
+    sp.set_defaults(func=cmd_compact)
 
     sp = sub.add_parser("clean", help="delete file slices no retained instant needs (Hudi's clean; no Spark)")
     sp.add_argument("path")

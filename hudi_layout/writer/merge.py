@@ -436,6 +436,42 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     return row, merged.updated
 
 
+def compact_file_group(spec: WriteSpec, target: MergeTarget, read_slice: SliceReader | None, task: TaskIdentity,
+                       encodings: dict[pa.Schema, ColumnEncoding] | None = None) -> dict[str, Any]:
+    """A compaction of one Merge-on-Read file slice: its rows read merged (base file + log files, as a snapshot
+    reader sees them) written as one new base file of the same file group, named after the compaction's
+    instant; returns its metadata row. Every record keeps its ``_hoodie_commit_time`` and
+    ``_hoodie_commit_seqno`` (a compaction moves records, it does not change them: incremental readers must not
+    see them again); ``_hoodie_file_name`` names the new file. A slice whose every record was deleted gets an
+    empty base file, which ends the slice as Hudi's compactor does."""
+    rows = merged_rows(target, read_slice).replace_schema_metadata(None)
+    missing = [c for c in META_COLUMNS if c not in rows.column_names]
+    if missing:
+        raise WriterInputError(f"file slice of {target.file_id} lacks Hudi meta columns {missing}")
+    table = _with_table_columns(rows, spec.data_schema)
+    token = task.write_token
+    file_name = base_file_name(target.file_id, token, spec.instant_time)
+    at = table.schema.get_field_index(FILE_NAME_COLUMN)
+    field = table.schema.field(at)
+    table = table.set_column(at, field, constant_strings(file_name, table.num_rows).cast(field.type))
+    choices = {} if encodings is None else encodings
+    encoding = ColumnEncoding()
+    if table.num_rows:
+        if table.schema not in choices:
+            choices[table.schema] = choose_encoding(table.slice(0, ENCODING_SAMPLE_ROWS), spec.compression,
+                                                    spec.compression_min_saving)
+        encoding = choices[table.schema]
+    handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding,
+                      io_type="MERGE" if target.base_file_path else "CREATE")
+    step = max(1, spec.parquet_row_group_rows)
+    for offset in range(0, table.num_rows, step):
+        handle.write(table.slice(offset, step))
+    row = handle.close()
+    row.update(num_updates=0, num_deletes=0, prev_commit=target.base_instant,
+               prev_base_file=target.base_file_name or None)
+    return row
+
+
 def _append_log(spec: WriteSpec, target: MergeTarget, records: pa.Table, rules: MergeRules, task: TaskIdentity,
                 first_seqno: int) -> tuple[dict[str, Any] | None, int]:
     """Write ``records`` (:func:`loggable_records`) as a log file of ``target``'s slice

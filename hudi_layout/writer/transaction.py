@@ -297,7 +297,7 @@ class WriteSession:
 
     def check_no_pending_rewrite(self, file_groups: Iterable[tuple[str, str]]) -> None:
         """Reject a write that would change a file group of a pending clustering plan (Hudi's default
-        reject-update strategy), or of a pending compaction (Merge-on-Read: hudi_layout executes none); called
+        reject-update strategy), or of a pending compaction (Merge-on-Read: run it first with compact); called
         before the files are written and again at commit."""
         groups = list(file_groups)
         _reject_pending_clustering(self.base, self.operation, groups)
@@ -545,9 +545,8 @@ def _refuse_widening_over_log_files(base: Path, props: TableProperties, before: 
                         f"Merge-on-Read table {props.table_name!r} holds log files written in the column types "
                         f"before this write's widening ({', '.join(widened[:3])}; e.g. "
                         f"{part + '/' if part else ''}{e.name}): hudi-rs cannot read those blocks after it",
-                        hint="write the column in its current type (cast it); or first rewrite the slices with "
-                             "log files (cluster the table, or upsert their keys with "
-                             "hudi_layout.mor.max.log.files.per.slice=0) and clean the old slices "
+                        hint="write the column in its current type (cast it); or first compact the table "
+                             f"(hudi-layout compact {base}) and clean the old slices "
                              "(hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS, 1 version retained, after "
                              "hudi_layout.clean.grace.period.seconds)")
 
@@ -738,8 +737,9 @@ def _reject_pending_compaction(base: Path, operation: WriteOperation,
         p, f = clash[0]
         raise UnsupportedTableError(
             f"{operation.value} would change file group {p + '/' if p else ''}{f}, which a pending compaction "
-            "is rewriting; hudi_layout does not execute compactions",
-            hint="run the compaction with Hudi (or roll it back), then write again")
+            "is rewriting",
+            hint=f"run hudi-layout compact {base} (it executes pending compactions first, Hudi's too), "
+                 "then write again")
 
 
 def _log_append_fields(props: TableProperties, opts: Mapping[str, str], operation: WriteOperation,

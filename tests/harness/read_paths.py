@@ -463,6 +463,24 @@ class ReadPathsHarness:
                         f"{inst.requested}")
         self._after_change()
 
+    def compact(self) -> None:
+        """Merge-on-Read: Hudi's compaction of every slice with log files (same rows and commit times, a new
+        instant); nothing on a Copy-on-Write table."""
+        import hudi_layout as hl
+
+        if not self.merge_on_read or not self.model.current:
+            return
+        before = self._known()
+        results = hl.compact(self.path, spark=self.spark)
+        inst = self._new_instant(before)
+        if (inst is None) != (not results):
+            raise HarnessMismatch(f"compact returned {len(results)} results and completed {inst}")
+        if inst is None:
+            return
+        self.model.cluster(inst)
+        self.log.append(f"compact {results[-1].slices} slices, {results[-1].log_files} log files -> {inst.requested}")
+        self._after_change()
+
     def crash_writer(self) -> None:
         """A writer that wrote its files (and its metadata-table entries) but died before completing: the
         completed instant file is removed, and a half-written base file of that instant is left beside its

@@ -73,6 +73,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
             self.h.crash_writer()
 
         @rule()
+        def compact(self) -> None:
+            self.h.compact()
+
+        @rule()
         def evolve(self) -> None:
             self.h.evolve()
 

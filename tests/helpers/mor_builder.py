@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout.format.commit_metadata import WriteStat, commit_metadata_bytes, rollback_metadata_bytes
+from hudi_layout.format.compaction_plan import compaction_plan_bytes
 from hudi_layout.format.file_naming import make_base_file_name, partition_depth
 from hudi_layout.format.instant import State, instant_file_name
 from hudi_layout.format.log_blocks import (
@@ -42,7 +43,6 @@ from hudi_layout.format.log_blocks import (
 )
 from hudi_layout.format.log_format import HeaderKey
 from hudi_layout.format.properties import write_properties
-from hudi_layout.metadata.mdt_timeline import compaction_plan_bytes
 from hudi_layout.scan.merge import InstantRange, merge_file_slice, merge_spec_for_table
 from hudi_layout.table.create import create_table_layout, table_properties_for
 from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable

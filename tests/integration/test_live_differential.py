@@ -162,6 +162,7 @@ class Sequence:
         #: (Merge-on-Read)
         self.slices_with_logs_rewritten = 0
         self.slices_with_logs_appended = 0
+        self.compactions = 0
         #: (partition, id) the last ``hudi_log`` step updated
         self.logged: list[tuple[str, int]] = []
         self.next_id = 0
@@ -256,6 +257,10 @@ class Sequence:
             return self.clean()
         if op == "hudi_log":
             return self.hudi_log()
+        if op == "compact":  # Merge-on-Read: every slice with log files merged into a new base file
+            results = hl.compact(self.path, spark=self.spark)
+            self.compactions += len(results)
+            return results[-1].instant_time if results else ""
         assert op == "cluster"
         strategy = rng.choice(["linear", "z-order", "hilbert"])
         columns = ["v"] if strategy == "linear" else ["v", "ts"]
@@ -378,7 +383,7 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch
 
         monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
     seq = Sequence(spark, tmp_path / "t", seed, event_time, merge_on_read=table_type == "mor")
-    operations = OPERATIONS + (("hudi_log",) * 3 if seq.merge_on_read else ())
+    operations = OPERATIONS + (("hudi_log",) * 3 + ("compact",) * 2 if seq.merge_on_read else ())
     t = seq.step("insert")
     seq.history.append((t, seq.model.all()))
     seq.check("first insert")

@@ -12,7 +12,7 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 PURE_PACKAGES = ("errors", "progress", "options", "format", "table", "curves", "metadata", "skipping", "scan", "writer",
-                 "clustering")
+                 "clustering", "compaction")
 
 
 def _contract_layers() -> list[list[str]]:
