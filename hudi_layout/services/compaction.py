@@ -68,6 +68,9 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     """Execute every pending compaction plan whose executor is gone (oldest first; scheduled by hudi_layout
     or by Hudi), then schedule a compaction of every slice with log files and execute it. ``schedule_only``:
     write the plan only; ``instant``: execute that pending plan only. Returns one result per plan."""
+    if schedule_only and instant is not None:
+        raise InvalidArgumentError("schedule_only and instant exclude each other: one schedules a new plan, the "
+                                   "other executes a pending one", hint="give one of them")
     base = Path(path).absolute()
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)

@@ -1,4 +1,4 @@
-"""``hudi-layout inspect``: a table's properties, timeline, file groups, pending clustering and MDT."""
+"""``hudi-layout inspect``: a table's properties, timeline, file groups, pending clustering / compaction, MDT."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
     pending = [{"instant": i.requested_time, "state": i.state.value,
                 "file_groups": sum(len(g.get("slices") or []) for g in (plan.get("inputGroups") or []))}
                for i, plan in table.timeline.pending_clustering()]
+    compacting = [{"instant": t, "file_groups": None if groups is None else len(groups)}
+                  for t, groups in sorted(table.timeline.pending_compactions().items())]
     instants = [{"requested": i.requested_time, "action": i.action, "state": i.state.value,
                  "completed": i.completion_time} for i in table.timeline.instants][-max_instants:]
     mdt: dict[str, Any] = {"exists": table.has_metadata_table, "partitions": props.metadata_partitions}
@@ -41,6 +43,7 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
         "log_files": sum(len(s.log_file_names) for s in slices),
         "file_groups_per_partition": dict(sorted(per_partition.items())[:50]),
         "pending_clustering": pending,
+        "pending_compaction": compacting,
         "timeline": instants,
         "metadata_table": mdt,
         "defaults_file": str(conf) if conf else None,
@@ -71,6 +74,11 @@ def render(info: dict[str, Any]) -> str:
         lines.append("pending clustering:")
         lines += [f"  {p['instant']} ({p['state']}, {p['file_groups']} file groups)"
                   for p in info["pending_clustering"]]
+    if info.get("pending_compaction"):
+        lines.append("pending compaction (hudi-layout compact executes it):")
+        for p in info["pending_compaction"]:
+            what = "unreadable plan" if p["file_groups"] is None else f"{p['file_groups']} file groups"
+            lines.append(f"  {p['instant']} ({what})")
     lines.append("timeline (latest last):")
     lines += [f"  {i['requested']} {i['action']:<14} {i['state']:<10} {i['completed'] or ''}" for i in info["timeline"]]
     return "\n".join(lines)

@@ -205,6 +205,11 @@ def test_cli_compacts_and_abandons(spark, tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert "scheduled compaction" in out
     planned = out.split("scheduled compaction ")[1].split(":")[0]
+    assert cli_main(["inspect", str(t.base)]) == 0
+    assert f"pending compaction (hudi-layout compact executes it):\n  {planned} (1 file groups)" in \
+        capsys.readouterr().out
+    assert cli_main(["compact", str(t.base), "--schedule-only", "--instant", planned]) == 2
+    assert "exclude each other" in capsys.readouterr().err
     assert cli_main(["compact", str(t.base), "--abandon", planned]) == 0
     assert not any(n.startswith(planned) and "compaction" in n for n in timeline_names(t.base))
     assert cli_main(["compact", str(t.base), "--abandon", planned]) == 2
