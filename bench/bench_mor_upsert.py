@@ -131,16 +131,22 @@ def main(argv: list[str] | None = None) -> int:
         got = hudi_layout.read(str(pth), spark=spark).selectExpr("count(*)", "sum(dst_port)").collect()[0]
         return int(got[0]), int(got[1])
 
-    reads: dict[str, list[float]] = {v: [] for v in VARIANTS}
     sums = {v: scan(paths[v]) for v in VARIANTS}  # also the warm-up
     if sums["append"] != sums["rewrite"] or sums["append"][0] != digests["append"][0]:
         raise SystemExit(f"the tables read differently: {sums}, hudi-rs {digests}")
-    for r in range(repeat):
-        for v in (list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))):
-            secs, got = timed(scan, paths[v])
-            if got != sums[v]:
-                raise SystemExit(f"{v}: read {got}, before {sums[v]}")
-            reads[v].append(secs)
+
+    def alternating_scans(when: str) -> dict[str, list[float]]:
+        """``repeat`` scans of each table, alternating (A B, B A, ...); each must read the first sums."""
+        out: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        for r in range(repeat):
+            for v in (list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))):
+                secs, got = timed(scan, paths[v])
+                if got != sums[v]:
+                    raise SystemExit(f"{v} {when}: read {got}, before {sums[v]}")
+                out[v].append(secs)
+        return out
+
+    reads = alternating_scans("after the rounds")
     ratio = median(pr["ratio"] for pr in pairs)
     read_ratio = median(a / b for a, b in zip(reads["append"], reads["rewrite"]))
     log(f"median upsert ratio append / rewrite {ratio:.2f}; snapshot read {read_ratio:.2f}")
@@ -150,13 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if digest(paths["append"]) != digests["append"]:
         raise SystemExit("hudi-rs reads other rows after the compaction")
     log(f"compaction: {compact_secs:.2f} s, {compacted.describe() if compacted else 'nothing to compact'}")
-    after: dict[str, list[float]] = {v: [] for v in VARIANTS}
-    for r in range(repeat):
-        for v in (list(VARIANTS) if r % 2 == 0 else list(reversed(VARIANTS))):
-            secs, got = timed(scan, paths[v])
-            if got != sums[v]:
-                raise SystemExit(f"{v} after the compaction: read {got}, before {sums[v]}")
-            after[v].append(secs)
+    after = alternating_scans("after the compaction")
     after_ratio = median(a / b for a, b in zip(after["append"], after["rewrite"]))
     writes = {"append": sum(pr["append"]["seconds"] for pr in pairs) + compact_secs,
               "rewrite": sum(pr["rewrite"]["seconds"] for pr in pairs)}

@@ -396,11 +396,7 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     elif stored is None:
         stored_bytes = read_file_bytes(target.base_file_path)
         stored = pq.ParquetFile(pa.BufferReader(stored_bytes)).read()
-    # the old footer's key-value metadata (its key range, a Java writer's bloom filter) describes the old file
-    stored = stored.replace_schema_metadata(None)
-    missing = [c for c in META_COLUMNS if c not in stored.column_names]
-    if missing:
-        raise WriterInputError(f"base file {target.base_file_name} lacks Hudi meta columns {missing}")
+    stored = _stored_rows(stored, f"base file {target.base_file_name}")
     evolved = _with_table_columns(stored, spec.data_schema)
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
@@ -436,6 +432,15 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     return row, merged.updated
 
 
+def _stored_rows(stored: pa.Table, what: str) -> pa.Table:
+    """A file group's stored rows without the old footer's key-value metadata (its key range, a Java writer's
+    bloom filter: they describe the old file); every Hudi meta column must be there."""
+    missing = [c for c in META_COLUMNS if c not in stored.column_names]
+    if missing:
+        raise WriterInputError(f"{what} lacks Hudi meta columns {missing}")
+    return stored.replace_schema_metadata(None)
+
+
 def compact_file_group(spec: WriteSpec, target: MergeTarget, read_slice: SliceReader | None, task: TaskIdentity,
                        encodings: dict[pa.Schema, ColumnEncoding] | None = None) -> dict[str, Any]:
     """A compaction of one Merge-on-Read file slice: its rows read merged (base file + log files, as a snapshot
@@ -444,10 +449,7 @@ def compact_file_group(spec: WriteSpec, target: MergeTarget, read_slice: SliceRe
     ``_hoodie_commit_seqno`` (a compaction moves records, it does not change them: incremental readers must not
     see them again); ``_hoodie_file_name`` names the new file. A slice whose every record was deleted gets an
     empty base file, which ends the slice as Hudi's compactor does."""
-    rows = merged_rows(target, read_slice).replace_schema_metadata(None)
-    missing = [c for c in META_COLUMNS if c not in rows.column_names]
-    if missing:
-        raise WriterInputError(f"file slice of {target.file_id} lacks Hudi meta columns {missing}")
+    rows = _stored_rows(merged_rows(target, read_slice), f"file slice of {target.file_id}")
     table = _with_table_columns(rows, spec.data_schema)
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
