@@ -18,7 +18,8 @@ function of a :class:`TableState` (gathered under the table lock by :func:`gathe
    snapshot (the group's next slice, or the replacecommit) completed less than ``grace_seconds`` ago. A reader
    of any engine that listed the table before that instant has the grace period to finish its scan.
 5. **Merge-on-Read:** a slice's committed log files are deleted with its base file (Hudi's ``CleanPlanner`` lists
-   both), the log-only slices of a replaced group with the group; file groups a pending compaction reads are
+   both), a log-only slice older than the group's first base file (a compaction's) as a slice of its own, the
+   log-only slices of a replaced group with the group; file groups a pending compaction reads are
    never cleaned; logs of pending or rolled-back deltacommits are never deleted.
 6. **Orphans:** base files of rolled-back or aborted instants (not committed by the file-system view's rule,
    not pending, and older than the newest instant on the timeline when the state was gathered, so a write that
@@ -174,6 +175,13 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
     else:
         for key in state.compacting:  # Hudi keeps every slice a pending compaction needs
             groups.pop(key, None)
+    # a log-only slice (logs written before the group had a base file, e.g. before its first compaction) is the
+    # oldest slice of its group: an entry without a base file (name ""), cleaned by the policy like any slice
+    # (Hudi's CleanPlanner counts every file slice); a replaced group's are deleted with the group below
+    log_only = {(lg.partition, lg.file_id) for lg in state.logs if not lg.slice_instant}
+    for key in log_only & set(groups):
+        if key not in state.replaced:
+            groups[key].append(DataFile(key[0], "", key[1], "", True))
     # (file, moment it left the latest snapshot)
     candidates: list[tuple[DataFile, datetime]] = []
 
@@ -224,7 +232,9 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
             deferred += 1
             kept_groups.add((f.partition, f.file_id))
         else:
-            chosen.setdefault(f.partition, []).append(f.name)
+            chosen.setdefault(f.partition, [])
+            if f.name:  # "" : a log-only slice, whose log files are all there is
+                chosen[f.partition].append(f.name)
             size += f.size
             for lg in slice_logs:
                 chosen[f.partition].append(lg.name)

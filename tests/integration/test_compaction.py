@@ -154,6 +154,14 @@ def test_log_only_slices_and_fully_deleted_slices_are_compacted(spark, tmp_path:
     assert sorted(hudi_rs_read(t.base).column(key).to_pylist()) == ours_before
     assert sorted(r[key] for r in hl.read(str(t.base), spark=spark).collect()) == ours_before
     assert all(s.has_base_file and not s.has_log_files for s in HudiTable(str(t.base)).file_slices())
+    # a clean keeping one version deletes the old slices, the log-only one too (its logs are all it has)
+    logs_before = [p for p in t.base.rglob(".*.log.*")]
+    assert logs_before
+    hl.clean(str(t.base), options={"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                                   "hoodie.cleaner.fileversions.retained": "1",
+                                   "hudi_layout.clean.grace.period.seconds": "0"})
+    assert [p for p in t.base.rglob(".*.log.*") if ".hoodie" not in p.parts] == []
+    assert sorted(hudi_rs_read(t.base).column(key).to_pylist()) == ours_before
     # a group whose every row is deleted by a log: compacted into an empty base file, read as no rows
     u = make_mor_table(tmp_path / "u", version=9)
     g = u.deltacommit(inserts={"": [row(k, 1) for k in "ab"]}).file_ids[0]
@@ -311,3 +319,25 @@ def test_inline_compaction_runs_after_enough_deltacommits(spark, tmp_path: Path)
     with pytest.raises(Exception, match="hoodie.compact.inline"):
         (spark.createDataFrame([("z", 1, "z", 1.0)], SCHEMA).write.format("hudi_layout")
          .options(**{**mor, "hoodie.datasource.write.operation": "insert"}).mode("append").save(str(path)))
+
+
+@pytest.mark.parametrize("kind", ["update", "delete", "stale"])
+def test_a_key_stored_twice_reads_and_compacts_as_hudi_reads_it(spark, tmp_path: Path, kind: str) -> None:
+    """A plain insert stores ``a`` twice in one base file, then a Hudi-style log names ``a``: Hudi's file-group
+    reader (and hudi-rs) apply the log record to the first copy only; ours did to both before session 22, and a
+    compaction then wrote our reading for every reader (the probe's ``edge2.py``)."""
+    from tests.helpers.hudi_logs import append_hudi_logs
+
+    path = tmp_path / "t"
+    mor = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    hl.write(spark.createDataFrame([("a", 5, "a5", 1.0), ("a", 6, "a6", 1.0), ("b", 1, "b1", 1.0)], SCHEMA)
+             .coalesce(1), str(path), {**mor, "hoodie.datasource.write.operation": "insert"})
+    [fid] = list(slices_of(path))
+    record = {"update": {"id": "a", "ts": 7, "name": "a7", "amount": 7.0},
+              "stale": {"id": "a", "ts": 4, "name": "a4", "amount": 4.0}}.get(kind)
+    append_hudi_logs(path, {fid: [record]} if record else {}, {} if record else {fid: ["a"]})
+    want = {"update": [("a", 6, "a6"), ("a", 7, "a7"), ("b", 1, "b1")], "delete": [("a", 6, "a6"), ("b", 1, "b1")],
+            "stale": [("a", 5, "a5"), ("a", 6, "a6"), ("b", 1, "b1")]}[kind]
+    assert rows_of(hudi_rs_read(path)) == want and ours(spark, path) == want
+    hl.compact(str(path), spark=spark)
+    assert rows_of(hudi_rs_read(path)) == want and ours(spark, path) == want
