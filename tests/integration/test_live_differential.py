@@ -402,6 +402,12 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch
                 seq.history.append((t, seq.model.all()))
             seq.check(op)
         assert seq.slices_with_logs_rewritten + seq.slices_with_logs_appended > 0, ran
+        for op in ("hudi_log", "compact"):  # the sequence surely compacts slices that hold log files
+            t = seq.step(op)
+            if t:
+                seq.history.append((t, seq.model.all()))
+            seq.check(op)
+        assert seq.compactions > 0, ran
     seq.clean()  # a last clean, so that every sequence ends with history really deleted
     seq.check("final clean")
     assert seq.files_deleted > 0, "the cleans of this sequence deleted nothing: the sequence tests too little"
