@@ -32,12 +32,15 @@ T = TypeVar("T")
 
 
 def _parse_bool(value: str) -> bool:
+    """``true`` / ``false`` in any case. Hudi reads a flag with Java's ``Boolean.parseBoolean`` (anything but
+    ``true`` is false), so ``1`` / ``yes``, which read as true here before session 22, are refused rather than
+    taken the other way; ``0`` / ``no`` mean false for both."""
     v = value.strip().lower()
-    if v in ("true", "1", "yes"):
+    if v == "true":
         return True
     if v in ("false", "0", "no"):
         return False
-    raise ValueError("expected true or false")
+    raise ValueError("expected true or false (Hudi reads anything but 'true' as false)")
 
 
 #: what honours an option, as the options reference names it (see :data:`HONOURED_BY_LEGEND`)

@@ -133,3 +133,15 @@ def test_reconcile_schema_is_a_real_option_now() -> None:
     assert "hoodie.datasource.write.reconcile.schema" not in cfg.ACCEPTED_WITHOUT_EFFECT
     with pytest.raises(InvalidArgumentError):
         cfg.validate_all(cfg.resolve_options({"hoodie.datasource.write.reconcile.schema": "maybe"}))
+
+
+def test_flags_take_hudis_reading_or_are_refused() -> None:
+    """Hudi parses flags with ``Boolean.parseBoolean``: ``yes`` / ``1`` are false there, so they are refused
+    here rather than read as true (the session 22 probe: ``hoodie.compact.inline=yes`` compacted)."""
+    from hudi_layout.errors import InvalidArgumentError
+
+    assert cfg.COMPACT_INLINE.get(cfg.resolve_options({"hoodie.compact.inline": " TRUE "}))
+    assert not cfg.COMPACT_INLINE.get(cfg.resolve_options({"hoodie.compact.inline": "no"}))
+    for value in ("yes", "1", "on"):
+        with pytest.raises(InvalidArgumentError, match="anything but 'true'"):
+            cfg.validate_all(cfg.resolve_options({"hoodie.compact.inline": value}))
