@@ -624,10 +624,17 @@ def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: M
     events.extend(log_events)
     table = events.table(ordering_types)
     winners = _winners(table, spec)
-    won_rows = table.column("row").to_numpy()[winners]
-    keep_rows = np.sort(np.concatenate([np.flatnonzero(~touched).astype(np.int64), won_rows]))
-    data = pa.concat_tables(pieces)
-    return _finish(data.take(keep_rows), spec)
+    won_rows = np.sort(table.column("row").to_numpy()[winners])
+    # the base rows that stay (in file order), then the winning log records (in log order): a filter of the
+    # base file and a take of the few log rows, not a take of every row (a third of a slice's merge time)
+    n_base = base_rows.num_rows
+    keep_base = ~touched
+    keep_base[won_rows[won_rows < n_base]] = True
+    out = base_rows.filter(pa.array(keep_base)) if n_base else base_rows
+    won_log = won_rows[won_rows >= n_base] - n_base
+    if len(won_log):
+        out = pa.concat_tables([out, pa.concat_tables(pieces[1:]).take(pa.array(won_log))])
+    return _finish(out, spec)
 
 
 def _finish(rows: pa.Table, spec: MergeSpec) -> pa.Table:
