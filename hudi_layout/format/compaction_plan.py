@@ -58,6 +58,8 @@ COMPACTION_PLAN_SCHEMA: dict[str, Any] = {
 
 #: the plan version Hudi 1.x writes
 PLAN_VERSION = 2
+#: ``operationType`` of a compaction's completed commit (Hudi's ``WriteOperationType.COMPACT``)
+COMPACT_OPERATION = "COMPACT"
 
 
 @dataclass(frozen=True)

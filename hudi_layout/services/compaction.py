@@ -29,7 +29,7 @@ from hudi_layout.format.capabilities import (
     require_no_bootstrap_skeletons,
 )
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
-from hudi_layout.format.compaction_plan import CompactionOperation
+from hudi_layout.format.compaction_plan import COMPACT_OPERATION, CompactionOperation
 from hudi_layout.format.properties import load_properties
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
@@ -58,10 +58,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-
-#: ``operationType`` of a compaction's commit (Hudi's ``WriteOperationType.COMPACT``)
-COMPACT_OPERATION = "COMPACT"
-
 
 def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None, *,
             schedule_only: bool = False, instant: str | None = None) -> list[CompactionMetrics]:

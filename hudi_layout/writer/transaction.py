@@ -62,6 +62,7 @@ from hudi_layout.format.commit_metadata import (
     replaced_file_ids,
     requested_replace_bytes,
 )
+from hudi_layout.format.compaction_plan import COMPACT_OPERATION
 from hudi_layout.format.file_naming import (
     try_parse_base_file_name,
     try_parse_data_log_file_name,
@@ -385,7 +386,9 @@ class WriteSession:
 
     def _check_no_concurrent_writes(self, partitions: list[str]) -> None:
         """New keys were inserted into ``partitions``: fail if a write that completed after this one began wrote
-        there too (it may have inserted the same keys). Clustering keeps keys where they are: not a conflict."""
+        there too (it may have inserted the same keys). Clustering and compaction keep keys where they are: not a
+        conflict (a compaction completing during an upsert made it fail before session 22's fix; the group-level
+        check of :func:`_check_merged_still_latest` still catches a compacted group the write read)."""
         table = HudiTable(str(self.base))
         wanted = set(partitions)
         for i in table.timeline.completed().commits_and_replaces():
@@ -394,6 +397,8 @@ class WriteSession:
             if i.action not in inst.WRITE_ACTIONS or table.timeline.is_clustering(i):
                 continue
             meta = table.timeline.read_commit_metadata(i)
+            if meta.get("operationType") == COMPACT_OPERATION:
+                continue
             written = set((meta.get("partitionToWriteStats") or {}).keys())
             written |= {p for p, _f in replaced_file_ids(meta)}
             clash = sorted(wanted & written)

@@ -341,3 +341,26 @@ def test_a_key_stored_twice_reads_and_compacts_as_hudi_reads_it(spark, tmp_path:
     assert rows_of(hudi_rs_read(path)) == want and ours(spark, path) == want
     hl.compact(str(path), spark=spark)
     assert rows_of(hudi_rs_read(path)) == want and ours(spark, path) == want
+
+
+def test_an_upsert_that_began_before_a_compaction_completed_inserts_and_updates(spark, tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """The second probe's race: a plan scheduled, an upsert begins, the compaction completes, the upsert tags
+    the new slices and commits. Its check for concurrent inserts of the same new keys took the compaction for
+    such a write and failed it; a compaction adds no key."""
+    import hudi_layout.services.write as write_service
+
+    t, (g1, _g2) = with_logs(9, tmp_path / "t")
+    [planned] = hl.compact(str(t.base), spark=spark, schedule_only=True)
+    before = rows_of(hudi_rs_read(t.base))
+    run_upsert = write_service.run_upsert
+
+    def compaction_first(df: Any, session: Any) -> Any:
+        hl.compact(str(t.base), spark=spark, instant=planned.instant_time)  # completes while this write is pending
+        return run_upsert(df, session)
+
+    monkeypatch.setattr(write_service, "run_upsert", compaction_first)
+    hl.write(spark.createDataFrame([("a", 50, "a50", 1.0), ("zz", 1, "zz", 1.0)], SCHEMA), str(t.base), UPSERT)
+    want = sorted([r for r in before if r[0] != "a"] + [("a", 50, "a50"), ("zz", 1, "zz")])
+    assert rows_of(hudi_rs_read(t.base)) == want and ours(spark, t.base) == want
+    assert slices_of(t.base)[g1].commit_time == planned.instant_time
