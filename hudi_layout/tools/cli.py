@@ -347,7 +347,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([dataclasses.asdict(r) for r in results])
     elif not results:
-        print("nothing to compact (no file slice has log files)")
+        print("nothing to compact (no file slice outside a running compaction has log files)")
     else:
         for r in results:
             print(r.describe())

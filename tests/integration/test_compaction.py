@@ -364,3 +364,29 @@ def test_an_upsert_that_began_before_a_compaction_completed_inserts_and_updates(
     want = sorted([r for r in before if r[0] != "a"] + [("a", 50, "a50"), ("zz", 1, "zz")])
     assert rows_of(hudi_rs_read(t.base)) == want and ours(spark, t.base) == want
     assert slices_of(t.base)[g1].commit_time == planned.instant_time
+
+
+def test_compact_reports_the_plans_it_ran_and_names_a_plan_running_elsewhere(spark, tmp_path: Path,
+                                                                            monkeypatch) -> None:
+    """The second probe: the pending plan ran and committed, then scheduling another failed on a write pending
+    in another process, and the error hid the compaction that was done; a plan asked for by its instant that
+    another process executes was answered with "nothing to compact"."""
+    import hudi_layout.services.compaction as service
+    from hudi_layout.errors import CommitConflictError
+
+    t, (g1, _g2) = with_logs(9, tmp_path / "t")
+    [planned] = hl.compact(str(t.base), spark=spark, schedule_only=True)
+
+    def busy(_base: Any, **_kw: Any) -> None:
+        raise CommitConflictError("cannot schedule a compaction while write 1 (deltacommit) is pending")
+
+    monkeypatch.setattr(service, "writer_is_alive", lambda _b, _t: True)
+    with pytest.raises(CommitConflictError, match="being executed by another process"):
+        hl.compact(str(t.base), spark=spark, instant=planned.instant_time)
+    monkeypatch.undo()
+    monkeypatch.setattr(service, "schedule_compaction", busy)
+    [done] = hl.compact(str(t.base), spark=spark)
+    assert done.instant_time == planned.instant_time and done.resumed
+    assert not slices_of(t.base)[g1].log_file_names
+    with pytest.raises(CommitConflictError, match="is pending"):  # nothing done: the refusal is the answer
+        hl.compact(str(t.base), spark=spark)
