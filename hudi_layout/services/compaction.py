@@ -153,18 +153,9 @@ def abandon_pending_compaction(path: str, instant: str) -> bool:
 
 
 def _scheduled_only(base: Path, t: str, ops: Sequence[CompactionOperation]) -> CompactionMetrics:
-    sizes = _input_sizes(base, ops)
     return CompactionMetrics(instant_time=t, slices=len(ops), log_files=sum(len(op.log_files) for op in ops),
-                             bytes_in=sum(sizes), bytes_out=0, records=0, seconds=0.0, executed=False)
-
-
-def _input_sizes(base: Path, ops: Sequence[CompactionOperation]) -> list[int]:
-    out = []
-    for op in ops:
-        folder = base / op.partition_path if op.partition_path else base
-        names = ([op.base_file] if op.base_file else []) + list(op.log_files)
-        out.append(sum((folder / n).stat().st_size for n in names if (folder / n).exists()))
-    return out
+                             bytes_in=sum(size for _t, size in compaction_targets(base, ops)), bytes_out=0,
+                             records=0, seconds=0.0, executed=False)
 
 
 def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, opts: Mapping[str, str], *,
@@ -226,10 +217,9 @@ def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, o
             log.exception("could not roll back compaction %s", instant_time)
         raise
     clean_if_due(base, opts)  # hoodie.clean.automatic
-    sizes = _input_sizes(base, ops)
     return CompactionMetrics(
         instant_time=instant_time, slices=len(ops), log_files=sum(len(op.log_files) for op in ops),
-        bytes_in=sum(sizes), bytes_out=sum(w.file_size for w in written),
+        bytes_in=sum(size for _t, size in targets), bytes_out=sum(w.file_size for w in written),
         records=sum(w.num_records for w in written), seconds=time.time() - started, resumed=resumed,
         phases=tuple(timer.seconds.items()))
 

@@ -9,8 +9,6 @@ driver.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,8 +17,9 @@ import pyarrow as pa
 
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.compaction_plan import CompactionOperation
-from hudi_layout.scan.merge import MergeSpec, merge_file_slice, merge_spec_for_table, ordered_log_files
+from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, ordered_log_files
 from hudi_layout.spark.curve_sort import balanced_bins
+from hudi_layout.spark.upsert_job import merged_slice_reader
 from hudi_layout.spark.write_job import collect_written, task_identity
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import RESULT_SCHEMA, ColumnEncoding, WriteSpec, WrittenFile
@@ -53,12 +52,6 @@ def compaction_targets(base: Path, ops: Sequence[CompactionOperation]) -> list[t
     return out
 
 
-def _read_slice(spec: MergeSpec, target: MergeTarget, columns: Sequence[str] | None = None) -> pa.Table:
-    if columns is not None:
-        spec = dataclasses.replace(spec, columns=tuple(columns))
-    return merge_file_slice(target.base_file_path or None, list(target.log_file_paths), spec=spec)
-
-
 def compaction_merge_spec(table: HudiTable, instant_time: str) -> MergeSpec:
     """How the executors merge a planned slice: the table's merge rules, blocks of instants completed before
     ``instant_time`` (the compaction's requested time) only."""
@@ -72,7 +65,7 @@ def run_compaction(spark: SparkSession, spec: WriteSpec, targets: Sequence[tuple
         return []
     # bins of positions (as text: the binning sorts its inputs by name)
     bins = balanced_bins([(str(i), size) for i, (_t, size) in enumerate(targets)], max(1, 4 * parallelism))
-    read_slice = functools.partial(_read_slice, merge)
+    read_slice = merged_slice_reader(merge)
     plain = [t for t, _size in targets]
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -343,7 +343,7 @@ class FileSystemView:
         hudi-rs once it exists, finds a past view's files there only).
 
         A base file counts when its instant is committed (step 2's rule) and its commit lists it (a straggler copy
-        does not, :meth:`_listed_by_their_commits`); a version 8 / 9 log file when the deltacommit in its name is
+        does not, :meth:`_listed_by_its_commit`); a version 8 / 9 log file when the deltacommit in its name is
         committed (older versions name a log after its base instant, which says nothing of its blocks: none)."""
         committed = self._is_committed_fn(None)
         named_logs = self.timeline.layout_version >= 2

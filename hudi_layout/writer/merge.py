@@ -410,26 +410,39 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
         return None, 0
     table = merged.table
     check_datetimes_writable(table, spec.datetime_rebase_mode)  # spliced columns are written too
-    choices = {} if encodings is None else encodings
-    encoding = ColumnEncoding()
-    if table.num_rows:
-        if table.schema not in choices:
-            choices[table.schema] = choose_encoding(_plain_file_names(table.slice(0, ENCODING_SAMPLE_ROWS)),
-                                                    spec.compression, spec.compression_min_saving)
-        encoding = choices[table.schema]
+    encoding = _group_encoding(spec, table, encodings)
     row = _spliced_row(spec, target, token, table, merged.unchanged, splice_source, encoding) \
         if splice_source is not None and merged.unchanged else None
     if row is None:
-        table = _plain_file_names(table)
-        handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding,
-                          io_type="MERGE")
-        step = max(1, spec.parquet_row_group_rows)
-        for offset in range(0, table.num_rows, step):
-            handle.write(table.slice(offset, step))
-        row = handle.close()
+        row = _write_group_file(spec, target, token, table, encoding, "MERGE")
     row.update(num_updates=merged.updated, num_deletes=merged.deleted, prev_commit=target.base_instant,
                prev_base_file=target.base_file_name)
     return row, merged.updated
+
+
+def _group_encoding(spec: WriteSpec, table: pa.Table, encodings: dict[pa.Schema, ColumnEncoding] | None
+                    ) -> ColumnEncoding:
+    """The column encoding of a file group's new base file: decided on the first file of each schema in a task
+    and kept in ``encodings`` for the task's other groups (see :func:`merge_file_group`)."""
+    if not table.num_rows:
+        return ColumnEncoding()
+    choices = {} if encodings is None else encodings
+    if table.schema not in choices:
+        choices[table.schema] = choose_encoding(_plain_file_names(table.slice(0, ENCODING_SAMPLE_ROWS)),
+                                                spec.compression, spec.compression_min_saving)
+    return choices[table.schema]
+
+
+def _write_group_file(spec: WriteSpec, target: MergeTarget, token: str, table: pa.Table, encoding: ColumnEncoding,
+                      io_type: str) -> dict[str, Any]:
+    """``table`` written whole as the group's new base file (row groups of ``spec.parquet_row_group_rows``);
+    its metadata row."""
+    table = _plain_file_names(table)
+    handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding, io_type=io_type)
+    step = max(1, spec.parquet_row_group_rows)
+    for offset in range(0, table.num_rows, step):
+        handle.write(table.slice(offset, step))
+    return handle.close()
 
 
 def _stored_rows(stored: pa.Table, what: str) -> pa.Table:
@@ -456,19 +469,8 @@ def compact_file_group(spec: WriteSpec, target: MergeTarget, read_slice: SliceRe
     at = table.schema.get_field_index(FILE_NAME_COLUMN)
     field = table.schema.field(at)
     table = table.set_column(at, field, constant_strings(file_name, table.num_rows).cast(field.type))
-    choices = {} if encodings is None else encodings
-    encoding = ColumnEncoding()
-    if table.num_rows:
-        if table.schema not in choices:
-            choices[table.schema] = choose_encoding(table.slice(0, ENCODING_SAMPLE_ROWS), spec.compression,
-                                                    spec.compression_min_saving)
-        encoding = choices[table.schema]
-    handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token, encoding,
-                      io_type="MERGE" if target.base_file_path else "CREATE")
-    step = max(1, spec.parquet_row_group_rows)
-    for offset in range(0, table.num_rows, step):
-        handle.write(table.slice(offset, step))
-    row = handle.close()
+    row = _write_group_file(spec, target, token, table, _group_encoding(spec, table, encodings),
+                            "MERGE" if target.base_file_path else "CREATE")
     row.update(num_updates=0, num_deletes=0, prev_commit=target.base_instant,
                prev_base_file=target.base_file_name or None)
     return row
