@@ -220,8 +220,8 @@ def require_mor_mergeable(table: HudiTable, slices: Sequence[FileSlice]) -> None
     """A Merge-on-Read upsert / delete rewrites each touched slice merged with its logs into a new base file:
     refuse log-only groups among ``slices`` (the slices of the partitions a batch touches; no base file:
     written by a writer that indexes log files, which hudi_layout does not), naming the first. File groups of
-    a pending compaction are refused once the write knows it would change them
-    (``WriteSession.check_no_pending_rewrite``, before writing on the tagged path and at commit). The merge
+    a pending compaction take log files only (:attr:`MergeTarget.pending_compaction`; a write that appends
+    none is refused by ``WriteSession.check_no_pending_rewrite``, before writing and at commit). The merge
     rules are checked by building them (:func:`slice_reader`)."""
     for s in slices:
         where = f"{s.partition_path + '/' if s.partition_path else ''}{s.file_id}"
@@ -232,22 +232,18 @@ def require_mor_mergeable(table: HudiTable, slices: Sequence[FileSlice]) -> None
                 hint="compact the table with Hudi first")
 
 
-def _pending_rewrites(table: HudiTable) -> set[tuple[str, str]]:
-    """File groups a pending clustering (or, Merge-on-Read, compaction) will rewrite: a batch whose candidates
-    include one takes the tagged path, which rejects it before writing if its keys are there."""
-    groups = set(table.pending_clustering_file_groups())
-    if table.is_mor:
-        compacting = table.fs_view.pending_compaction_file_groups()
-        if compacting is None:  # a plan we cannot read: any group may be under it
-            return {(s.partition_path, s.file_id) for s in table.file_slices()}
-        groups |= compacting
-    return groups
+def pending_compaction_of(table: HudiTable) -> Callable[[tuple[str, str]], str]:
+    """For a file group, the pending compaction that will rewrite it (``""``: none, and on Copy-on-Write tables):
+    an upsert or delete may append a log file to such a group, never rewrite it."""
+    if not table.is_mor:
+        return lambda _group: ""
+    return table.fs_view.pending_compaction_of()
 
 
-def merge_target(s: FileSlice, base_path: Any) -> MergeTarget:
+def merge_target(s: FileSlice, base_path: Any, pending_compaction: str = "") -> MergeTarget:
     """The file group a merge rewrites: the slice's latest base file (and its log files, Merge-on-Read)."""
     return MergeTarget(s.partition_path, s.file_id, s.base_file_name, s.base_file_path, s.commit_time,
-                       tuple(s.log_file_paths(base_path)))
+                       tuple(s.log_file_paths(base_path)), pending_compaction)
 
 
 def slice_reader(table: HudiTable) -> SliceReader | None:
@@ -400,7 +396,10 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
         "count", ones))
     table = HudiTable(str(session.base))
     candidates = candidate_slices(table, summary)
-    if {(s.partition_path, s.file_id) for s in candidates} & _pending_rewrites(table):
+    groups = {s.file_group for s in candidates}
+    compacting = pending_compaction_of(table)
+    if groups & set(table.pending_clustering_file_groups()) or (
+            session.spec.log_block_schema is None and any(compacting(g) for g in groups)):
         return None
     read_slice = slice_reader(table)
     t1 = time.time()
@@ -409,7 +408,7 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     shared = spark.sparkContext.broadcast(combined.combine_chunks())  # one chunk: tasks take from it cheaply
     try:
         written, found = _merge_candidates(spark, session.spec, candidates, shared, rules, parallelism,
-                                           read_slice, table.base_path)
+                                           read_slice, table.base_path, compacting)
         is_new = np.ones(combined.num_rows, dtype=bool)
         is_new[found] = False
         deletes = combined.column(DELETE_FLAG_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
@@ -438,11 +437,12 @@ def _logs_read(candidates: Sequence[FileSlice], rewritten: set[tuple[str, str]]
 
 def _merge_candidates(spark: Any, spec: WriteSpec, candidates: Sequence[FileSlice], shared: Any,
                       rules: MergeRules, parallelism: int, read_slice: SliceReader | None = None,
-                      base_path: Any = None) -> tuple[list[WrittenFile], np.ndarray]:
+                      base_path: Any = None, compacting: Callable[[tuple[str, str]], str] = lambda _g: ""
+                      ) -> tuple[list[WrittenFile], np.ndarray]:
     """One Spark job: bins of candidate file groups, each task :func:`merge_broadcast` on its bin."""
     if not candidates:
         return [], np.zeros(0, dtype=np.int64)
-    targets = {s.base_file_path: merge_target(s, base_path) for s in candidates}
+    targets = {s.base_file_path: merge_target(s, base_path, compacting(s.file_group)) for s in candidates}
     bins = balanced_bins([(s.base_file_path, s.total_size_bytes)
                           for s in candidates], 4 * parallelism)
     schema = pa.schema([*RESULT_SCHEMA, pa.field(_FOUND, pa.binary())])
@@ -510,6 +510,7 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         table = HudiTable(str(session.base))
         candidates = candidate_slices(table, summary)
         read_slice = slice_reader(table)
+        compacting = pending_compaction_of(table)
         targets: dict[str, MergeTarget] = {}
         tagged_rows = 0
         if candidates:
@@ -520,11 +521,15 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
                 s = by_name[r[MERGE_TARGET_COLUMN]]
-                targets[s.base_file_name] = merge_target(s, table.base_path)
+                targets[s.base_file_name] = merge_target(s, table.base_path, compacting(s.file_group))
                 tagged_rows += int(r["count"])
         t2 = time.time()
         crash_point("upsert.after_tagging")
-        session.check_no_pending_rewrite((t.partition_path, t.file_id) for t in targets.values())
+        touched = [(t.partition_path, t.file_id) for t in targets.values()]
+        if session.spec.log_block_schema is None:
+            session.check_no_pending_rewrite(touched)
+        else:  # each group may take a log file; one a pending compaction holds is refused in its task otherwise
+            session.check_no_pending_rewrite((), appended=touched)
         if hits is not None and targets:
             found = hits.select(F.col(_KEY).alias(RECORD_KEY_COLUMN), F.col(_PART).alias(PARTITION_PATH_COLUMN),
                                 MERGE_TARGET_COLUMN)

@@ -376,6 +376,19 @@ class FileSystemView:
                     out.add((sl.get("partitionPath") or "", sl["fileId"]))
         return out
 
+    def pending_compaction_of(self) -> Callable[[tuple[str, str]], str]:
+        """For a file group ``(partition, fileId)``, the requested time of the pending compaction that will
+        rewrite it (the oldest, if several name it), or ``""``. A plan that cannot be read is taken to cover
+        every group not named by a readable one."""
+        by_group: dict[tuple[str, str], str] = {}
+        unknown = ""
+        for instant, fgs in sorted(self.timeline.pending_compactions().items(), reverse=True):
+            if fgs is None:
+                unknown = instant
+                continue
+            by_group.update(dict.fromkeys(fgs, instant))
+        return lambda group: by_group.get(group, unknown)
+
     def pending_compaction_file_groups(self) -> set[tuple[str, str]] | None:
         """``{(partition, fileId)}`` in pending compaction plans; ``None`` when some plan cannot be read (then
         any file group may be under compaction)."""

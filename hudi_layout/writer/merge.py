@@ -30,7 +30,7 @@ import functools
 import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -104,6 +104,14 @@ class MergeTarget:
     #: absolute paths of the slice's log files in Hudi's order (Merge-on-Read); their rows are read merged with
     #: the base file's by the caller's :data:`SliceReader`
     log_file_paths: tuple[str, ...] = ()
+    #: the requested time of a pending compaction that will rewrite this file group, or ``""``. Such a group
+    #: only takes log files (they join the compaction's future slice, as Hudi's writers append to it, whatever
+    #: the per-slice limit); a write that would have to rewrite it is refused (:func:`refuse_rewrite`)
+    pending_compaction: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.partition_path + '/' if self.partition_path else ''}{self.file_id}"
 
 
 class SliceReader(Protocol):
@@ -113,6 +121,34 @@ class SliceReader(Protocol):
     logs)."""
 
     def __call__(self, target: MergeTarget, columns: Sequence[str] | None = None) -> pa.Table: ...
+
+
+def may_append(spec: WriteSpec, target: MergeTarget) -> bool:
+    """Whether this write may append a log file to ``target`` (a group under a pending compaction whatever
+    its number of log files: a rewrite is no choice there)."""
+    return appends_logs(spec, 0 if target.pending_compaction else len(target.log_file_paths))
+
+
+def refuse_rewrite(target: MergeTarget, why: str) -> NoReturn:
+    """A write would have to rewrite a file group of a pending compaction: its new base file would be named
+    after an instant older than the compaction's, which would then take its place. Refused (the write is
+    rolled back); ``why`` says what keeps it from taking a log file."""
+    raise WriterInputError(
+        f"file group {target.where} is in pending compaction {target.pending_compaction}, which only log files "
+        f"may join, and this write would rewrite it ({why})", kind="UnsupportedTableError",
+        hint="run hudi-layout compact on the table (it executes pending compactions first, Hudi's too), "
+             "then write again")
+
+
+def _why_no_log(spec: WriteSpec, target: MergeTarget, keys_once: bool) -> str:
+    """Why a file group cannot take this write as a log file (the first reason, in the order they are tested)."""
+    if not may_append(spec, target):
+        return "the write appends no log files: it changes the table's schema, or the per-slice limit is 0"
+    if not keys_once:
+        return "a key of the batch is stored twice in it"
+    if not base_file_fits(spec, target.base_file_path):
+        return "its base file holds a column in an older type"
+    return "a null ordering value, which readers rank differently"
 
 
 def merged_rows(target: MergeTarget, read_slice: SliceReader | None,
@@ -384,13 +420,18 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     A Merge-on-Read write that may append (:func:`~hudi_layout.writer.log_file_writer.appends_logs`) writes a
     log file instead when the group takes one (every incoming key stored once, the base file in the table's
     types): the metadata row is the log file's."""
-    if stored is None and appends_logs(spec, len(target.log_file_paths)):
+    if stored is None and may_append(spec, target):
         keyed = stored_key_rows(target, rules, read_slice)
-        if base_file_fits(spec, target.base_file_path) and keys_stored_once(
-                keyed.column(RECORD_KEY_COLUMN).combine_chunks(), incoming.column(RECORD_KEY_COLUMN).combine_chunks()):
+        once = keys_stored_once(keyed.column(RECORD_KEY_COLUMN).combine_chunks(),
+                                incoming.column(RECORD_KEY_COLUMN).combine_chunks())
+        if once and base_file_fits(spec, target.base_file_path):
             records = loggable_records(target, incoming, rules, read_slice, keyed)
             if records is not None:
                 return _append_log(spec, target, records, rules, task, first_seqno)
+        if target.pending_compaction:
+            refuse_rewrite(target, _why_no_log(spec, target, once))
+    if target.pending_compaction:
+        refuse_rewrite(target, _why_no_log(spec, target, True))
     if stored is None and target.log_file_paths:
         stored, stored_bytes = merged_rows(target, read_slice), None
     elif stored is None:
@@ -772,7 +813,7 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     def target_keys(t: MergeTarget) -> pa.Array:
         if not t.log_file_paths:
             return read_key_column(t.base_file_path)
-        if appends_logs(spec, len(t.log_file_paths)):  # the keys decide; the rows are read only for a rewrite
+        if may_append(spec, t):  # the keys decide; the rows are read only for a rewrite
             merged_keyed[t.file_id] = stored_key_rows(t, rules, read_slice)
             return merged_keyed[t.file_id].column(RECORD_KEY_COLUMN).combine_chunks()
         merged_slices[t.file_id] = merged_rows(t, read_slice)
@@ -790,10 +831,12 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
             positions = rows[wanted]
             found.append(positions)
             records = None
-            if appends_logs(spec, len(target.log_file_paths)) and len(hits) == len(wanted) and \
+            if may_append(spec, target) and len(hits) == len(wanted) and \
                     base_file_fits(spec, target.base_file_path):  # every found key is stored once
                 records = loggable_records(target, batch.take(pa.array(positions)), rules, read_slice,
                                            merged_keyed.pop(target.file_id, None))
+            if records is None and target.pending_compaction:
+                refuse_rewrite(target, _why_no_log(spec, target, len(hits) == len(wanted)))
             if records is not None:
                 merged_slices.pop(target.file_id, None)
                 appended, used = _append_log(spec, target, records, rules, task, seqno)

@@ -40,6 +40,7 @@ import pyarrow as pa
 from hudi_layout import options as cfg
 from hudi_layout.errors import (
     CommitConflictError,
+    CorruptFileError,
     InvalidArgumentError,
     NotAHudiTableError,
     SchemaMismatchError,
@@ -78,7 +79,7 @@ from hudi_layout.options import WriteOperation
 from hudi_layout.table.commit_protocol import PendingWrite, abort_write, begin_write, complete_write, list_instants
 from hudi_layout.table.create import create_table_layout, table_properties_for
 from hudi_layout.table.faults import crash_point
-from hudi_layout.table.fs_view import list_partitions
+from hudi_layout.table.fs_view import FileSlice, list_partitions
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import (
@@ -296,12 +297,15 @@ class WriteSession:
 
     # -- checks before any file is written ------------------------------------------------------------------
 
-    def check_no_pending_rewrite(self, file_groups: Iterable[tuple[str, str]]) -> None:
+    def check_no_pending_rewrite(self, file_groups: Iterable[tuple[str, str]],
+                                 appended: Iterable[tuple[str, str]] = ()) -> None:
         """Reject a write that would change a file group of a pending clustering plan (Hudi's default
-        reject-update strategy), or of a pending compaction (Merge-on-Read: run it first with compact); called
-        before the files are written and again at commit."""
+        reject-update strategy), or rewrite one of a pending compaction (Merge-on-Read: run it first with
+        compact); called before the files are written and again at commit. ``appended``: file groups that take
+        (or, before writing, may take) only a log file, which a pending compaction allows: the log joins the
+        compaction's future slice, as with Hudi's writers (docs/compaction.md)."""
         groups = list(file_groups)
-        _reject_pending_clustering(self.base, self.operation, groups)
+        _reject_pending_clustering(self.base, self.operation, [*groups, *appended])
         if self.props.is_mor:
             _reject_pending_compaction(self.base, self.operation, groups)
 
@@ -318,9 +322,9 @@ class WriteSession:
         replaces = self.operation.replaces_file_groups
         with self.pending.lock:  # re-entrant: complete_write takes the same lock object
             replaced = self._replaced_file_groups(files) if replaces else {}
-            touched = [(w.partition_path, w.file_id) for w in files if w.is_merge]
+            touched = [(w.partition_path, w.file_id) for w in files if w.is_merge and not w.is_log_file]
             touched += [(p, f) for p, ids in replaced.items() for f in ids]
-            self.check_no_pending_rewrite(touched)
+            self.check_no_pending_rewrite(touched, [(w.partition_path, w.file_id) for w in files if w.is_log_file])
             if self.operation.merges_by_key:
                 _check_merged_still_latest(self.base, merged, files, self.pending.instant_time, merged_logs)
                 inserted_into = sorted({w.partition_path for w in files if not w.is_merge})
@@ -731,8 +735,9 @@ def _reject_pending_clustering(base: Path, operation: WriteOperation,
 
 def _reject_pending_compaction(base: Path, operation: WriteOperation,
                                file_groups: Iterable[tuple[str, str]]) -> None:
-    """A Merge-on-Read write never changes a file group a pending compaction will rewrite (its new base file
-    would be named after an instant older than ours, and take our changes' place)."""
+    """A Merge-on-Read write never rewrites a file group a pending compaction will rewrite (its new base file
+    would be named after an instant older than ours, and take our changes' place); appending a log file there
+    is no change of this kind (see :meth:`WriteSession.check_no_pending_rewrite`)."""
     groups = set(file_groups)
     if not groups:
         return
@@ -741,8 +746,8 @@ def _reject_pending_compaction(base: Path, operation: WriteOperation,
     if clash:
         p, f = clash[0]
         raise UnsupportedTableError(
-            f"{operation.value} would change file group {p + '/' if p else ''}{f}, which a pending compaction "
-            "is rewriting",
+            f"{operation.value} would rewrite file group {p + '/' if p else ''}{f}, which a pending compaction "
+            "is rewriting (only log files may join it; this write appends none)",
             hint=f"run hudi-layout compact {base} (it executes pending compactions first, Hudi's too), "
                  "then write again")
 
@@ -774,13 +779,19 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
     On a Merge-on-Read table the slice's log files must be the ones the write merged, each written by a
     deltacommit that completed before this write's instant was requested: a version 8 / 9 reader puts a log
     completed after that into this write's new slice (by completion time), where its records, merged into the
-    new base file already, would be applied a second time, over this write's changes."""
+    new base file already, would be applied a second time, over this write's changes.
+
+    One change is no conflict: a compaction that merged exactly the slice the write read (its base file and
+    no log the write did not read) completed meanwhile, and the write only appended a log file to the group.
+    The log completes after the compaction was requested, so every reader places it in the compaction's new
+    slice, over the same rows it was merged against (Hudi's writers append to such groups the same way)."""
     expected = dict(merged)
     for w in files:
         if w.is_merge and (w.partition_path, w.file_id) not in expected and w.prev_base_file:
             expected[(w.partition_path, w.file_id)] = w.prev_base_file
     if not expected:
         return
+    appended = {(w.partition_path, w.file_id) for w in files if w.is_log_file}
     partitions = sorted({p for p, _f in expected})
     table = HudiTable(str(base))
     slices = {s.file_group: s for s in table.file_slices(partitions=partitions)}
@@ -789,12 +800,16 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
     for (p, f), name in sorted(expected.items()):
         now = live.get((p, f))
         where = f"{p + '/' if p else ''}{f}"
+        read_logs = tuple((merged_logs or {}).get((p, f), ()))
         if now != name:
-            what = "was replaced" if now is None else f"got a new slice {now}"
-            raise CommitConflictError(f"file group {where} {what} while this write was running (it read {name})",
-                                      hint="retry the write (it reads the new state)")
+            compacted = _compacted_from(table, slices[(p, f)], name, read_logs) \
+                if (p, f) in appended and now is not None else None
+            if compacted is None:
+                what = "was replaced" if now is None else f"got a new slice {now}"
+                raise CommitConflictError(f"file group {where} {what} while this write was running (it read {name})",
+                                          hint="retry the write (it reads the new state)")
+            read_logs = tuple(n for n in read_logs if n not in compacted)
         if table.is_mor:
-            read_logs = tuple((merged_logs or {}).get((p, f), ()))
             live_logs = slices[(p, f)].log_file_names
             late = [n for n in live_logs if _log_completion(n, completion) >= instant_time]
             if live_logs != read_logs or late:
@@ -808,6 +823,20 @@ def _check_merged_still_latest(base: Path, merged: Mapping[tuple[str, str], str]
                 f"file group {where} was rewritten by instant {read.instant_time}, which completed after this write "
                 f"started ({instant_time}): this write's slice would sort before it and stay hidden",
                 hint="retry the write (it reads the new state)")
+
+
+def _compacted_from(table: HudiTable, live: FileSlice, read_base_file: str,
+                    read_logs: tuple[str, ...]) -> frozenset[str] | None:
+    """The log files a completed compaction merged into ``live``'s base file, when that compaction's plan
+    merged the base file ``read_base_file`` and only logs among ``read_logs``; else ``None``."""
+    try:
+        ops = table.timeline.compaction_plan(live.commit_time)
+    except CorruptFileError:  # not a compaction (or its plan is gone): a conflict
+        return None
+    op = next((o for o in ops if o.file_group == live.file_group), None)
+    if op is None or (op.base_file or "") != read_base_file or not set(op.log_files) <= set(read_logs):
+        return None
+    return frozenset(op.log_files)
 
 
 def _log_completion(log_file_name: str, completion: Mapping[str, str]) -> str:
@@ -832,12 +861,16 @@ def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation:
     replaced and counts updates and deletes."""
     by_partition: dict[str, list[dict[str, Any]]] = {}
     for w in written:
-        if w.is_log_file:  # Hudi's HoodieDeltaWriteStat: the slice's base file and the log file written
+        if w.is_log_file:
+            # Hudi 1.x's HoodieDeltaWriteStat of a table version 8 / 9 append names the deltacommit itself as
+            # prevCommit and no base file (its writer never looks the slice up: readers place the log by
+            # completion time; so read in Hudi-written tables)
+            log = try_parse_log_file_name(w.file_name)
             stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
                              num_writes=w.num_records, file_size_in_bytes=w.file_size, num_inserts=0,
                              num_update_writes=w.num_updates, num_deletes=w.num_deletes,
-                             prev_commit=w.prev_commit or "null",
-                             extra={"baseFile": w.prev_base_file or "", "logFiles": [w.file_name],
+                             prev_commit=log.instant_time if log is not None else w.prev_commit or "null",
+                             extra={"baseFile": "", "logFiles": [w.file_name],
                                     "logVersion": LOG_VERSION, "logOffset": 0})
         elif w.is_merge:
             stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,

@@ -470,6 +470,9 @@ class ReadPathsHarness:
 
         if not self.merge_on_read or not self.model.current:
             return
+        if self.rng.random() < 0.5:
+            self._compact_around_writes()
+            return
         before = self._known()
         results = hl.compact(self.path, spark=self.spark)
         inst = self._new_instant(before)
@@ -479,6 +482,35 @@ class ReadPathsHarness:
             return
         self.model.cluster(inst)
         self.log.append(f"compact {results[-1].slices} slices, {results[-1].log_files} log files -> {inst.requested}")
+        self._after_change()
+
+    def _compact_around_writes(self) -> None:
+        """Asynchronous compaction: a plan is scheduled and left pending, upserts and deletes go on (they
+        append log files to its groups: checked after each, as every write is), then the plan runs. A write that
+        would have to rewrite a planned group is refused and changes nothing (the next checks prove it)."""
+        import hudi_layout as hl
+        from hudi_layout.errors import UnsupportedTableError
+
+        scheduled = hl.compact(self.path, spark=self.spark, schedule_only=True)
+        if not scheduled:
+            return
+        planned = scheduled[-1].instant_time
+        self.log.append(f"compaction {planned} scheduled ({scheduled[-1].slices} slices), left pending")
+        for _ in range(self.rng.randint(1, 3)):
+            try:
+                (self.upsert if self.rng.random() < 0.7 else self.delete)()
+            except UnsupportedTableError as e:
+                if "pending compaction" not in str(e):
+                    raise
+                self.checker.per_entry_point["write (refused: rewrite under a pending compaction)"] += 1
+                self.log.append(f"write refused: {str(e).splitlines()[0][:120]}")
+        before = self._known()
+        hl.compact(self.path, spark=self.spark, instant=planned)
+        inst = self._new_instant(before)
+        if inst is None or inst.requested != planned:
+            raise HarnessMismatch(f"compaction {planned} completed {inst}")
+        self.model.cluster(inst)
+        self.log.append(f"compaction {planned} executed after the writes")
         self._after_change()
 
     def crash_writer(self) -> None:

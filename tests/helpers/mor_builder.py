@@ -340,9 +340,10 @@ class MorTable:
             stats.setdefault(partition, []).append(WriteStat(
                 file_id=fid, path=rel, partition_path=partition, num_writes=sum(
                     len(b.rows) for b in blocks if isinstance(b, Upserts)), file_size_in_bytes=size,
-                prev_commit=base_instant,
-                extra={"baseFile": self.base_files[fid], "logFiles": [rel.rsplit("/", 1)[-1]], "logVersion": 1,
-                       "logOffset": 0}))
+                # Hudi 1.x (v8 / v9) names the deltacommit itself and no base file; 0.x the slice's
+                prev_commit=t if self.version >= 8 else base_instant,
+                extra={"baseFile": "" if self.version >= 8 else self.base_files[fid],
+                       "logFiles": [rel.rsplit("/", 1)[-1]], "logVersion": 1, "logOffset": 0}))
         self.written_logs[t] = log_paths
         self._file_stats[t] = file_stats
         done = None

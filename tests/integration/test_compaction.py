@@ -27,7 +27,7 @@ from tests.helpers.integration import hudi_rs_read
 from tests.helpers.mor_builder import Deletes, make_mor_table, row
 from tests.helpers.mor_samples import hudi_rs_listing_storage, sample_mor_table
 from tests.integration.test_mor_log_appends import UPSERT, commit_doc, slices_of
-from tests.integration.test_mor_writes import OPTS, SCHEMA, hudi_rs_incremental, ours, rows_of, with_logs
+from tests.integration.test_mor_writes import OPTS, REWRITE, SCHEMA, hudi_rs_incremental, ours, rows_of, with_logs
 
 pytestmark = pytest.mark.integration
 
@@ -131,7 +131,7 @@ def test_a_plan_hudi_scheduled_is_executed_and_writes_go_on(spark, tmp_path: Pat
     planned = t.schedule_compaction([g1])
     before = rows_of(hudi_rs_read(t.base))
     with pytest.raises(UnsupportedTableError, match="pending compaction") as refused:
-        hl.write(spark.createDataFrame([("d", 5, "d5", 5.0)], SCHEMA), str(t.base), UPSERT)
+        hl.write(spark.createDataFrame([("d", 5, "d5", 5.0)], SCHEMA), str(t.base), {**UPSERT, **REWRITE})
     assert "hudi-layout compact" in (refused.value.hint or "")
     [result] = hl.compact(str(t.base), spark=spark, instant=planned)
     assert result.instant_time == planned and result.resumed and result.slices == 1
@@ -173,7 +173,7 @@ def test_log_only_slices_and_fully_deleted_slices_are_compacted(spark, tmp_path:
     assert pq.read_metadata(slices_of(u.base)[g].base_file_path).num_rows == 0
 
 
-def test_schedule_only_blocks_writes_to_its_groups_until_it_runs(spark, tmp_path: Path) -> None:
+def test_schedule_only_leaves_a_plan_that_rewrites_wait_for(spark, tmp_path: Path) -> None:
     t, (g1, _g2) = with_logs(9, tmp_path / "t")
     [scheduled] = hl.compact(str(t.base), spark=spark, schedule_only=True)
     assert not scheduled.executed and scheduled.slices == 1
@@ -181,7 +181,7 @@ def test_schedule_only_blocks_writes_to_its_groups_until_it_runs(spark, tmp_path
     before = rows_of(hudi_rs_read(t.base))
     assert ours(spark, t.base) == before
     with pytest.raises(UnsupportedTableError, match="pending compaction"):
-        hl.write(spark.createDataFrame([("a", 50, "a50", 1.0)], SCHEMA), str(t.base), UPSERT)
+        hl.write(spark.createDataFrame([("a", 50, "a50", 1.0)], SCHEMA), str(t.base), {**UPSERT, **REWRITE})
     [done] = hl.compact(str(t.base), spark=spark)
     assert done.instant_time == scheduled.instant_time and done.resumed
     assert rows_of(hudi_rs_read(t.base)) == before

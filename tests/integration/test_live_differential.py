@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudi_layout as hl
-from hudi_layout.errors import HudiLayoutError
+from hudi_layout.errors import HudiLayoutError, UnsupportedTableError
 from hudi_layout.scan.merge import merge_file_slice, merge_spec_for_table
 from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.hudi_logs import append_hudi_logs
@@ -163,6 +163,10 @@ class Sequence:
         self.slices_with_logs_rewritten = 0
         self.slices_with_logs_appended = 0
         self.compactions = 0
+        #: plans left pending by ``schedule_compaction``, and writes refused because of one
+        self.compactions_scheduled = 0
+        self.refused_under_plan = 0
+        self.appended_under_plan = 0
         #: (partition, id) the last ``hudi_log`` step updated
         self.logged: list[tuple[str, int]] = []
         self.next_id = 0
@@ -202,9 +206,12 @@ class Sequence:
         opts = {**self.options, "hoodie.datasource.write.operation": operation, **extra}
         with_logs = {s.file_group for s in HudiTable(self.path).file_slices() if s.has_log_files} \
             if self.merge_on_read and os.path.isdir(os.path.join(self.path, ".hoodie")) else set()
+        planned = (HudiTable(self.path).fs_view.pending_compaction_file_groups() or set()) if with_logs else set()
         result = hl.write(df, self.path, opts, mode=mode)
         if with_logs:
             after = {s.file_group: s for s in HudiTable(self.path).file_slices()}
+            self.appended_under_plan += sum(1 for g in planned if g in after and
+                                            any(result.instant_time in n for n in after[g].log_file_names))
             self.slices_with_logs_rewritten += sum(1 for g in with_logs if g in after and
                                                    after[g].commit_time == result.instant_time)
             self.slices_with_logs_appended += sum(
@@ -213,6 +220,17 @@ class Sequence:
         return result.instant_time
 
     def step(self, op: str) -> str:
+        """Run one operation; a write refused because it would rewrite a file group of a pending compaction
+        (Merge-on-Read) changes nothing: the model stays, and the next check proves the table did too."""
+        try:
+            return self._step(op)
+        except UnsupportedTableError as e:
+            if not self.merge_on_read or "pending compaction" not in str(e):
+                raise
+            self.refused_under_plan += 1
+            return ""
+
+    def _step(self, op: str) -> str:
         rng = self.rng
         if op == "insert" or not self.model.rows:
             batch = self.new_rows(rng.randint(5, 40))
@@ -257,6 +275,9 @@ class Sequence:
             return self.clean()
         if op == "hudi_log":
             return self.hudi_log()
+        if op == "schedule_compaction":  # a plan left pending: upserts append to its groups until it runs
+            self.compactions_scheduled += len(hl.compact(self.path, spark=self.spark, schedule_only=True))
+            return ""
         if op == "compact":  # Merge-on-Read: every slice with log files merged into a new base file
             results = hl.compact(self.path, spark=self.spark)
             self.compactions += len(results)
@@ -383,7 +404,8 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch
 
         monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
     seq = Sequence(spark, tmp_path / "t", seed, event_time, merge_on_read=table_type == "mor")
-    operations = OPERATIONS + (("hudi_log",) * 3 + ("compact",) * 2 if seq.merge_on_read else ())
+    operations = OPERATIONS + (("hudi_log",) * 3 + ("compact",) * 2 + ("schedule_compaction",) * 2
+                               if seq.merge_on_read else ())
     t = seq.step("insert")
     seq.history.append((t, seq.model.all()))
     seq.check("first insert")
@@ -408,6 +430,8 @@ def test_random_operation_sequences_match_the_model(spark, tmp_path, monkeypatch
                 seq.history.append((t, seq.model.all()))
             seq.check(op)
         assert seq.compactions > 0, ran
+        print(f"MOR sequence {seed}: {seq.compactions_scheduled} plans left pending, {seq.appended_under_plan} "
+              f"logs appended to planned groups, {seq.refused_under_plan} writes refused under a plan")
     seq.clean()  # a last clean, so that every sequence ends with history really deleted
     seq.check("final clean")
     assert seq.files_deleted > 0, "the cleans of this sequence deleted nothing: the sequence tests too little"

@@ -83,11 +83,11 @@ def test_upsert_and_delete_append_one_log_file_per_touched_group(spark, tmp_path
     # d appended; b-old loses to the log's b3 and is left out; c was deleted (a new key again) and z is new
     assert result.records_updated == 1 and result.records_inserted == 2
     assert (result.log_files_appended, result.file_groups_rewritten) == (1, 0)
-    # the delta write stat names the slice's base file and the log file
+    # the delta write stat as Hudi 1.x writes it: the log file, the deltacommit as prevCommit, no base file
     doc = commit_doc(t.base, result.instant_time)
     stats = [s for ss in doc["partitionToWriteStats"].values() for s in ss if s["fileId"] == g1]
-    assert len(stats) == 1 and stats[0]["baseFile"] == old[g1].base_file_name
-    assert stats[0]["logFiles"] == [new_logs[0]] and stats[0]["prevCommit"] == old[g1].commit_time
+    assert len(stats) == 1 and stats[0]["baseFile"] == ""
+    assert stats[0]["logFiles"] == [new_logs[0]] and stats[0]["prevCommit"] == result.instant_time
     # time travel to before the upsert reads the old slice; an incremental read over it returns the records the
     # range wrote, merged among themselves only: the stale b is not one of them (not appended:
     # test_stale_records_are_not_appended)

@@ -177,3 +177,19 @@ def test_unreadable_pending_compaction_plan_counts_for_every_file_group(tmp_path
     t.deltacommit(logs={fid: [Upserts([row("a", 2, name="a2")])]})
     assert HudiTable(t.base).fs_view.pending_compaction_file_groups() is None
     assert _rows(t.read_ours(), ["id", "ts", "name"]) == [("a", 2, "a2")]
+
+
+def test_pending_compaction_of_names_each_groups_plan(tmp_path: Path) -> None:
+    """Which pending compaction holds a file group (what a write checks before it appends there); an
+    unreadable plan is taken to hold every group no readable plan names."""
+    t = _table(tmp_path, 9)
+    a = t.deltacommit(inserts={"": [row("a", 1)]}).file_ids[0]
+    b = t.deltacommit(inserts={"": [row("b", 1)]}).file_ids[0]
+    c = t.deltacommit(inserts={"": [row("c", 1)]}).file_ids[0]
+    first = t.schedule_compaction([a])
+    of = HudiTable(t.base).fs_view.pending_compaction_of()
+    assert (of(("", a)), of(("", b))) == (first, "")
+    broken = t.schedule_compaction([b])
+    (t.timeline / f"{broken}.compaction.requested").write_bytes(b"")
+    of = HudiTable(t.base).fs_view.pending_compaction_of()
+    assert (of(("", a)), of(("", b)), of(("", c))) == (first, broken, broken)
