@@ -27,7 +27,7 @@ record touches are passed through without sorting.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_FLOOR, Decimal
 from typing import Any
@@ -578,15 +578,24 @@ def _first_copies(base_keys: pa.ChunkedArray | pa.Array, touched: np.ndarray) ->
     return out
 
 
-def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: MergeSpec) -> pa.Table:
-    """Merge a base file's rows (already read, any column subset) with the selected log blocks."""
+@dataclass(frozen=True)
+class _LogSide:
+    """The selected log blocks of a slice, decoded once: their data records (``rows``, work schema, in log
+    order) and their events (``row``: the record's position in ``rows``, -1 for a delete block's entry)."""
+
+    rows: pa.Table
+    events: pa.Table
+    keys: pa.Array  # the distinct record keys the logs name
+
+
+def _log_side(blocks: Sequence[SelectedBlock], spec: MergeSpec) -> _LogSide | None:
+    """``None`` when the blocks hold no record and no delete."""
     work = spec.work_schema
     event_time = spec.merge_mode is MergeMode.EVENT_TIME_ORDERING
     ordering_types = [work.field(f).type for f in spec.ordering_fields] if event_time else []
-    base_rows = conform(base, work, where="base file") if base is not None else work.empty_table()
-    pieces: list[pa.Table] = [base_rows]
-    log_events = _Events()
-    offset = base_rows.num_rows
+    pieces: list[pa.Table] = []
+    events = _Events()
+    offset = 0
     for sb in blocks:
         if sb.block.type in _DATA_BLOCKS:
             table = _decode_data(sb, work)
@@ -594,9 +603,9 @@ def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: M
             keys = table.column(RECORD_KEY).combine_chunks()
             ordering = [table.column(f).combine_chunks() for f in spec.ordering_fields] if event_time else []
             flags = _deleted_flags(table)
-            log_events.add(keys, np.arange(offset, offset + n, dtype=np.int64), is_delete=False,
-                           natural=natural_deletes(flags, ordering) if event_time else None,
-                           from_log=True, deleted_flag=flags, ordering=ordering)
+            events.add(keys, np.arange(offset, offset + n, dtype=np.int64), is_delete=False,
+                       natural=natural_deletes(flags, ordering) if event_time else None,
+                       from_log=True, deleted_flag=flags, ordering=ordering)
             pieces.append(table)
             offset += n
         elif sb.block.type is BlockType.DELETE:
@@ -608,33 +617,96 @@ def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: M
                 ordering, natural = _delete_orderings(batch, ordering_types)
             else:
                 ordering, natural = [], np.zeros(len(batch), dtype=bool)
-            log_events.add(keys, np.full(len(batch), -1, dtype=np.int64), is_delete=True, natural=natural,
-                           from_log=True, deleted_flag=None, ordering=ordering)
-    if not log_events.keys:
-        return _finish(base_rows, spec)
-    all_log_keys = pa.concat_arrays([k.cast(pa.string()) for k in log_events.keys])
-    if all_log_keys.null_count:
-        raise CorruptFileError(f"{blocks[0].source}: log record without {RECORD_KEY}")
-    base_keys = base_rows.column(RECORD_KEY)
-    touched = np.asarray(pc.is_in(base_keys, value_set=pc.unique(all_log_keys)).to_numpy(zero_copy_only=False),
-                         dtype=bool) if base_rows.num_rows else np.zeros(0, dtype=bool)
-    touched = _first_copies(base_keys, touched)
-    events = _Events()
-    _base_events(base_rows, touched, spec, events)
-    events.extend(log_events)
+            events.add(keys, np.full(len(batch), -1, dtype=np.int64), is_delete=True, natural=natural,
+                       from_log=True, deleted_flag=None, ordering=ordering)
+    if not events.keys:
+        return None
     table = events.table(ordering_types)
+    if table.column("key").null_count:
+        raise CorruptFileError(f"{blocks[0].source}: log record without {RECORD_KEY}")
+    rows = pa.concat_tables(pieces) if pieces else work.empty_table()
+    return _LogSide(rows, table, pc.unique(table.column("key").combine_chunks()))
+
+
+def _merge_with_logs(base_rows: pa.Table, touched: np.ndarray, log: _LogSide, keys: pa.Array | None,
+                     spec: MergeSpec) -> pa.Table:
+    """The merged rows of ``base_rows`` (a chunk of the base file; ``touched``: its rows that meet log records)
+    and of the log events of ``keys`` (``None``: every log key): the base rows that stay, in file order, then
+    the winning log records, in log order (a filter of the base rows and a take of the few log rows, not a
+    take of every row)."""
+    event_time = spec.merge_mode is MergeMode.EVENT_TIME_ORDERING
+    ordering_types = [spec.work_schema.field(f).type for f in spec.ordering_fields] if event_time else []
+    base_events = _Events()
+    _base_events(base_rows, touched, spec, base_events)
+    logged = log.events if keys is None else log.events.filter(pc.is_in(log.events.column("key"), value_set=keys))
+    table = pa.concat_tables([base_events.table(ordering_types), logged], promote_options="none")
+    table = table.set_column(table.schema.get_field_index("seq"), "seq",
+                             pa.array(np.arange(table.num_rows, dtype=np.int64)))
     winners = _winners(table, spec)
-    won_rows = np.sort(table.column("row").to_numpy()[winners])
-    # the base rows that stay (in file order), then the winning log records (in log order): a filter of the
-    # base file and a take of the few log rows, not a take of every row (a third of a slice's merge time)
-    n_base = base_rows.num_rows
+    from_log = table.column("from_log").to_numpy(zero_copy_only=False)[winners]
+    rows = table.column("row").to_numpy()[winners]
     keep_base = ~touched
-    keep_base[won_rows[won_rows < n_base]] = True
-    out = base_rows.filter(pa.array(keep_base)) if n_base else base_rows
-    won_log = won_rows[won_rows >= n_base] - n_base
+    keep_base[rows[~from_log]] = True
+    out = base_rows.filter(pa.array(keep_base)) if base_rows.num_rows else base_rows
+    won_log = np.sort(rows[from_log])
     if len(won_log):
-        out = pa.concat_tables([out, pa.concat_tables(pieces[1:]).take(pa.array(won_log))])
-    return _finish(out, spec)
+        out = pa.concat_tables([out, log.rows.take(pa.array(won_log))])
+    return out
+
+
+def iter_merge_blocks(base_chunks: Iterable[pa.Table], blocks: Sequence[SelectedBlock], spec: MergeSpec
+                      ) -> Iterator[pa.Table]:
+    """Merge a base file, read as consecutive chunks of rows (any column subset), with the selected log
+    blocks: one merged table per chunk (the chunk's base rows that stay, then the winning log records of the
+    keys it holds), then one of the log records whose key no base row holds. At least one table is yielded.
+
+    Only the log blocks and one chunk are held at a time, so a compaction or a read of a large slice needs
+    memory for its logs and one chunk, not the whole base file. A key's events are all in one place: the
+    first stored copy of the key claims its log records (Hudi's file-group reader takes them out of its map
+    there, :func:`_first_copies`), later copies, in this chunk or a later one, are read as stored. Row order
+    aside, every chunking gives the same rows (``tests/unit/scan/test_merge.py``)."""
+    work = spec.work_schema
+    log = _log_side(blocks, spec)
+    claimed: list[pa.Array] = []
+    yielded = False
+    for chunk in base_chunks:
+        base_rows = conform(chunk, work, where="base file")
+        if log is None or not base_rows.num_rows:
+            yielded = True
+            yield _finish(base_rows, spec)
+            continue
+        base_keys = base_rows.column(RECORD_KEY)
+        touched = np.asarray(pc.is_in(base_keys, value_set=log.keys).to_numpy(zero_copy_only=False), dtype=bool)
+        if claimed and touched.any():
+            taken = pa.concat_arrays(claimed)
+            touched &= ~np.asarray(pc.is_in(base_keys, value_set=taken).to_numpy(zero_copy_only=False), dtype=bool)
+        touched = _first_copies(base_keys, touched)
+        if not touched.any():
+            yielded = True
+            yield _finish(base_rows, spec)
+            continue
+        mine = base_keys.filter(pa.array(touched))
+        mine = (mine.combine_chunks() if isinstance(mine, pa.ChunkedArray) else mine).cast(pa.string())
+        claimed.append(mine)
+        yielded = True
+        yield _finish(_merge_with_logs(base_rows, touched, log, mine, spec), spec)
+    if log is not None:
+        rest = log.keys if not claimed else log.keys.filter(
+            pc.invert(pc.is_in(log.keys, value_set=pa.concat_arrays(claimed))))
+        if len(rest) or not yielded:
+            yielded = True
+            yield _finish(_merge_with_logs(work.empty_table(), np.zeros(0, dtype=bool), log,
+                                           rest if claimed else None, spec), spec)
+    if not yielded:
+        yield _finish(work.empty_table(), spec)
+
+
+def merge_blocks(base: pa.Table | None, blocks: Sequence[SelectedBlock], spec: MergeSpec) -> pa.Table:
+    """Merge a base file's rows (already read, any column subset) with the selected log blocks: the base rows
+    that stay, then the winning log records (:func:`iter_merge_blocks` with the whole file as one chunk)."""
+    chunks = [base] if base is not None else []
+    parts = list(iter_merge_blocks(chunks, blocks, spec))
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
 
 
 def _finish(rows: pa.Table, spec: MergeSpec) -> pa.Table:
@@ -644,18 +716,53 @@ def _finish(rows: pa.Table, spec: MergeSpec) -> pa.Table:
     return rows.select(spec.output_schema.names)
 
 
-def read_base_file(path: str, spec: MergeSpec) -> pa.Table:
-    """The base file's columns that the merge needs (any missing ones are added as nulls later)."""
+#: rows of a base file merged at a time by :func:`iter_merge_file_slice` (reads and compactions): the memory
+#: a slice's merge needs is its logs' records plus about this many base rows, whatever the file's size
+MERGE_CHUNK_ROWS = 1_048_576
+
+
+def _open_base_file(path: str, spec: MergeSpec) -> tuple[pq.ParquetFile, list[str]]:
+    """The base file opened, and the columns the merge needs that it holds (any missing ones are added as
+    nulls later)."""
     try:
         pf = pq.ParquetFile(path)
         require_stored_calendar(pf.metadata, path, "merge log records into")
-        wanted = [c for c in spec.work_schema.names if c in pf.schema_arrow.names]
-        return pf.read(columns=wanted)
+        return pf, [c for c in spec.work_schema.names if c in pf.schema_arrow.names]
     except FileNotFoundError as exc:
         raise HudiLayoutError(f"{path}: base file vanished (cleaned or replaced while reading?)",
                               hint="plan the read again") from exc
     except (pa.ArrowInvalid, OSError) as exc:
         raise CorruptFileError(f"{path}: cannot read base file: {exc}") from exc
+
+
+def read_base_file(path: str, spec: MergeSpec) -> pa.Table:
+    """The base file's columns that the merge needs (any missing ones are added as nulls later)."""
+    pf, wanted = _open_base_file(path, spec)
+    try:
+        return pf.read(columns=wanted)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise CorruptFileError(f"{path}: cannot read base file: {exc}") from exc
+
+
+def _base_file_chunks(path: str, spec: MergeSpec, chunk_rows: int) -> Iterator[pa.Table]:
+    pf, wanted = _open_base_file(path, spec)
+    with pf:
+        try:
+            for batch in pf.iter_batches(batch_size=chunk_rows, columns=wanted):
+                yield pa.Table.from_batches([batch])
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CorruptFileError(f"{path}: cannot read base file: {exc}") from exc
+
+
+def _selected_blocks(log_files: Sequence[str], spec: MergeSpec) -> Sequence[SelectedBlock]:
+    logs: list[tuple[str, Sequence[LogBlock]]] = []
+    for path in ordered_log_files(log_files):
+        try:
+            logs.append((path, read_log_file(path)))
+        except FileNotFoundError as exc:
+            raise HudiLayoutError(f"{path}: log file vanished (cleaned while reading?)",
+                                  hint="plan the read again") from exc
+    return select_blocks(logs, spec).blocks
 
 
 def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: MergeSpec) -> pa.Table:
@@ -664,13 +771,15 @@ def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: M
     ``base_file`` is the slice's base file (``None`` or ``""`` for a log-only slice); ``log_files`` its log files
     (any order; ``.cdc`` files are ignored).
     """
-    logs: list[tuple[str, Sequence[LogBlock]]] = []
-    for path in ordered_log_files(log_files):
-        try:
-            logs.append((path, read_log_file(path)))
-        except FileNotFoundError as exc:
-            raise HudiLayoutError(f"{path}: log file vanished (cleaned while reading?)",
-                                  hint="plan the read again") from exc
-    selection = select_blocks(logs, spec)
+    blocks = _selected_blocks(log_files, spec)
     base = read_base_file(base_file, spec) if base_file else None
-    return merge_blocks(base, selection.blocks, spec)
+    return merge_blocks(base, blocks, spec)
+
+
+def iter_merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: MergeSpec,
+                          chunk_rows: int = MERGE_CHUNK_ROWS) -> Iterator[pa.Table]:
+    """The merged rows of one file slice as a stream of Arrow tables (``spec.output_schema``), the base file
+    read ``chunk_rows`` rows at a time (:func:`iter_merge_blocks`); the same rows as :func:`merge_file_slice`."""
+    blocks = _selected_blocks(log_files, spec)
+    chunks = _base_file_chunks(base_file, spec, chunk_rows) if base_file else iter(())
+    yield from iter_merge_blocks(chunks, blocks, spec)

@@ -1,9 +1,10 @@
 """The Spark job of a compaction: each task merges a few planned file slices into new base files.
 
 Slices are binned by size (base file + log files) into about four bins per core; a task reads each slice of
-its bin merged (:mod:`hudi_layout.scan.merge`, blocks of instants completed before the compaction was
-scheduled: a log completed after that belongs to the compaction's new slice, as Hudi's readers place it) and
-writes it with :func:`~hudi_layout.writer.merge.compact_file_group`. Only metadata rows come back to the
+its bin merged (:func:`~hudi_layout.scan.merge.iter_merge_file_slice`: a chunk of base rows at a time, blocks
+of instants completed before the compaction was scheduled: a log completed after that belongs to the
+compaction's new slice, as Hudi's readers place it) and writes it with
+:func:`~hudi_layout.writer.merge.compact_file_group`. Only metadata rows come back to the
 driver.
 """
 
@@ -17,9 +18,8 @@ import pyarrow as pa
 
 from hudi_layout.errors import CorruptFileError
 from hudi_layout.format.compaction_plan import CompactionOperation
-from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, ordered_log_files
+from hudi_layout.scan.merge import MergeSpec, iter_merge_file_slice, merge_spec_for_table, ordered_log_files
 from hudi_layout.spark.curve_sort import balanced_bins
-from hudi_layout.spark.upsert_job import merged_slice_reader
 from hudi_layout.spark.write_job import collect_written, task_identity
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.base_file_writer import RESULT_SCHEMA, ColumnEncoding, WriteSpec, WrittenFile
@@ -65,7 +65,6 @@ def run_compaction(spark: SparkSession, spec: WriteSpec, targets: Sequence[tuple
         return []
     # bins of positions (as text: the binning sorts its inputs by name)
     bins = balanced_bins([(str(i), size) for i, (_t, size) in enumerate(targets)], max(1, 4 * parallelism))
-    read_slice = merged_slice_reader(merge)
     plain = [t for t, _size in targets]
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -74,7 +73,10 @@ def run_compaction(spark: SparkSession, spec: WriteSpec, targets: Sequence[tuple
         for ids in batches:
             for b in ids.column(0).to_pylist():
                 for i in bins[b]:
-                    row = compact_file_group(spec, plain[int(i)], read_slice, task, encodings)
+                    target = plain[int(i)]
+                    merged = iter_merge_file_slice(target.base_file_path or None, list(target.log_file_paths),
+                                                   spec=merge)
+                    row = compact_file_group(spec, target, merged, task, encodings)
                     yield pa.RecordBatch.from_pylist([row], schema=RESULT_SCHEMA)
 
     return collect_written(spark.range(0, len(bins), 1, len(bins)), mapper)

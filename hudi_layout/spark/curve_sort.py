@@ -100,8 +100,7 @@ class MergedInput:
         return self.slice.base_file or (self.slice.log_files[0] if self.slice.log_files else "")
 
     def batches(self, columns: Sequence[str]) -> Iterator[pa.RecordBatch]:
-        table = self.slice.rows(replace(self.spec, columns=tuple(columns)))
-        yield from table.to_batches(max_chunksize=_BATCH_ROWS)
+        yield from self.slice.batches(replace(self.spec, columns=tuple(columns)), _BATCH_ROWS)
 
 
 #: what a clustering task reads: a base file path, or a slice merged on the spot

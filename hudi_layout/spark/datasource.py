@@ -214,7 +214,7 @@ class HudiLayoutReader(DataSourceReader):
         # Spark checks batches against exactly this schema (nullability included; files say nullable)
         target = to_arrow_schema(self.schema, timezone="UTC")
         if isinstance(partition, _SlicePartition):
-            for batch in partition.slice.rows(partition.spec).to_batches(max_chunksize=65_536):
+            for batch in partition.slice.batches(partition.spec):
                 columns = [batch.column(n) if batch.schema.field(n).type == f.type
                            else widen_array(batch.column(n), f.type) for n, f in zip(names, target)]
                 yield pa.RecordBatch.from_arrays(columns, schema=target)

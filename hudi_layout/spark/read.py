@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.options import QueryType
-from hudi_layout.scan.merge import MergeSpec, merge_file_slice
+from hudi_layout.scan.merge import MergeSpec, iter_merge_file_slice
 from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, read_inputs, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.table.fs_view import FileSlice
@@ -159,9 +159,12 @@ class SliceInput:
     def of(cls, sl: FileSlice, base_path: str | Path) -> SliceInput:
         return cls(sl.base_file_path, tuple(sl.log_file_paths(base_path)))
 
-    def rows(self, spec: MergeSpec) -> pa.Table:
-        """The merged rows (``spec.output_schema``); runs in an executor."""
-        return merge_file_slice(self.base_file or None, self.log_files, spec=spec)
+    def batches(self, spec: MergeSpec, max_rows: int = 65_536) -> Iterator[pa.RecordBatch]:
+        """The merged rows as Arrow batches of at most ``max_rows``, the base file merged a chunk at a time
+        (:func:`~hudi_layout.scan.merge.iter_merge_file_slice`: a read of a large slice holds its logs and one
+        chunk, not the whole file); runs in an executor."""
+        for table in iter_merge_file_slice(self.base_file or None, self.log_files, spec=spec):
+            yield from table.to_batches(max_chunksize=max_rows)
 
 
 def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec: MergeSpec,
@@ -169,10 +172,10 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
     """The merged rows of Merge-on-Read slices as a DataFrame with Spark ``schema``, merged in executors.
 
     The slice list and the merge spec travel with the task's function (PySpark broadcasts a large one by
-    itself); the job is ``spark.range`` over slice indices, a few tasks per core, each merging its slices with
-    :func:`merge_file_slice` and yielding Arrow batches cast to ``schema`` (the same schema as the native
-    parquet read of the other slices, so the two union). ``spec.columns`` must be the names of ``schema``. No
-    row reaches the driver.
+    itself); the job is ``spark.range`` over slice indices, a few tasks per core, each merging its slices a
+    chunk at a time (:meth:`SliceInput.batches`) and yielding Arrow batches cast to ``schema`` (the same schema
+    as the native parquet read of the other slices, so the two union). ``spec.columns`` must be the names of
+    ``schema``. No row reaches the driver.
     """
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -188,8 +191,7 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for i in ids.column(0).to_pylist():
-                table = slices[i].rows(spec)
-                for batch in table.to_batches(max_chunksize=_MERGED_BATCH_ROWS):
+                for batch in slices[i].batches(spec, _MERGED_BATCH_ROWS):
                     yield _as_target(batch, target)
 
     parts = max(1, min(n, _task_count(spark)))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import functools
 import io
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, Protocol, TypeVar
 
@@ -495,23 +495,41 @@ def _stored_rows(stored: pa.Table, what: str) -> pa.Table:
     return stored.replace_schema_metadata(None)
 
 
-def compact_file_group(spec: WriteSpec, target: MergeTarget, read_slice: SliceReader | None, task: TaskIdentity,
+def compact_file_group(spec: WriteSpec, target: MergeTarget, merged: Iterable[pa.Table], task: TaskIdentity,
                        encodings: dict[pa.Schema, ColumnEncoding] | None = None) -> dict[str, Any]:
-    """A compaction of one Merge-on-Read file slice: its rows read merged (base file + log files, as a snapshot
-    reader sees them) written as one new base file of the same file group, named after the compaction's
-    instant; returns its metadata row. Every record keeps its ``_hoodie_commit_time`` and
-    ``_hoodie_commit_seqno`` (a compaction moves records, it does not change them: incremental readers must not
-    see them again); ``_hoodie_file_name`` names the new file. A slice whose every record was deleted gets an
-    empty base file, which ends the slice as Hudi's compactor does."""
-    rows = _stored_rows(merged_rows(target, read_slice), f"file slice of {target.file_id}")
-    table = _with_table_columns(rows, spec.data_schema)
+    """A compaction of one Merge-on-Read file slice: its rows read merged (``merged``: base file + log files,
+    as a snapshot reader sees them, a chunk at a time) written as one new base file of the same file group,
+    named after the compaction's instant; returns its metadata row. Only one chunk is held at a time, so a
+    large slice needs memory for its logs and a chunk, not for the whole file. Every record keeps its
+    ``_hoodie_commit_time`` and ``_hoodie_commit_seqno`` (a compaction moves records, it does not change
+    them: incremental readers must not see them again); ``_hoodie_file_name`` names the new file. A slice whose
+    every record was deleted gets an empty base file, which ends the slice as Hudi's compactor does."""
     token = task.write_token
     file_name = base_file_name(target.file_id, token, spec.instant_time)
-    at = table.schema.get_field_index(FILE_NAME_COLUMN)
-    field = table.schema.field(at)
-    table = table.set_column(at, field, constant_strings(file_name, table.num_rows).cast(field.type))
-    row = _write_group_file(spec, target, token, table, _group_encoding(spec, table, encodings),
-                            "MERGE" if target.base_file_path else "CREATE")
+    io_type = "MERGE" if target.base_file_path else "CREATE"
+    handle: OpenFile | None = None
+    empty: pa.Table | None = None
+    step = max(1, spec.parquet_row_group_rows)
+    for chunk in merged:
+        table = _with_table_columns(_stored_rows(chunk, f"file slice of {target.file_id}"), spec.data_schema)
+        at = table.schema.get_field_index(FILE_NAME_COLUMN)
+        field = table.schema.field(at)
+        table = table.set_column(at, field, constant_strings(file_name, table.num_rows).cast(field.type))
+        if not table.num_rows:
+            empty = table if empty is None else empty
+            continue
+        table = _plain_file_names(table)
+        if handle is None:
+            handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token,
+                              _group_encoding(spec, table, encodings), io_type=io_type)
+        for offset in range(0, table.num_rows, step):
+            handle.write(table.slice(offset, step))
+    if handle is not None:
+        row = handle.close()
+    else:
+        if empty is None:
+            raise WriterInputError(f"file slice of {target.file_id}: the merge gave no rows and no schema")
+        row = _write_group_file(spec, target, token, empty, ColumnEncoding(), io_type)
     row.update(num_updates=0, num_deletes=0, prev_commit=target.base_instant,
                prev_base_file=target.base_file_name or None)
     return row

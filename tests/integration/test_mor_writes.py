@@ -167,7 +167,7 @@ def changes(before: dict[str, Any], path: Path) -> list[str]:
     return [d for d in diff_snapshots(before, tree_snapshot(path)) if ".locks" not in d]
 
 
-def test_log_only_file_group_and_rewrites_under_pending_compaction_are_refused_without_changes(spark, tmp_path: Path) -> None:
+def test_log_only_groups_and_rewrites_under_a_pending_compaction_are_refused(spark, tmp_path: Path) -> None:
     t = sample_mor_table(tmp_path / "t", groups=2, rows_per_group=20)  # has a log-only file group
     before = tree_snapshot(t.base)
     df = spark.createDataFrame([("k00005", 9, "x", 1, 1)], "id string, ts long, name string, x long, y long")
