@@ -108,8 +108,18 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     if schedule_only:
         results.append(_scheduled_only(base, t, ops))
         return results
-    results.append(execute_compaction(spark, str(base), t, opts))
+    try:
+        results.append(execute_compaction(spark, str(base), t, opts))
+    except CommitConflictError as exc:
+        if not _completed(base, t):
+            raise
+        # another process ran this plan in the gap between its scheduling and its execution here
+        log.warning("compaction %s of %s was executed by another process: %s", t, base, exc)
     return results
+
+
+def _completed(base: Path, instant_time: str) -> bool:
+    return any(i.requested_time == instant_time for i in HudiTable(str(base)).timeline.completed())
 
 
 def deltacommits_since_last_compaction(base: Path) -> int:
@@ -171,7 +181,14 @@ def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, o
         require_metadata_maintainable(props)
     timer = PhaseTimer()
     with timer.phase("plan"):
-        ops = HudiTable(str(base)).timeline.compaction_plan(instant_time)
+        table = HudiTable(str(base))
+        if instant_time not in table.timeline.pending_compactions():
+            done = _completed(base, instant_time)
+            raise CommitConflictError(
+                f"compaction {instant_time} of {base} is no longer pending: another process "
+                + ("completed it" if done else "rolled it back (abandoned it)"),
+                hint="nothing left to do for it" if done else "run hudi-layout compact again to schedule a new plan")
+        ops = table.timeline.compaction_plan(instant_time)
         require_no_bootstrap_skeletons((op.base_file for op in ops if op.base_file), "compact")
         targets = compaction_targets(base, ops)
     with timer.phase("start"):

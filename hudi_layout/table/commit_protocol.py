@@ -220,6 +220,11 @@ def _resume_plan(base: Path, instant_time: str, kind: str, *, lock: TableLock | 
         props = load_properties(base / ".hoodie")
         if writer_is_alive(base, instant_time):
             raise CommitConflictError(f"{kind} {instant_time} is being executed by another process")
+        if any(i.requested_time == instant_time and i.is_completed for i in list_instants(base, props)):
+            # another process executed the plan since the caller saw it pending (the gap between a plan and
+            # its execution): running it again would write a second set of its files
+            raise CommitConflictError(f"{kind} {instant_time} was completed by another process meanwhile",
+                                      hint="nothing left to do for it; hudi-layout inspect shows the table")
         rollback_failed_writes(base, props, lock=lock, hooks=hooks)
         tdir = timeline_dir(base, props)
         layout = props.timeline_layout_version

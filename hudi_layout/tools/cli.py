@@ -334,7 +334,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.abandon:
         if not svc.abandon_pending_compaction(args.path, args.abandon):
             raise InvalidArgumentError(f"no pending compaction {args.abandon} in {args.path}",
-                                       hint="hudi-layout compact PATH --schedule-only lists what a plan would take")
+                                       hint="hudi-layout inspect PATH lists the pending compactions")
         if args.json:
             _print_json({"abandoned": args.abandon})
         else:
@@ -347,7 +347,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([dataclasses.asdict(r) for r in results])
     elif not results:
-        print("nothing to compact (no file slice outside a running compaction has log files)")
+        print("nothing to compact (no file slice outside a pending compaction or clustering has log files)")
     else:
         for r in results:
             print(r.describe())

@@ -390,3 +390,39 @@ def test_compact_reports_the_plans_it_ran_and_names_a_plan_running_elsewhere(spa
     assert not slices_of(t.base)[g1].log_file_names
     with pytest.raises(CommitConflictError, match="is pending"):  # nothing done: the refusal is the answer
         hl.compact(str(t.base), spark=spark)
+
+
+@pytest.mark.parametrize("meanwhile", ["executed", "abandoned"])
+def test_a_plan_taken_by_another_process_before_its_execution_starts(spark, tmp_path: Path, monkeypatch,
+                                                                     meanwhile: str) -> None:
+    """The probe of session 23: between our plan and its execution another process executed it (we ran it a
+    second time, left a second set of its base files and blamed the plan's own slice) or abandoned it (we
+    failed with "no requested plan" and a hint to restore files)."""
+    import hudi_layout.services.compaction as service
+    from hudi_layout.errors import CommitConflictError
+
+    t, (g1, _g2) = with_logs(9, tmp_path / "t")
+    before = rows_of(hudi_rs_read(t.base))
+    real = service.schedule_compaction
+    planned: list[str] = []
+
+    def other_process_first(base: Any, **kw: Any) -> Any:
+        got = real(base, **kw)
+        planned.append(got[0])
+        if meanwhile == "executed":
+            hl.compact(str(t.base), spark=spark, instant=got[0])
+        else:
+            assert service.abandon_pending_compaction(str(t.base), got[0])
+        return got
+
+    monkeypatch.setattr(service, "schedule_compaction", other_process_first)
+    if meanwhile == "executed":
+        assert hl.compact(str(t.base), spark=spark) == []
+    else:
+        with pytest.raises(CommitConflictError, match="no longer pending: another process rolled it back") as e:
+            hl.compact(str(t.base), spark=spark)
+        assert "schedule a new plan" in (e.value.hint or "")
+    named = [n for n in os.listdir(t.base) if planned[0] in n]
+    assert named == ([n for n in named if n.startswith(g1)] if meanwhile == "executed" else [])
+    assert len(named) == (1 if meanwhile == "executed" else 0), named
+    assert rows_of(hudi_rs_read(t.base)) == before and ours(spark, t.base) == before
