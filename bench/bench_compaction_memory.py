@@ -116,6 +116,27 @@ def digest(path: Path) -> str:
     return str(rows_digest(t))
 
 
+def plot(summary: dict[str, dict[str, float]], rows: int, repeat: int) -> Any:
+    """Peak memory above the imports and time, whole vs chunked (medians)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.8))
+    for ax, key, label in ((ax1, "above_imports_mib", "peak memory above imports (MiB)"),
+                           (ax2, "seconds", "merge + write (s)")):
+        vals = [summary[m][key] for m in MODES]
+        ax.bar(["whole (before)", "chunked (now)"], vals, color=["#bb5555", "#4477aa"])
+        for i, v in enumerate(vals):
+            ax.text(i, v, f"{v:.0f}" if key != "seconds" else f"{v:.2f}", ha="center", va="bottom")
+        ax.set_title(label)
+        ax.set_ylim(0, max(vals) * 1.15)
+    fig.suptitle(f"Compaction of one {rows:,}-row slice in a task (median of {repeat} alternating pairs)", y=1.02)
+    fig.tight_layout()
+    return fig
+
+
 def main(argv: list[str] | None = None) -> int:
     p = bench_arg_parser(__doc__.splitlines()[0], default_rows=4_000_000, quick_rows=400_000)
     p.add_argument("--fraction", type=float, default=0.02, help="share of the keys the upsert updates")
@@ -171,20 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     data = {"rows": rows, "fraction": args.fraction, "base_file_mib": base_mb, "log_mib": log_mb,
             "runs": runs, "summary": summary, "memory_ratio": ratio_mem, "time_ratios": time_ratios}
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
-    for ax, key, label in ((ax1, "above_imports_mib", "peak memory above imports (MiB)"),
-                           (ax2, "seconds", "merge + write (s)")):
-        vals = [summary[m][key] for m in MODES]
-        ax.bar(["whole (before)", "chunked (now)"], vals, color=["#bb5555", "#4477aa"])
-        for i, v in enumerate(vals):
-            ax.text(i, v, f"{v:.0f}" if key != "seconds" else f"{v:.2f}", ha="center", va="bottom")
-        ax.set_title(label)
-    fig.suptitle(f"Compaction of one {rows:,}-row slice in a task (median of {repeat} alternating pairs)")
+    fig = plot(summary, rows, repeat)
     write_report(name, "Compaction memory: a slice merged whole vs a chunk at a time", sections, data,
                  plots=[(f"{name}.png", fig)])
     return 0
