@@ -274,7 +274,7 @@ def chunk_statistics(layout: SpliceLayout, column: int, kind: str) -> ChunkStati
     long values, or do not say, give None, and the caller computes the statistics from the values).
 
     Parquet orders signed integers by value and UTF-8 strings by unsigned bytes, which is code-point order:
-    the same order as the statistics the writer computes (``base_file_writer._StatsAcc``)."""
+    the same order as the statistics the writer computes (``base_file_writer.StatsAccumulator``)."""
     physical = layout.schema_elements[column].get(_SE_TYPE)
     if (kind, physical) not in (("int", _INT32), ("int", _INT64), ("string", _BYTE_ARRAY)):
         return None

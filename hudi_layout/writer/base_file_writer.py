@@ -164,7 +164,7 @@ class WriterInputError(ValueError):
 
 
 @dataclass
-class _StatsAcc:
+class StatsAccumulator:
     """Running min / max / null count for one column of one file (exact, NaN-aware)."""
 
     min: Any = None
@@ -203,7 +203,7 @@ class _StatsAcc:
         return {"min": lo, "max": hi, "null_count": self.null_count, "value_count": value_count}
 
 
-def _stats_supported(t: pa.DataType) -> bool:
+def stats_supported(t: pa.DataType) -> bool:
     return (
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
@@ -365,12 +365,12 @@ def create_data_file(spec: WriteSpec, partition_path: str, file_name: str, io_ty
 
 def file_statistics(spec: WriteSpec, table: pa.Table,
                     known: Callable[[str, pa.DataType], tuple[Any, Any, int] | None] | None = None,
-                    ) -> tuple[dict[str, _StatsAcc], str | None, str | None]:
+                    ) -> tuple[dict[str, StatsAccumulator], str | None, str | None]:
     """Exact statistics of ``table``'s stats columns, and its record-key range (the footer's). ``known``: the
     (min, max, null count) of a column when the caller knows them exactly (the old file's footer, for the
     chunks a merge copies), else None and they are computed from the values."""
-    stats = {c: _StatsAcc() for c in spec.stats_columns
-             if c in table.schema.names and _stats_supported(_value_type(table.schema.field(c).type))}
+    stats = {c: StatsAccumulator() for c in spec.stats_columns
+             if c in table.schema.names and stats_supported(_value_type(table.schema.field(c).type))}
     for name, acc in stats.items():
         given = known(name, table.schema.field(name).type) if known is not None else None
         if given is None:
@@ -421,7 +421,8 @@ def hudi_footer_metadata(min_key: str | None, max_key: str | None) -> dict[str, 
 
 
 def write_encoded_file(spec: WriteSpec, num_rows: int, partition_path: str, file_id: str, token: str,
-                       encoded: EncodedFile, stats: dict[str, _StatsAcc], io_type: str = "MERGE") -> dict[str, Any]:
+                       encoded: EncodedFile, stats: dict[str, StatsAccumulator],
+                       io_type: str = "MERGE") -> dict[str, Any]:
     """Write a base file whose parquet bytes were built in memory (``encoded``) with its statistics ``stats``
     (:func:`file_statistics`): the same marker, file creation and metadata row as :class:`OpenFile`."""
     file_name = base_file_name(file_id, token, spec.instant_time)
@@ -469,8 +470,8 @@ class OpenFile:
         self.num_records = 0
         self.min_key: str | None = None
         self.max_key: str | None = None
-        self.stats = {c: _StatsAcc() for c in spec.stats_columns
-                      if c in schema.names and _stats_supported(schema.field(c).type)}
+        self.stats = {c: StatsAccumulator() for c in spec.stats_columns
+                      if c in schema.names and stats_supported(schema.field(c).type)}
         self.key_min: int | None = None
         self.key_max: int | None = None
         self.datetime_rebase_mode = spec.datetime_rebase_mode

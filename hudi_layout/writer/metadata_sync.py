@@ -35,7 +35,7 @@ from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, upd
 from hudi_layout.table.commit_protocol import latest_time_with_metadata
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
-from hudi_layout.writer.base_file_writer import WrittenFile, _stats_supported, _StatsAcc
+from hudi_layout.writer.base_file_writer import StatsAccumulator, WrittenFile, stats_supported
 
 INDEXED_META_FIELDS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
 
@@ -58,7 +58,7 @@ def indexed_columns(opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ..
     if listed:
         return tuple(c for c in listed if c in schema.names or c in INDEXED_META_FIELDS)
     limit = cfg.COLUMN_STATS_MAX_COLUMNS.get(opts)
-    data = [f.name for f in schema if not f.name.startswith("_hoodie_") and _stats_supported(f.type)][:limit]
+    data = [f.name for f in schema if not f.name.startswith("_hoodie_") and stats_supported(f.type)][:limit]
     return (*INDEXED_META_FIELDS, *data)
 
 
@@ -170,9 +170,9 @@ def log_file_stats(path: str, partition: str, file_name: str, opts: Mapping[str,
     out: list[FileColumnStats] = []
     for name in wanted:
         t = types.get(name)
-        if t is None or not _stats_supported(t):
+        if t is None or not stats_supported(t):
             continue
-        acc = _StatsAcc()
+        acc = StatsAccumulator()
         for table in tables:
             if name not in table.column_names or table.schema.field(name).type != t:
                 break
@@ -190,7 +190,7 @@ def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, s
     wanted = set(indexed_columns(opts, schema))
     out = []
     for ci, name in enumerate(schema.names):
-        if name not in wanted or not _stats_supported(schema.field(name).type):
+        if name not in wanted or not stats_supported(schema.field(name).type):
             continue
         lo = hi = None
         nulls = 0
