@@ -495,6 +495,7 @@ class ReadPathsHarness:
         if not scheduled:
             return
         planned = scheduled[-1].instant_time
+        self.checker.per_entry_point["(steps) compaction left pending around writes"] += 1
         self.log.append(f"compaction {planned} scheduled ({scheduled[-1].slices} slices), left pending")
         for _ in range(self.rng.randint(1, 3)):
             try:
