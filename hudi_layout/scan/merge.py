@@ -665,12 +665,8 @@ def iter_merge_blocks(base_chunks: Iterable[pa.Table], blocks: Sequence[Selected
     first stored copy of the key claims its log records (Hudi's file-group reader takes them out of its map
     there, :func:`_first_copies`), later copies, in this chunk or a later one, are read as stored. Row order
     aside, every chunking gives the same rows (``tests/unit/scan/test_merge.py``)."""
-    yield from _iter_merge(base_chunks, _log_side(blocks, spec), spec)
-
-
-def _iter_merge(base_chunks: Iterable[pa.Table], log: _LogSide | None, spec: MergeSpec) -> Iterator[pa.Table]:
-    """:func:`iter_merge_blocks` with the log blocks decoded already."""
     work = spec.work_schema
+    log = _log_side(blocks, spec)
     claimed: list[pa.Array] = []
     yielded = False
     for chunk in base_chunks:
@@ -780,33 +776,6 @@ def merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: M
     blocks = _selected_blocks(log_files, spec)
     base = read_base_file(base_file, spec) if base_file else None
     return merge_blocks(base, blocks, spec)
-
-
-def iter_merge_logged_keys(base_file: str, log_files: Sequence[str], *, spec: MergeSpec,
-                           chunk_rows: int = MERGE_CHUNK_ROWS) -> Iterator[pa.Table]:
-    """The merged rows of the keys the slice's log blocks name (:func:`slice_log_keys`): the base rows holding
-    one of them (every stored copy, in file order, so the first copy still claims the log records) merged
-    with the logs, and the log records of keys the base file lacks. The other base rows are not read here: a
-    split read takes them from the base file as stored (they are what :func:`merge_file_slice` returns for
-    them too), so only the rows the logs touch are merged in Python."""
-    log = _log_side(_selected_blocks(log_files, spec), spec)
-    if log is None:
-        yield _finish(spec.work_schema.empty_table(), spec)
-        return
-    keys = log.keys
-
-    def logged(chunks: Iterable[pa.Table]) -> Iterator[pa.Table]:
-        for chunk in chunks:
-            column = chunk.column(RECORD_KEY)
-            yield chunk.filter(pc.is_in(column, value_set=keys.cast(column.type)))
-
-    yield from _iter_merge(logged(_base_file_chunks(base_file, spec, chunk_rows)), log, spec)
-
-
-def slice_log_keys(log_files: Sequence[str], *, spec: MergeSpec) -> pa.Array:
-    """The distinct record keys the slice's selected log blocks name (records and deletes; strings)."""
-    log = _log_side(_selected_blocks(log_files, spec), spec)
-    return log.keys if log is not None else pa.array([], pa.string())
 
 
 def iter_merge_file_slice(base_file: str | None, log_files: Sequence[str], *, spec: MergeSpec,

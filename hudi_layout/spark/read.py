@@ -32,12 +32,12 @@ import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.options import QueryType
-from hudi_layout.scan.merge import MergeSpec, iter_merge_file_slice, iter_merge_logged_keys, slice_log_keys
+from hudi_layout.scan.merge import MergeSpec, iter_merge_file_slice
 from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, read_inputs, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
-from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS, RECORD_KEY_COLUMN
+from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -159,22 +159,16 @@ class SliceInput:
     def of(cls, sl: FileSlice, base_path: str | Path) -> SliceInput:
         return cls(sl.base_file_path, tuple(sl.log_file_paths(base_path)))
 
-    def batches(self, spec: MergeSpec, max_rows: int = 65_536, *, logged_keys_only: bool = False
-                ) -> Iterator[pa.RecordBatch]:
+    def batches(self, spec: MergeSpec, max_rows: int = 65_536) -> Iterator[pa.RecordBatch]:
         """The merged rows as Arrow batches of at most ``max_rows``, the base file merged a chunk at a time
         (:func:`~hudi_layout.scan.merge.iter_merge_file_slice`: a read of a large slice holds its logs and one
-        chunk, not the whole file); ``logged_keys_only``: only the rows of the keys its logs name
-        (:func:`~hudi_layout.scan.merge.iter_merge_logged_keys`, the Python half of a split read). Runs in an
-        executor."""
-        tables = iter_merge_logged_keys(self.base_file, self.log_files, spec=spec) \
-            if logged_keys_only and self.base_file else \
-            iter_merge_file_slice(self.base_file or None, self.log_files, spec=spec)
-        for table in tables:
+        chunk, not the whole file); runs in an executor."""
+        for table in iter_merge_file_slice(self.base_file or None, self.log_files, spec=spec):
             yield from table.to_batches(max_chunksize=max_rows)
 
 
 def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec: MergeSpec,
-                        schema: StructType, *, logged_keys_only: bool = False) -> DataFrame:
+                        schema: StructType) -> DataFrame:
     """The merged rows of Merge-on-Read slices as a DataFrame with Spark ``schema``, merged in executors.
 
     The slice list and the merge spec travel with the task's function (PySpark broadcasts a large one by
@@ -197,7 +191,7 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for i in ids.column(0).to_pylist():
-                for batch in slices[i].batches(spec, _MERGED_BATCH_ROWS, logged_keys_only=logged_keys_only):
+                for batch in slices[i].batches(spec, _MERGED_BATCH_ROWS):
                     yield _as_target(batch, target)
 
     parts = max(1, min(n, _task_count(spark)))
@@ -205,65 +199,6 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
 
 
 _MERGED_BATCH_ROWS = 65_536
-
-#: read Merge-on-Read slices that have a base file split (:func:`split_slices_frames`); False: every row merged
-#: in Python (the tests compare the two)
-SPLIT_MERGED_READS = True
-_FILE, _LOG_FILE, _LOG_KEY = "__hudi_layout_file", "__hudi_layout_log_file", "__hudi_layout_log_key"
-
-
-def log_keys_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec: MergeSpec) -> DataFrame:
-    """``(base file name, record key)`` of every key the selected log blocks of each slice name, read in Spark
-    tasks (log files only)."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    slices = tuple(inputs)
-    schema = StructType([StructField(_LOG_FILE, StringType()), StructField(_LOG_KEY, StringType())])
-    target = pa.schema([(_LOG_FILE, pa.string()), (_LOG_KEY, pa.string())])
-
-    def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for ids in batches:
-            for i in ids.column(0).to_pylist():
-                keys = slice_log_keys(slices[i].log_files, spec=spec)
-                name = slices[i].base_file.rsplit("/", 1)[-1]
-                yield pa.RecordBatch.from_arrays([pa.array([name] * len(keys), pa.string()), keys.cast(pa.string())],
-                                                 schema=target)
-
-    parts = max(1, min(len(slices), _task_count(spark)))
-    return spark.range(0, len(slices), 1, parts).mapInArrow(mapper, schema)
-
-
-def split_slices_frames(spark: SparkSession, slices: Sequence[FileSlice], base_path: str | Path, spec: MergeSpec,
-                        schema: StructType) -> list[DataFrame]:
-    """The merged rows of Merge-on-Read slices, read split: Spark's parquet reader scans the base files minus
-    the rows whose key the slice's (selected) log blocks name, an anti-join on ``(file name, record key)``
-    with those keys; Python tasks merge only those keys' rows with the logs
-    (:func:`~hudi_layout.scan.merge.iter_merge_logged_keys`). A row no log names is, in the merge, the base
-    file's row as stored, so the two halves give the merge's rows, while the scan of the rest keeps Spark's
-    column pruning and vectorised reading (a full scan of appended slices cost 8x a scan of base files when
-    Python merged every row: ``bench/results/mor_upsert.md``). Log-only slices are merged whole."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    with_base = [s for s in slices if s.has_base_file]
-    log_only = [SliceInput.of(s, base_path) for s in slices if not s.has_base_file]
-    frames = [merged_slices_frame(spark, log_only, spec, schema)] if log_only else []
-    if not with_base:
-        return frames
-    inputs = [SliceInput.of(s, base_path) for s in with_base]
-    frames.append(merged_slices_frame(spark, inputs, spec, schema, logged_keys_only=True))
-    names = list(schema.names)
-    read_schema = schema if RECORD_KEY_COLUMN in names else \
-        StructType([*schema.fields, StructField(RECORD_KEY_COLUMN, StringType())])
-    native = _read_parquet(spark, read_schema, [s.base_file_path for s in with_base])
-    native = native.select("*", F.col("_metadata.file_name").alias(_FILE))
-    keys = F.broadcast(log_keys_frame(spark, inputs, spec))
-    rest = native.join(keys, (native[_FILE] == keys[_LOG_FILE]) & (native[RECORD_KEY_COLUMN] == keys[_LOG_KEY]),
-                       "left_anti")
-    if spec.incremental_instants is not None:  # as the merge's own filter of an incremental read's rows
-        rest = rest.where(F.col(COMMIT_TIME_COLUMN).isin(sorted(spec.incremental_instants)))
-    frames.append(rest.select(*[F.col(f"`{n}`") for n in names]))
-    return frames
 
 
 def _as_target(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
@@ -326,11 +261,8 @@ def dataframe_for_plan(spark: SparkSession, table: HudiTable, plan: ScanPlan, wh
         frames = [_read_parquet(spark, schema, files)] if files else []
         if merged:
             spec = merge_spec_for_plan(table, plan, schema.names)
-            if SPLIT_MERGED_READS:
-                frames += split_slices_frames(spark, merged, table.base_path, spec, schema)
-            else:
-                inputs = [SliceInput.of(s, table.base_path) for s in merged]
-                frames.append(merged_slices_frame(spark, inputs, spec, schema))
+            inputs = [SliceInput.of(s, table.base_path) for s in merged]
+            frames.append(merged_slices_frame(spark, inputs, spec, schema))
         df = frames[0] if frames else spark.createDataFrame([], schema)
         for other in frames[1:]:
             df = df.union(other)
