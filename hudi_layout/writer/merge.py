@@ -510,6 +510,7 @@ def compact_file_group(spec: WriteSpec, target: MergeTarget, merged: Iterable[pa
     handle: OpenFile | None = None
     empty: pa.Table | None = None
     step = max(1, spec.parquet_row_group_rows)
+    held: list[pa.Table] = []  # rows not written yet: row groups of ``step`` rows, whatever the chunks' sizes
     for chunk in merged:
         table = _with_table_columns(_stored_rows(chunk, f"file slice of {target.file_id}"), spec.data_schema)
         at = table.schema.get_field_index(FILE_NAME_COLUMN)
@@ -522,9 +523,16 @@ def compact_file_group(spec: WriteSpec, target: MergeTarget, merged: Iterable[pa
         if handle is None:
             handle = OpenFile(spec, table.schema, target.partition_path, target.file_id, token,
                               _group_encoding(spec, table, encodings), io_type=io_type)
-        for offset in range(0, table.num_rows, step):
-            handle.write(table.slice(offset, step))
+        held.append(table)
+        if sum(t.num_rows for t in held) >= step:
+            rows = pa.concat_tables(held)
+            full = rows.num_rows - rows.num_rows % step
+            for offset in range(0, full, step):
+                handle.write(rows.slice(offset, step))
+            held = [rows.slice(full)] if full < rows.num_rows else []
     if handle is not None:
+        if held:
+            handle.write(pa.concat_tables(held))
         row = handle.close()
     else:
         if empty is None:

@@ -194,3 +194,31 @@ def test_footer_key_range_with_and_without_key_statistics(tmp_path: Path, key_st
     (f,) = decode_results(next(write_partition(spec, iter([_batch(10, start=5)]))).to_pylist())
     meta = pq.ParquetFile(tmp_path / f.partition_path / f.file_name).metadata.metadata
     assert (meta[b"hoodie_min_record_key"], meta[b"hoodie_max_record_key"]) == (b"10", b"9")
+
+
+def test_a_compaction_writes_row_groups_of_the_set_size_whatever_the_merged_chunks(tmp_path: Path) -> None:
+    """The merge yields uneven chunks (a chunk's base rows, its log winners, the keys only logs hold): the new
+    base file still gets row groups of ``parquet_row_group_rows`` rows, the last one shorter, rows in order."""
+    from hudi_layout.writer.base_file_writer import TaskIdentity
+    from hudi_layout.writer.merge import MergeTarget, compact_file_group
+
+    data = pa.schema([("id", pa.int64()), ("x", pa.float64()), ("s", pa.string())])
+    spec = replace(_spec(tmp_path, parquet_row_group_rows=4), data_schema=data)
+
+    def chunk(start: int, n: int) -> pa.Table:
+        b = _batch(n, "", start)
+        meta = {"_hoodie_commit_time": constant_strings("20251231000000000", n),
+                "_hoodie_commit_seqno": pa.array([f"s{i}" for i in range(start, start + n)]),
+                "_hoodie_record_key": b.column("_hoodie_record_key"), "_hoodie_partition_path": b.column(
+                    "_hoodie_partition_path"), "_hoodie_file_name": constant_strings("old", n)}
+        return pa.table({**meta, "id": b.column("id"), "x": b.column("x"), "s": b.column("s")})
+
+    sizes = [5, 7, 0, 3, 9, 1]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    target = MergeTarget("", "fg-1", "", "", "20251231000000000")
+    row = compact_file_group(spec, target, [chunk(s, n) for s, n in zip(starts, sizes)], TaskIdentity())
+    meta = pq.read_metadata(tmp_path / row["file_name"])
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [4, 4, 4, 4, 4, 4, 1]
+    table = pq.read_table(tmp_path / row["file_name"])
+    assert table.column("id").to_pylist() == list(range(25)) and row["num_records"] == 25
+    assert set(table.column("_hoodie_file_name").to_pylist()) == {row["file_name"]}
