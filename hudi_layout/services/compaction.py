@@ -111,15 +111,11 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     try:
         results.append(execute_compaction(spark, str(base), t, opts))
     except CommitConflictError as exc:
-        if not _completed(base, t):
+        if not HudiTable(str(base)).timeline.completed().contains(t):
             raise
         # another process ran this plan in the gap between its scheduling and its execution here
         log.warning("compaction %s of %s was executed by another process: %s", t, base, exc)
     return results
-
-
-def _completed(base: Path, instant_time: str) -> bool:
-    return any(i.requested_time == instant_time for i in HudiTable(str(base)).timeline.completed())
 
 
 def deltacommits_since_last_compaction(base: Path) -> int:
@@ -182,8 +178,8 @@ def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, o
     timer = PhaseTimer()
     with timer.phase("plan"):
         table = HudiTable(str(base))
-        if instant_time not in table.timeline.pending_compactions():
-            done = _completed(base, instant_time)
+        if not table.timeline.pending().actions(inst.COMPACTION).contains(instant_time):  # no plan decoded twice
+            done = table.timeline.completed().contains(instant_time)
             raise CommitConflictError(
                 f"compaction {instant_time} of {base} is no longer pending: another process "
                 + ("completed it" if done else "rolled it back (abandoned it)"),

@@ -252,12 +252,7 @@ def slice_reader(table: HudiTable) -> SliceReader | None:
     the reader does not support, before anything is written."""
     if not table.is_mor:
         return None
-    return merged_slice_reader(merge_spec_for_table(table))
-
-
-def merged_slice_reader(spec: MergeSpec) -> SliceReader:
-    """A :data:`SliceReader` that merges a target's slice by ``spec`` (picklable: it runs in the executors)."""
-    return functools.partial(_read_merged_slice, spec)
+    return functools.partial(_read_merged_slice, merge_spec_for_table(table))  # picklable: runs in executors
 
 
 def _read_merged_slice(spec: MergeSpec, target: MergeTarget, columns: Sequence[str] | None = None) -> pa.Table:
