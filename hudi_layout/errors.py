@@ -7,7 +7,11 @@ which is also a ``ValueError``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 
 class HudiLayoutError(Exception):
@@ -115,3 +119,39 @@ def from_spark_error_text(text: str) -> HudiLayoutError | None:
             if found is not None:
                 return found(m.group(2) or "")
     return None
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def one_line_errors(fn: _F) -> _F:
+    """Wrap code that runs inside Spark (a Python data source's methods, a ``mapInArrow`` task).
+
+    Spark shows an error raised there as its own message followed by the Python traceback, where only the
+    last line names our error, without its hint. Our errors are re-raised with message and hint as one
+    tagged line (:func:`spark_error_text`, no chained traceback), which the CLI, the ``install_error_hook``
+    of the data source and ``str(exception)`` searches find. Generator functions (a reader's ``read``, a
+    task's mapper) raise while Spark iterates them, so they are wrapped as generators.
+    """
+
+    def one_line(e: HudiLayoutError) -> HudiLayoutError:
+        return e if str(e).startswith(SPARK_ERROR_MARKER) else type(e)(spark_error_text(e), hint=e.hint)
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args: Any, **kwargs: Any) -> Any:
+            try:
+                yield from fn(*args, **kwargs)
+            except HudiLayoutError as e:
+                raise one_line(e) from None
+
+        return generator  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HudiLayoutError as e:
+            raise one_line(e) from None
+
+    return wrapper  # type: ignore[return-value]

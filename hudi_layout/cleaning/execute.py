@@ -61,7 +61,7 @@ from hudi_layout.format.clean_metadata import (
 )
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time
-from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.column_stats_index import META_COLUMNS
@@ -138,7 +138,7 @@ def _abandon_hint(base: Path, props: TableProperties, t: str) -> str:
 
 
 def _has_mdt(base: Path) -> bool:
-    return (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").is_file()
+    return table_config_exists(base / ".hoodie" / "metadata" / ".hoodie")
 
 
 # --------------------------------------------------------------------------------------------- entry

@@ -327,10 +327,45 @@ def constant_partition_columns(props: TableProperties) -> list[str]:
     return out
 
 
+def table_config_exists(hoodie_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``hoodie_dir`` holds a table config: ``hoodie.properties``, or only the backup that an update
+    cut short between deleting the old file and writing the new one left (Java then reads the backup, and so
+    does :func:`load_properties`; every "is there a table?" test asks this one function)."""
+    d = Path(hoodie_dir)
+    return (d / PROPERTIES_FILE).is_file() or (d / BACKUP_FILE).is_file()
+
+
+def recover_table_config(hoodie_dir: str | os.PathLike[str]) -> bool:
+    """Put ``hoodie.properties`` back from a valid backup when only the backup is left; ``True`` if it did.
+
+    Java's ``HoodieTableConfig`` does this before it next modifies the config; we do it before any change to
+    the table (other readers, hudi-rs among them, do not look at the backup). The file is created only if it
+    is still missing (a hard link of a complete temporary copy), so a writer that put a new file there
+    meanwhile keeps it. The backup stays: it is what Java falls back to and deletes on its next update.
+    """
+    d = Path(hoodie_dir)
+    main, backup = d / PROPERTIES_FILE, d / BACKUP_FILE
+    if main.exists() or not backup.is_file():
+        return False
+    if load_properties(d).source != str(backup):  # raises for a backup that is not a valid config
+        return False
+    tmp = d / f".{PROPERTIES_FILE}.recover-{os.getpid()}"
+    atomic_write(tmp, backup.read_bytes())
+    try:
+        os.link(tmp, main)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    return True
+
+
 def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     """Load ``<hoodie_dir>/hoodie.properties`` (falling back to the backup, as Java does).
 
-    ``hoodie_dir`` is a ``.hoodie`` folder (of the data table or of the metadata table).
+    ``hoodie_dir`` is a ``.hoodie`` folder (of the data table or of the metadata table). As in Java's
+    ``HoodieTableConfig``, a file whose ``hoodie.table.checksum`` does not match its table name is invalid:
+    the backup is tried next, and when no file is valid the table is refused (Java fails the same way).
     """
     d = Path(hoodie_dir)
     main = d / PROPERTIES_FILE
@@ -341,6 +376,7 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
         raise NotAHudiTableError(f"{d.parent}: not a Hudi table ({why})")
     props: dict[str, str] | None = None
     source = candidates[0]
+    mismatch: tuple[Path, str, int] | None = None
     for cand in candidates:
         parsed = read_properties_file(cand)
         if "hoodie.table.name" not in parsed:
@@ -349,8 +385,15 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
         if chk is None or chk == str(compute_checksum(parsed)):
             props, source = parsed, cand
             break
-        if props is None:
-            props, source = parsed, cand  # keep the first readable one if no checksum matches
+        if mismatch is None:
+            mismatch = (cand, chk, compute_checksum(parsed))
+    if props is None and mismatch is not None:
+        invalid, stored, right = mismatch
+        raise CorruptFileError(
+            f"{invalid}: hoodie.table.checksum {stored} does not match the table name (CRC-32 of "
+            f"'<database>.<table>' is {right}); Hudi refuses such a table config too",
+            hint=f"restore {PROPERTIES_FILE} from a copy; if the table was renamed on purpose, set "
+                 f"hoodie.table.checksum={right} in it")
     if props is None:
         raise NotAHudiTableError(f"{d.parent}: {main} has no hoodie.table.name")
     if "hoodie.table.version" not in props:

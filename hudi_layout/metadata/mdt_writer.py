@@ -27,7 +27,7 @@ from hudi_layout.format import log_format as L
 from hudi_layout.format.compaction_plan import compaction_plan_bytes
 from hudi_layout.format.file_naming import make_log_file_name, try_parse_log_file_name
 from hudi_layout.format.instant import State, new_instant_time
-from hudi_layout.format.properties import TableProperties, load_properties, write_properties
+from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists, write_properties
 from hudi_layout.metadata import keys as K
 from hudi_layout.metadata import mdt_timeline as T
 from hudi_layout.metadata import stats_values as sv
@@ -102,7 +102,7 @@ class MetadataWriter:
 
     @property
     def exists(self) -> bool:
-        return (self.mdt_dir / ".hoodie" / "hoodie.properties").is_file()
+        return table_config_exists(self.mdt_dir / ".hoodie")
 
     def file_group_ids(self, partition: str) -> list[str]:
         """File groups of an MDT partition: from disk when it exists, else the configured count."""

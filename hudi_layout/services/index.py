@@ -20,6 +20,7 @@ from hudi_layout import options as cfg
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.properties import load_properties
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
+from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.metadata_sync import existing_file_stats, mdt_exists
 
@@ -35,6 +36,7 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)
     with TableLock(base):
+        refuse_pending_restore(base, props)
         if mdt_exists(base):
             if not rebuild:
                 return {"status": "exists", "metadata_partitions": props.metadata_partitions,

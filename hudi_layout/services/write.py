@@ -19,7 +19,7 @@ from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.partition_path import PartitionPathRule
-from hudi_layout.format.properties import load_properties
+from hudi_layout.format.properties import load_properties, table_config_exists
 from hudi_layout.format.schema_conversion import require_keepable_column_names
 from hudi_layout.options import WriteOperation
 from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
@@ -134,7 +134,7 @@ def _reconciled(df: DataFrame, path: str) -> DataFrame:
     from hudi_layout.writer.transaction import table_arrow_schema
 
     base = Path(path).absolute()
-    if not (base / ".hoodie" / "hoodie.properties").is_file():
+    if not table_config_exists(base / ".hoodie"):
         return df  # a new table: the batch's schema is the table's
     table = table_arrow_schema(base, load_properties(base / ".hoodie"))
     if table is None:
@@ -160,7 +160,7 @@ def _partitions_in_data(df: DataFrame, path: str, options: Mapping[str, Any] | N
     if cfg.OPERATION.get(opts) is not WriteOperation.DELETE_PARTITION or cfg.PARTITIONS_TO_DELETE.get(opts):
         return None
     hoodie = Path(path).absolute() / ".hoodie"
-    if not (hoodie / "hoodie.properties").is_file():
+    if not table_config_exists(hoodie):
         return None  # WriteSession.start reports the missing table
     props = load_properties(hoodie)
     for f in props.partition_fields:

@@ -41,15 +41,13 @@ reader; Spark-native key expressions); this data source exists for users who wan
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -65,12 +63,11 @@ from pyspark.sql.datasource import (
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import (
-    SPARK_ERROR_MARKER,
     HudiLayoutError,
     InvalidArgumentError,
     NotAHudiTableError,
     from_spark_error_text,
-    spark_error_text,
+    one_line_errors,
 )
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
@@ -116,37 +113,6 @@ def read_plan_is_per_scan() -> bool:
     return False
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _one_line_errors(fn: F) -> F:
-    """Spark shows an error raised in the data source as its own message followed by the Python traceback.
-    Our errors are re-raised with their message and hint as one tagged line (no chained traceback), which
-    the CLI, :func:`install_error_hook` and ``str(exception)`` searches can find."""
-
-    def one_line(e: HudiLayoutError) -> HudiLayoutError:
-        return e if str(e).startswith(SPARK_ERROR_MARKER) else type(e)(spark_error_text(e), hint=e.hint)
-
-    if inspect.isgeneratorfunction(fn):  # ``read``: the errors come while Spark iterates
-        @functools.wraps(fn)
-        def generator(*args: Any, **kwargs: Any) -> Any:
-            try:
-                yield from fn(*args, **kwargs)
-            except HudiLayoutError as e:
-                raise one_line(e) from None
-
-        return generator  # type: ignore[return-value]
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except HudiLayoutError as e:
-            raise one_line(e) from None
-
-    return wrapper  # type: ignore[return-value]
-
-
 class _FilePartition(InputPartition):
     """Base files to read, and (incremental reads) the commits whose rows to keep. Spark pickles the read
     function before it asks for the partitions, so what ``read`` needs from planning travels here."""
@@ -181,7 +147,7 @@ class HudiLayoutReader(DataSourceReader):
         self.settings = dict(settings or {})
         self.filters: list[Any] = []
 
-    @_one_line_errors
+    @one_line_errors
     def partitions(self) -> list[InputPartition]:
         predicate = from_datasource_filters(self.filters) if self.filters else None
         table = HudiTable(self.path)
@@ -194,7 +160,7 @@ class HudiLayoutReader(DataSourceReader):
             parts += [_SlicePartition(SliceInput.of(s, table.base_path), spec) for s in merged]
         return parts or [_FilePartition([])]
 
-    @_one_line_errors
+    @one_line_errors
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         # Spark may replay a plan made for an earlier scan of this DataFrame (module docstring): a file of its
         # pinned snapshot that a clean deleted since is then found missing here, in the worker. One clear line.
@@ -295,7 +261,7 @@ class HudiLayoutDataSource(DataSource):
                 "or LOCATION '...'")
         return path
 
-    @_one_line_errors
+    @one_line_errors
     def schema(self) -> Any:
         path = self._path()
         read_options = _read_options(self.options)
@@ -312,7 +278,7 @@ class HudiLayoutDataSource(DataSource):
                 {INCLUDE_META_OPTION: "true"} if include_meta else {})}})
         return schema
 
-    @_one_line_errors
+    @one_line_errors
     def reader(self, schema: Any) -> DataSourceReader:
         path = self.options.get("path")
         read_options = _read_options(self.options)
@@ -335,7 +301,7 @@ class HudiLayoutDataSource(DataSource):
         reader_class = PruningReader if read_plan_is_per_scan() else HudiLayoutReader
         return reader_class(path, schema, query, settings)
 
-    @_one_line_errors
+    @one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
         if not self.options.get("path"):
             # Spark shows a data source's exception text, not our hint: the way out goes into the message
@@ -573,7 +539,7 @@ class HudiLayoutWriter(DataSourceArrowWriter):
             return _FilesMessage([], refusal=str(e))
         return _FilesMessage(rows)
 
-    @_one_line_errors
+    @one_line_errors
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         for m in messages:
             if isinstance(m, _FilesMessage) and m.refusal is not None:

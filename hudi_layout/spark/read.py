@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError, one_line_errors
 from hudi_layout.options import QueryType
 from hudi_layout.scan.merge import MergeSpec, iter_merge_file_slice
 from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, read_inputs, table_schema, to_predicate
@@ -188,6 +188,7 @@ def merged_slices_frame(spark: SparkSession, inputs: Sequence[SliceInput], spec:
         return spark.createDataFrame([], schema)
     slices = tuple(inputs)
 
+    @one_line_errors
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for ids in batches:
             for i in ids.column(0).to_pylist():

@@ -40,7 +40,12 @@ from hudi_layout.format.commit_metadata import (
 from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_data_log_file_name
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time, parse_instant_file_name
-from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.format.properties import (
+    TableProperties,
+    load_properties,
+    recover_table_config,
+    table_config_exists,
+)
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.file_guard import FileGate, close_gate, open_gate
 from hudi_layout.table.locks import Heartbeat, TableLock, heartbeat_path, writer_is_alive
@@ -404,6 +409,8 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
     done = []
     with lock:
         props = props or load_properties(base / ".hoodie")
+        refuse_pending_restore(base, props)
+        recover_table_config(base / ".hoodie")
         done.extend(_finish_interrupted_rollbacks(base, props, hooks))
         for i in pending_write_instants(base, props):
             if writer_is_alive(base, i.requested_time):
@@ -417,6 +424,23 @@ def rollback_failed_writes(base_path: str | os.PathLike[str], props: TableProper
             done.append(i.requested_time)
         _sweep_stray_markers(base, props)
     return done
+
+
+def refuse_pending_restore(base: Path, props: TableProperties) -> None:
+    """Refuse to change a table whose ``restore`` is pending, as Hudi's writers do before any new instant.
+
+    A restore rolls back every instant after a savepoint, one by one; cut short, it leaves some of them
+    undone, and only Hudi's restore (run again to the same savepoint) knows which ones were meant to go.
+    Every operation that changes the table passes through :func:`rollback_failed_writes` first, so this one
+    check stops them all before they touch anything. Reads go on, as Hudi's readers do.
+    """
+    pending = sorted(i.requested_time for i in list_instants(base, props)
+                     if i.action == inst.RESTORE and not i.is_completed)
+    if pending:
+        raise UnsupportedTableError(
+            f"{base}: a restore is pending (instant {', '.join(pending)}); the table may be half restored, "
+            "so hudi_layout changes nothing until it is finished",
+            hint="finish the restore with Hudi (run the same restore to its savepoint again), then retry")
 
 
 def rollback_pending_instant(base_path: str | os.PathLike[str], instant_time: str, *,
@@ -619,4 +643,4 @@ def _sweep_stray_markers(base: Path, props: TableProperties) -> None:
 
 
 def _has_metadata_table(base: Path) -> bool:
-    return (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").exists()
+    return table_config_exists(base / ".hoodie" / "metadata" / ".hoodie")

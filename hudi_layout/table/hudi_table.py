@@ -9,7 +9,7 @@ from typing import Any
 
 from hudi_layout.errors import NotAHudiTableError
 from hudi_layout.format.instant import REPLACE_COMMIT, WRITE_ACTIONS
-from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
 from hudi_layout.table.timeline import Timeline
@@ -75,7 +75,7 @@ class HudiTable:
 
     @property
     def has_metadata_table(self) -> bool:
-        return (self.metadata_table_path / ".hoodie" / "hoodie.properties").is_file()
+        return table_config_exists(self.metadata_table_path / ".hoodie")
 
     # ---------------------------------------------------------------- files
 

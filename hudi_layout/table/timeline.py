@@ -37,7 +37,7 @@ from hudi_layout.format.instant import (
     State,
     parse_instant_file_name,
 )
-from hudi_layout.format.properties import load_properties
+from hudi_layout.format.properties import load_properties, table_config_exists
 from hudi_layout.table import cache as table_cache
 
 #: Hudi's ``getCommitsTimeline`` actions: everything that writes data files
@@ -78,7 +78,7 @@ class Timeline:
         """
         hoodie = resolve_hoodie_dir(path)
         if layout_version is None or (layout_version >= 2 and timeline_path is None
-                                      and (hoodie / "hoodie.properties").is_file()):
+                                      and table_config_exists(hoodie)):
             props = load_properties(hoodie)
             layout_version = props.timeline_layout_version if layout_version is None else layout_version
             timeline_path = props.timeline_path if timeline_path is None else timeline_path

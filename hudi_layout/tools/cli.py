@@ -133,6 +133,7 @@ def _check_source(source: str, fmt: str) -> None:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from hudi_layout import options as cfg
+    from hudi_layout.format.properties import table_config_exists
 
     opts = _options(args.option)
     if args.record_key:
@@ -165,7 +166,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         _print_json(result.__dict__)
         return 0
     _check_source(args.source, args.format)
-    if not (Path(args.path) / ".hoodie" / "hoodie.properties").is_file() and not cfg.RECORD_KEY_FIELD.get(
+    if not table_config_exists(Path(args.path) / ".hoodie") and not cfg.RECORD_KEY_FIELD.get(
             cfg.resolve_options(opts)):
         raise InvalidArgumentError(f"{args.path} is a new table and needs a record key",
                                    hint="--record-key COLUMN (a column, or columns a,b, unique per row)")

@@ -71,7 +71,7 @@ from hudi_layout.format.file_naming import (
 )
 from hudi_layout.format.merge_config import MergeMode, merge_config
 from hudi_layout.format.partition_path import PartitionPathRule
-from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema, comparable_type
 from hudi_layout.format.schema_evolution import evolve_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
@@ -173,7 +173,7 @@ def table_arrow_schema(base: Path, props: TableProperties) -> pa.Schema | None:
 
 
 def _is_table(base: Path) -> bool:
-    return (base / ".hoodie" / "hoodie.properties").exists()
+    return table_config_exists(base / ".hoodie")
 
 
 @dataclass

@@ -189,3 +189,49 @@ def test_master_urls_spark_accepts_pass_the_check(master: str):
     from hudi_layout.spark.session import _MASTER_URL
 
     assert _MASTER_URL.match(master)
+
+
+def test_odd_table_configs_read_and_write_as_hudi_does(spark, tmp_path: Path, capsys):
+    """Session 19's odd states, each as Hudi's Java code meets it: only ``hoodie.properties.backup`` left (an
+    update cut short) is the table's config for reads *and* writes; a pending ``restore`` stops every change
+    in one line (the CLI exits 2 and nothing on disk moves) while reads go on."""
+    from hudi_layout.format.instant import State, instant_file_name
+
+    table = tmp_path / "T"
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b"])), str(table), OPTS)
+    hoodie = table / ".hoodie"
+    (hoodie / "hoodie.properties").rename(hoodie / "hoodie.properties.backup")
+    hudi_layout.write(spark.createDataFrame(rows(["b", "c"], 1)), str(table),
+                      {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    assert sorted(hudi_rs_read(table).column("id").to_pylist()) == [0, 1, 2]
+
+    (hoodie / "timeline" / instant_file_name("20990101000000000", "restore", State.REQUESTED)).write_bytes(b"")
+    src = tmp_path / "more.parquet"
+    pq.write_table(rows(["d"], 7), src)
+    before = tree_snapshot(table)
+    for args in (("ingest", str(src), str(table), "--operation", "upsert"), ("clean", str(table)),
+                 ("cluster", str(table), "--columns", "id")):
+        code, err = cli(*args, capsys=capsys)
+        assert code == 2 and len(err) == 2, (args, err)
+        assert "a restore is pending" in err[0] and err[1].startswith("hint: finish the restore"), err
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+    assert sorted(hudi_layout.read(str(table), spark=spark).toArrow().column("id").to_pylist()) == [0, 1, 2]
+
+
+def test_a_vanished_log_file_in_an_old_read_says_what_to_do(spark, tmp_path: Path):
+    """A Merge-on-Read DataFrame planned before a clean (grace period 0) deleted one of its log files fails
+    in its task; the error crosses Spark as one tagged line with its hint, for ``hl.read`` as for the data
+    source."""
+    from tests.helpers.mor_builder import Upserts, make_mor_table, row
+
+    t = make_mor_table(tmp_path / "t")
+    fid = t.deltacommit(inserts={"": [row("a", 1), row("b", 1)]}).file_ids[0]
+    t.deltacommit(logs={fid: [Upserts([row("a", 2, name="a2")])]})
+    df = hudi_layout.read(str(t.base), spark=spark)
+    for log in [p for p in t.base.iterdir() if ".log." in p.name]:
+        log.unlink()
+    with pytest.raises(Exception) as err:
+        df.collect()
+    found = errors.from_spark_error_text(str(err.value))
+    assert found is not None and "log file vanished" in str(found), str(err.value)[-2000:]
+    assert found.hint == "plan the read again"

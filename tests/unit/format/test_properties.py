@@ -4,12 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from hudi_layout.errors import NotAHudiTableError, UnsupportedTableError
+from hudi_layout.errors import CorruptFileError, NotAHudiTableError, UnsupportedTableError
 from hudi_layout.format.properties import (
     compute_checksum,
     format_properties,
     load_properties,
     parse_properties,
+    recover_table_config,
+    table_config_exists,
     write_properties,
 )
 
@@ -118,3 +120,40 @@ def test_rewrite_fixture_properties_stays_readable(fixture_table) -> None:
     assert after.to_dict() == before and after.checksum_valid()
     hudi = pytest.importorskip("hudi")
     assert len(hudi.HudiTableBuilder.from_base_uri(str(base)).build().get_file_slices()) == 5
+
+
+def test_a_wrong_checksum_without_a_valid_backup_is_refused_naming_the_right_value(tmp_path: Path) -> None:
+    """Java's ``HoodieTableConfig`` treats a checksum that does not match the table name as a damaged file
+    and fails when the backup does not help; accepting it would let us write into a table Hudi refuses."""
+    hoodie = tmp_path / ".hoodie"
+    hoodie.mkdir()
+    write_properties(hoodie, _props())
+    good = load_properties(hoodie).checksum
+    text = (hoodie / "hoodie.properties").read_text().replace(f"hoodie.table.checksum={good}",
+                                                               "hoodie.table.checksum=12345")
+    (hoodie / "hoodie.properties").write_text(text)
+    with pytest.raises(CorruptFileError, match="checksum 12345 does not match") as err:
+        load_properties(hoodie)
+    assert f"hoodie.table.checksum={good}" in (err.value.hint or "")
+    (hoodie / "hoodie.properties.backup").write_text(text)  # an equally wrong backup does not help either
+    with pytest.raises(CorruptFileError):
+        load_properties(hoodie)
+
+
+def test_a_backup_left_alone_is_the_table_config(tmp_path: Path) -> None:
+    """An update cut short between deleting the old file and writing the new one leaves only the backup:
+    Java reads it, and every "is this a table?" test here asks :func:`table_config_exists`, so a write does not
+    take the folder for a non-table."""
+    hoodie = tmp_path / ".hoodie"
+    hoodie.mkdir()
+    assert not table_config_exists(hoodie)
+    write_properties(hoodie, _props())
+    (hoodie / "hoodie.properties").rename(hoodie / "hoodie.properties.backup")
+    assert table_config_exists(hoodie)
+    assert load_properties(hoodie).record_key_fields == ["a", "b"]
+    saved = (hoodie / "hoodie.properties.backup").read_bytes()
+    assert recover_table_config(hoodie)  # before a change (other readers do not look at the backup)
+    assert (hoodie / "hoodie.properties").read_bytes() == saved and not recover_table_config(hoodie)
+    assert sorted(p.name for p in hoodie.iterdir()) == ["hoodie.properties", "hoodie.properties.backup"]
+    write_properties(hoodie, load_properties(hoodie).to_dict())  # the next update drops the backup
+    assert (hoodie / "hoodie.properties").is_file() and not (hoodie / "hoodie.properties.backup").exists()

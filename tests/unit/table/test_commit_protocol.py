@@ -215,3 +215,26 @@ def test_our_heartbeat_refreshes_its_file_for_hudis_writers(tmp_path: Path, monk
     assert os.stat(beat.path).st_mtime > time.time() - 60, "the heartbeat file was not refreshed"
     beat.stop()
     assert not beat.path.exists()
+
+
+def test_a_pending_restore_stops_every_change_before_it_touches_anything(tmp_path: Path) -> None:
+    """Hudi's writers refuse to start an instant while a restore is pending (the table may be half restored);
+    so do ours: the check sits in the rollback of failed writes, which every changing operation runs first."""
+    from hudi_layout.errors import UnsupportedTableError
+    from hudi_layout.format.instant import instant_file_name, State
+    from tests.helpers.integration import diff_snapshots, tree_snapshot
+
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    cp.complete_write(pending, _commit_bytes(base, name, pending.instant_time), committed_files=[name])
+    tdir = cp.timeline_dir(base, load_properties(base / ".hoodie"))
+    (tdir / instant_file_name("20990101000000000", "restore", State.INFLIGHT)).write_bytes(b"")
+    before = tree_snapshot(base)
+    with pytest.raises(UnsupportedTableError, match="a restore is pending .*20990101000000000") as err:
+        cp.begin_write(base, "commit")
+    assert "finish the restore with Hudi" in (err.value.hint or "")
+    with pytest.raises(UnsupportedTableError, match="restore is pending"):
+        cp.rollback_failed_writes(base)
+    assert diff_snapshots(before, tree_snapshot(base)) == []
+    assert [s.base_file_name for s in HudiTable(base).file_slices()] == [name]  # reads go on
