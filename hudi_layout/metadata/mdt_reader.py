@@ -89,6 +89,20 @@ def compute_sync_state(data_instants: Iterable[Instant], mdt_instants: Iterable[
     return SyncState(frozenset(valid), completion, first)
 
 
+def lagging_data_instants(data_instants: Iterable[Instant], mdt_instants: Iterable[Instant]) -> list[str]:
+    """Data instants that completed while their MDT deltacommit never did (it is still requested or inflight).
+
+    Writers complete the MDT deltacommit first and the data instant after it, so the reverse state is left
+    only by hands (a copied or edited timeline): the MDT then lists files without that commit's, and every
+    reader that lists through it (Hudi's, hudi-rs) misses them, whatever later commits add.
+    """
+    done_data = {i.requested_time for i in data_instants if i.is_completed}
+    mdt = list(mdt_instants)
+    done_mdt = {i.requested_time for i in mdt if i.is_completed}
+    return sorted({i.requested_time for i in mdt if i.action == "deltacommit" and not i.is_completed
+                   and i.requested_time in done_data and i.requested_time not in done_mdt})
+
+
 # ---------------------------------------------------------------------------------------------- slices
 
 

@@ -13,7 +13,8 @@ from hudi_layout.format.capabilities import MAINTAINABLE_MDT_PARTITIONS, require
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import State, instant_file_name
-from hudi_layout.format.properties import TableProperties, write_properties
+from hudi_layout.format.properties import TableProperties, load_properties, write_properties
+from hudi_layout.metadata.mdt_reader import instant_files, lagging_data_instants
 
 MAINTAINABLE_PARTITIONS = MAINTAINABLE_MDT_PARTITIONS
 
@@ -22,8 +23,17 @@ def require_mdt_writable(base: Path, props: TableProperties) -> None:
     """Before a change to a table whose metadata table exists: the MDT is one we keep in sync
     (:func:`check_maintainable`) and every completed partition it lists has its folder (session 19: with
     ``column_stats`` deleted, an upsert failed with a Python traceback and a clustering left its plan on the
-    timeline)."""
+    timeline), and no completed data instant waits for its MDT deltacommit (:func:`.mdt_reader.
+    lagging_data_instants`: writing on would keep Hudi's readers and hudi-rs missing that commit's files)."""
     check_maintainable(props)
+    mdt_hoodie = base / ".hoodie" / "metadata" / ".hoodie"
+    lagging = lagging_data_instants(instant_files(base / ".hoodie", props),
+                                    instant_files(mdt_hoodie, load_properties(mdt_hoodie)))
+    if lagging:
+        raise CorruptFileError(
+            f"{base}: the metadata table never completed its deltacommit for data instant(s) "
+            f"{', '.join(lagging)}, so readers that list files through it miss their files",
+            hint="rebuild it with 'hudi-layout index PATH --rebuild'")
     for name in props.metadata_partitions:
         folder = base / ".hoodie" / "metadata" / name
         if not folder.is_dir():

@@ -25,13 +25,13 @@ from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import (
     Action,
     require,
-    require_metadata_maintainable,
     require_no_bootstrap_skeletons,
 )
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
 from hudi_layout.format.compaction_plan import COMPACT_OPERATION, CompactionOperation
 from hudi_layout.format.properties import load_properties
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.services.clustering import drop_metadata_table_if_disabled
 from hudi_layout.spark.compaction_job import compaction_merge_spec, compaction_targets, run_compaction
@@ -174,7 +174,7 @@ def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, o
     props = load_properties(base / ".hoodie")
     require(props, Action.COMPACT)
     if mdt_exists(base):
-        require_metadata_maintainable(props)
+        require_mdt_writable(base, props)
     timer = PhaseTimer()
     with timer.phase("plan"):
         table = HudiTable(str(base))

@@ -235,3 +235,33 @@ def test_a_vanished_log_file_in_an_old_read_says_what_to_do(spark, tmp_path: Pat
     found = errors.from_spark_error_text(str(err.value))
     assert found is not None and "log file vanished" in str(found), str(err.value)[-2000:]
     assert found.hint == "plan the read again"
+
+
+def test_a_metadata_table_behind_a_completed_commit_is_refused_until_rebuilt(spark, tmp_path: Path, capsys):
+    """Session 19's last odd state: the MDT deltacommit of a completed data commit is pending (a hand-edited
+    timeline; writers complete the MDT first). Readers that list through the MDT (hudi-rs here) miss that
+    commit's files, and writing on kept them missing for good: now every change is refused in one line until
+    ``index --rebuild``, after which hudi-rs reads right and writes go on."""
+    table = tmp_path / "T"
+    upsert = {**OPTS, "hoodie.datasource.write.operation": "upsert"}
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b", "c"])), str(table), OPTS)
+    hudi_layout.write(spark.createDataFrame(rows(["a", "b"], 3)), str(table), upsert)
+    mdt_timeline = table / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    last = max(f for f in os.listdir(mdt_timeline) if f.endswith(".deltacommit"))
+    (mdt_timeline / last).unlink()
+    expected = [(0, "a"), (1, "b"), (2, "c"), (3, "a"), (4, "b")]
+    before = tree_snapshot(table)
+    with pytest.raises(errors.CorruptFileError, match="never completed its deltacommit") as err:
+        hudi_layout.write(spark.createDataFrame(rows(["d"], 5)), str(table), upsert)
+    assert "index PATH --rebuild" in (err.value.hint or "")
+    code, lines = cli("clean", str(table), capsys=capsys)
+    assert code == 2 and "never completed" in lines[0] and lines[1].startswith("hint:"), lines
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+    got = hudi_layout.read(str(table), spark=spark).toArrow()
+    assert sorted(zip(got.column("id").to_pylist(), got.column("p").to_pylist())) == expected
+    code, lines = cli("index", str(table), "--rebuild", capsys=capsys)
+    assert code == 0, lines
+    by_rs = hudi_rs_read(table)
+    assert sorted(zip(by_rs.column("id").to_pylist(), by_rs.column("p").to_pylist())) == expected
+    hudi_layout.write(spark.createDataFrame(rows(["d"], 5)), str(table), upsert)
+    assert sorted(hudi_rs_read(table).column("id").to_pylist()) == [0, 1, 2, 3, 4, 5]

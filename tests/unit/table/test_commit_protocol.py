@@ -221,7 +221,7 @@ def test_a_pending_restore_stops_every_change_before_it_touches_anything(tmp_pat
     """Hudi's writers refuse to start an instant while a restore is pending (the table may be half restored);
     so do ours: the check sits in the rollback of failed writes, which every changing operation runs first."""
     from hudi_layout.errors import UnsupportedTableError
-    from hudi_layout.format.instant import instant_file_name, State
+    from hudi_layout.format.instant import State, instant_file_name
     from tests.helpers.integration import diff_snapshots, tree_snapshot
 
     base = _table(tmp_path)
