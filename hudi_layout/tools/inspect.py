@@ -6,8 +6,26 @@ from collections import Counter
 from typing import Any
 
 from hudi_layout import options as cfg
+from hudi_layout.errors import HudiLayoutError
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable
+from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.hudi_table import HudiTable
+
+
+def _change_blockers(table: HudiTable) -> list[dict[str, str | None]]:
+    """The table-wide states that make every change refuse (the same checks the operations run first), so
+    ``inspect`` says why before a write fails."""
+    checks = [lambda: refuse_pending_restore(table.base_path, table.properties)]
+    if table.has_metadata_table:
+        checks.append(lambda: require_mdt_writable(table.base_path, table.properties))
+    out: list[dict[str, str | None]] = []
+    for check in checks:
+        try:
+            check()
+        except HudiLayoutError as e:
+            out.append({"error": str(e), "hint": e.hint})
+    return out
 
 
 def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
@@ -46,6 +64,7 @@ def inspect_table(path: str, *, max_instants: int = 30) -> dict[str, Any]:
         "pending_compaction": compacting,
         "timeline": instants,
         "metadata_table": mdt,
+        "changes_refused": _change_blockers(table),
         "defaults_file": str(conf) if conf else None,
         "defaults_file_candidates": [str(p) for p in cfg.defaults_file_candidates()],
     }
@@ -79,6 +98,10 @@ def render(info: dict[str, Any]) -> str:
         for p in info["pending_compaction"]:
             what = "unreadable plan" if p["file_groups"] is None else f"{p['file_groups']} file groups"
             lines.append(f"  {p['instant']} ({what})")
+    for blocker in info.get("changes_refused", ()):
+        lines.append(f"CHANGES REFUSED: {blocker['error']}")
+        if blocker["hint"]:
+            lines.append(f"  hint: {blocker['hint']}")
     lines.append("timeline (latest last):")
     lines += [f"  {i['requested']} {i['action']:<14} {i['state']:<10} {i['completed'] or ''}" for i in info["timeline"]]
     return "\n".join(lines)

@@ -191,6 +191,16 @@ def test_master_urls_spark_accepts_pass_the_check(master: str):
     assert _MASTER_URL.match(master)
 
 
+def _inspect_says(table: Path, reason: str, capsys) -> bool:
+    """``inspect`` names a state that refuses every change, with its hint, before a write fails on it."""
+    from hudi_layout.tools.cli import main
+
+    assert main(["inspect", str(table)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    refused = [k for k, line in enumerate(out) if line.startswith("CHANGES REFUSED:") and reason in line]
+    return len(refused) == 1 and out[refused[0] + 1].startswith("  hint:")
+
+
 def test_odd_table_configs_read_and_write_as_hudi_does(spark, tmp_path: Path, capsys):
     """Session 19's odd states, each as Hudi's Java code meets it: only ``hoodie.properties.backup`` left (an
     update cut short) is the table's config for reads *and* writes; a pending ``restore`` stops every change
@@ -214,6 +224,7 @@ def test_odd_table_configs_read_and_write_as_hudi_does(spark, tmp_path: Path, ca
         code, err = cli(*args, capsys=capsys)
         assert code == 2 and len(err) == 2, (args, err)
         assert "a restore is pending" in err[0] and err[1].startswith("hint: finish the restore"), err
+    assert _inspect_says(table, "a restore is pending", capsys)
     assert diff_snapshots(before, tree_snapshot(table)) == []
     assert sorted(hudi_layout.read(str(table), spark=spark).toArrow().column("id").to_pylist()) == [0, 1, 2]
 
@@ -256,6 +267,7 @@ def test_a_metadata_table_behind_a_completed_commit_is_refused_until_rebuilt(spa
     assert "index PATH --rebuild" in (err.value.hint or "")
     code, lines = cli("clean", str(table), capsys=capsys)
     assert code == 2 and "never completed" in lines[0] and lines[1].startswith("hint:"), lines
+    assert _inspect_says(table, "never completed its deltacommit", capsys)
     assert diff_snapshots(before, tree_snapshot(table)) == []
     got = hudi_layout.read(str(table), spark=spark).toArrow()
     assert sorted(zip(got.column("id").to_pylist(), got.column("p").to_pylist())) == expected
