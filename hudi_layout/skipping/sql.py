@@ -412,11 +412,16 @@ _MULTI_SCAN_WORDS = frozenset({"SELECT", "FROM", "JOIN", "UNION", "INTERSECT", "
 _AFTER_WHERE = frozenset({"GROUP", "ORDER", "LIMIT", "HAVING", "CLUSTER", "DISTRIBUTE", "SORT", "QUALIFY", "OFFSET"})
 
 
-def where_of_single_scan(statement: str, view_names: set[str]) -> str | None:
+def where_of_single_scan(statement: str, view_names: set[str], columns: set[str] | None = None) -> str | None:
     """The WHERE condition of ``statement`` when it reads one of ``view_names`` exactly once and filters those
-    rows by it: ``SELECT <list> FROM <view> WHERE <condition> [GROUP BY | ORDER BY | LIMIT | HAVING ...]``,
-    with no second ``SELECT`` / ``FROM`` (subquery, CTE), join, set operation, alias, window or qualified
-    (``t.col``) name. Otherwise None.
+    rows by it: ``SELECT <list> FROM <view> [[AS] <alias>] WHERE <condition> [GROUP BY | ORDER BY | LIMIT |
+    HAVING ...]``, with no second ``SELECT`` / ``FROM`` (subquery, CTE), join, set operation or window.
+    Otherwise None.
+
+    Names in the condition qualified by the relation (``a.col``, ``t.col``) come back unqualified, when
+    ``columns`` (the view's top-level column names) shows the qualifier cannot also be a struct column: with a
+    column of that name, ``a.x`` could be its field, and the condition is not ours to judge. A deeper name
+    (``a.s.inner``) or any other dotted name gives None, as does any qualifier when ``columns`` is not given.
 
     Why this shape only: a WHERE keeps exactly the rows of its single FROM relation that satisfy it, before
     anything else in the statement looks at them, so a view restricted to rows satisfying the condition (and
@@ -434,21 +439,48 @@ def where_of_single_scan(statement: str, view_names: set[str]) -> str | None:
     if sum(1 for t in tokens if t.is_kw(*_MULTI_SCAN_WORDS)) != 2:
         return None  # exactly the leading SELECT and one FROM
     i = next(k for k, t in enumerate(tokens) if t.is_kw("FROM"))
-    view, where = tokens[i + 1], tokens[i + 2]
-    if view.kind not in ("ident", "qident") or view.text.lower() not in names or not where.is_kw("WHERE"):
+    view = tokens[i + 1]
+    if view.kind not in ("ident", "qident") or view.text.lower() not in names:
         return None
+    qualifiers = {view.text.lower()}
+    w = i + 2  # the WHERE token, after an optional alias
+    if w + 1 < len(tokens) and tokens[w].is_kw("AS"):
+        w += 1
+        if tokens[w].kind not in ("ident", "qident") or tokens[w].is_kw("WHERE"):
+            return None
+    if w < len(tokens) and tokens[w].kind in ("ident", "qident") and not tokens[w].is_kw("WHERE"):
+        qualifiers = {tokens[w].text.lower()}  # an alias hides the view's own name
+        w += 1
+    if w >= len(tokens) or not tokens[w].is_kw("WHERE"):
+        return None
+    known = {c.lower() for c in columns} if columns is not None else None
+    cut: list[tuple[int, int]] = []  # text spans of the qualifiers to drop ("a.")
     depth, end = 0, len(tokens) - 1
-    for k in range(i + 3, len(tokens)):
+    for k in range(w + 1, len(tokens)):
         t = tokens[k]
         if t.kind == "op" and t.text == "(":
             depth += 1
         elif t.kind == "op" and t.text == ")":
             depth -= 1
         elif t.kind == "op" and t.text == ".":
-            return None  # a qualified name (t.col) or a field of a struct: not ours to judge
+            qual, field = tokens[k - 1], tokens[k + 1] if k + 1 < len(tokens) else None
+            plain = (known is not None and qual.kind in ("ident", "qident") and qual.text.lower() in qualifiers
+                     and qual.text.lower() not in known and k - 1 > w
+                     and not (tokens[k - 2].kind == "op" and tokens[k - 2].text == ".")
+                     and field is not None and field.kind in ("ident", "qident")
+                     and not (k + 2 < len(tokens) and tokens[k + 2].kind == "op" and tokens[k + 2].text == "."))
+            if not plain:
+                return None  # a struct field, a deeper name, or another relation's: not ours to judge
+            cut.append((qual.start, t.end))
         elif depth == 0 and t.is_kw(*_AFTER_WHERE):
             end = k
             break
-    if depth != 0 or end == i + 3:
+    if depth != 0 or end == w + 1:
         return None
-    return text[tokens[i + 3].start:tokens[end - 1].end]
+    start, stop = tokens[w + 1].start, tokens[end - 1].end
+    pieces, at = [], start
+    for a, b in cut:
+        pieces.append(text[at:a])
+        at = b
+    pieces.append(text[at:stop])
+    return "".join(pieces)

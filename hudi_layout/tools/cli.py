@@ -376,7 +376,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     source's pruning is per scan only on newer Spark; see spark.datasource)."""
     from hudi_layout.scan.plan import ScanPlan, plan_scan
     from hudi_layout.skipping.sql import where_of_single_scan
-    from hudi_layout.spark.read import dataframe_for_plan
+    from hudi_layout.spark.read import dataframe_for_plan, spark_schema
     from hudi_layout.table.hudi_table import HudiTable
 
     table = HudiTable(args.path)
@@ -389,7 +389,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         return plan_scan(str(table.base_path), where, spark=spark, table=table, with_row_counts=False,
                          options=options, source="query")
 
-    where = where_of_single_scan(args.sql, names)
+    # the column names (meta columns too) tell a qualified name (t.x, alias.x) from a struct field
+    where = where_of_single_scan(args.sql, names, set(spark_schema(table, include_meta=True).fieldNames()))
     try:
         plan = plan_for(where)
     except InvalidArgumentError:

@@ -42,3 +42,31 @@ def test_where_of_a_single_scan(statement: str, where: str) -> None:
 ])
 def test_other_shapes_are_read_without_skipping(statement: str) -> None:
     assert where_of_single_scan(statement, NAMES) is None
+
+
+COLUMNS = {"x", "y", "s"}
+
+
+@pytest.mark.parametrize(("statement", "where"), [
+    ("SELECT * FROM t a WHERE a.x = 1", "x = 1"),
+    ("SELECT a.y FROM conn AS a WHERE a.x = 1 AND (a.y > 2 OR y IS NULL) ORDER BY a.y",
+     "x = 1 AND (y > 2 OR y IS NULL)"),
+    ("SELECT * FROM t WHERE t.x = 1", "x = 1"),
+    ("SELECT * FROM `t` `q` WHERE `q`.`x` = 'a.b'", "`x` = 'a.b'"),
+    ("SELECT * FROM t a WHERE x = 1 LIMIT 3", "x = 1"),
+])
+def test_names_qualified_by_the_relation_are_unqualified(statement: str, where: str) -> None:
+    assert where_of_single_scan(statement, NAMES, COLUMNS) == where
+
+
+@pytest.mark.parametrize("statement", [
+    "SELECT * FROM t s WHERE s.x = 1",  # the alias is also a struct column: s.x may be its field
+    "SELECT * FROM t a WHERE a.s.inner = 1",  # a field of a qualified struct
+    "SELECT * FROM t a WHERE t.x = 1",  # the alias hides the view's name (Spark refuses it)
+    "SELECT * FROM t WHERE conn.x = 1",  # another relation's name
+    "SELECT * FROM t a WHERE s.inner = 1",  # a struct field
+    "SELECT * FROM t AS WHERE x = 1",
+    "SELECT * FROM t a b WHERE x = 1",
+])
+def test_other_qualified_names_are_read_without_skipping(statement: str) -> None:
+    assert where_of_single_scan(statement, NAMES, COLUMNS) is None
