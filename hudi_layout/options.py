@@ -81,8 +81,14 @@ class Option(Generic[T]):
                 try:
                     return self.parse(raw)
                 except (ValueError, TypeError) as e:
-                    raise InvalidArgumentError(f"option {k}={options[k]!r} is invalid: {e}") from e
+                    raise InvalidArgumentError(f"option {k}={options[k]!r} is invalid: {e}",
+                                               hint=self.value_hint()) from e
         return self.default
+
+    def value_hint(self) -> str:
+        """What the option takes: the first sentence of its description and its default."""
+        first = self.doc.split(". ")[0].rstrip(".") if self.doc else "see the options table of the README"
+        return f"{self.key}: {first} (default {_default_text(self)})"
 
 
 def _str(v: str) -> str:
@@ -198,6 +204,39 @@ def parse_layout_strategy(value: str | LayoutStrategy, *, what: str = "layout st
     except InvalidArgumentError:
         raise InvalidArgumentError(
             f"unknown {what} {value!r}: expected linear, z-order, hilbert or qdtree") from None
+
+
+class CompactionPlanStrategy(_NamedChoice):
+    """``hoodie.compaction.strategy``: which latest file slices with log files a compaction plan takes (Hudi's
+    class names in ``org.apache.hudi.table.action.compact.strategy``; the package may be left out). A
+    comma-separated list chains them, each taking what the previous one kept (Hudi's composite strategy).
+    Hudi's date- and partition-based strategies are refused: hudi_layout does not implement them."""
+
+    LOG_FILE_SIZE = "LogFileSizeBasedCompactionStrategy"
+    LOG_FILE_NUM = "LogFileNumBasedCompactionStrategy"
+    BOUNDED_IO = "BoundedIOCompactionStrategy"
+    UNBOUNDED = "UnBoundedCompactionStrategy"
+
+
+#: Hudi's package of compaction plan strategies (the option may name a class with or without it)
+COMPACTION_STRATEGY_PACKAGE = "org.apache.hudi.table.action.compact.strategy."
+
+
+def parse_compaction_strategies(value: str) -> tuple[CompactionPlanStrategy, ...]:
+    """``hoodie.compaction.strategy``: one class name or a comma-separated chain of them (case-insensitive)."""
+    chain = []
+    for part in value.split(","):
+        name = part.strip()
+        if name.startswith(COMPACTION_STRATEGY_PACKAGE):
+            name = name[len(COMPACTION_STRATEGY_PACKAGE):]
+        found = next((m for m in CompactionPlanStrategy if m.value.lower() == name.lower()), None)
+        if found is None:
+            known = ", ".join(m.value for m in CompactionPlanStrategy)
+            raise ValueError(f"compaction strategy {part.strip()!r} is not one hudi_layout implements ({known})")
+        chain.append(found)
+    if not chain:
+        raise ValueError("expected a compaction strategy class name")
+    return tuple(chain)
 
 
 def parse_column_weights(value: str) -> dict[str, float] | str:
@@ -518,6 +557,27 @@ COMPACT_INLINE_MAX_DELTA_COMMITS = Option("hoodie.compact.inline.max.delta.commi
                                           "Completed deltacommits since the last completed compaction before an "
                                           "inline compaction runs (Hudi's NUM_COMMITS trigger).",
                                           used_by=(INGEST,))
+COMPACTION_STRATEGY: Option[tuple[CompactionPlanStrategy, ...]] = Option(
+                             "hoodie.compaction.strategy", (CompactionPlanStrategy.LOG_FILE_SIZE,),
+                             parse_compaction_strategies,
+                             "Which slices with log files a compaction plan takes (Hudi's classes, package "
+                             "optional; a comma list chains them): LogFileSizeBasedCompactionStrategy (log size >= "
+                             "logfile.size.threshold, largest logs first, then target.io), "
+                             "LogFileNumBasedCompactionStrategy (the same by number of log files), "
+                             "BoundedIOCompactionStrategy (target.io only) or UnBoundedCompactionStrategy (every "
+                             "slice). Hudi's date- and partition-based strategies are refused (docs/compaction.md).",
+                             used_by=(COMPACT, INGEST))
+COMPACTION_TARGET_IO_MB = Option("hoodie.compaction.target.io", 512_000, int,
+                                 "IO budget of one compaction plan in MB (each slice's base + log bytes read and "
+                                 "base bytes written, Hudi's TOTAL_IO_MB): slices are taken in the strategy's order "
+                                 "while budget remains, so the one that crosses it is still taken.",
+                                 used_by=(COMPACT, INGEST))
+COMPACTION_LOG_SIZE_THRESHOLD = Option("hoodie.compaction.logfile.size.threshold", 0, _non_negative_int,
+                                       "LogFileSizeBasedCompactionStrategy: only slices whose log files add up to "
+                                       "at least this many bytes.", used_by=(COMPACT, INGEST))
+COMPACTION_LOG_NUM_THRESHOLD = Option("hoodie.compaction.logfile.num.threshold", 0, _non_negative_int,
+                                      "LogFileNumBasedCompactionStrategy: only slices with at least this many log "
+                                      "files.", used_by=(COMPACT, INGEST))
 # --- clustering ------------------------------------------------------------------------------------
 CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, _parse_bool,
                            "Cluster in the writing process after a write, every inline.max.commits commits "
@@ -957,6 +1017,8 @@ def _default_text(option: Option[Any]) -> str:
         return str(d).lower()
     if isinstance(d, enum.Enum):
         return str(d.value)
+    if isinstance(d, tuple):
+        return ",".join(str(v.value) if isinstance(v, enum.Enum) else str(v) for v in d)
     if isinstance(d, int) and d >= 1 << 20:
         for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20)):
             if d % size == 0:

@@ -4,7 +4,7 @@ The Spark job that merges the slices is :mod:`hudi_layout.spark.compaction_job`;
 (execute, commit, metrics) is :mod:`hudi_layout.services.compaction`. See docs/compaction.md.
 """
 
-from hudi_layout.compaction.plan import CompactionMetrics, select_operations
+from hudi_layout.compaction.plan import CompactionMetrics, PlanSelection, PlanStrategy, select_operations
 from hudi_layout.compaction.schedule import schedule_compaction
 
-__all__ = ["CompactionMetrics", "schedule_compaction", "select_operations"]
+__all__ = ["CompactionMetrics", "PlanSelection", "PlanStrategy", "schedule_compaction", "select_operations"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hudi_layout.compaction.plan import select_operations
+from hudi_layout.compaction.plan import PlanStrategy, select_operations
 from hudi_layout.errors import CommitConflictError, CorruptFileError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import Action, require, require_metadata_maintainable
@@ -34,10 +34,12 @@ from hudi_layout.table.locks import TableLock
 SCHEDULED_BY_KEY = "hudi_layout.scheduled.by"
 
 
-def schedule_compaction(base_path: str | Path, *, lock: TableLock | None = None
+def schedule_compaction(base_path: str | Path, *, lock: TableLock | None = None,
+                        strategy: PlanStrategy | None = None
                         ) -> tuple[str, tuple[CompactionOperation, ...]] | None:
-    """Write a compaction plan of every latest file slice with log files (:func:`select_operations`) and
-    return ``(instant time, operations)``; ``None`` when no slice has log files (nothing is written)."""
+    """Write a compaction plan of the latest file slices with log files that ``strategy`` takes
+    (:func:`select_operations`) and return ``(instant time, operations)``; ``None`` when it takes none
+    (nothing is written)."""
     base = Path(base_path).absolute()
     table = HudiTable(str(base))
     require(table.properties, Action.COMPACT)
@@ -60,14 +62,16 @@ def schedule_compaction(base_path: str | Path, *, lock: TableLock | None = None
         if compacting is None:
             raise CorruptFileError(f"{base}: a pending compaction's plan cannot be read",
                                    hint="roll back that compaction with Hudi first")
-        ops = select_operations(table.file_slices(), excluded | compacting)
+        selection = select_operations(table.file_slices(), excluded | compacting, strategy or PlanStrategy())
+        ops = selection.operations
         if not ops:
             return None
         t = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
         tdir = timeline_dir(base, props)
         tdir.mkdir(parents=True, exist_ok=True)
         name = instant_file_name(t, inst.COMPACTION, State.REQUESTED, layout_version=props.timeline_layout_version)
-        atomic_write(tdir / name, compaction_plan_bytes(ops, {SCHEDULED_BY_KEY: "hudi_layout"}),
+        atomic_write(tdir / name, compaction_plan_bytes(ops, {SCHEDULED_BY_KEY: "hudi_layout"},
+                                                        selection.missing_partitions),
                      base / ".hoodie" / ".temp")
     crash_point("compact.after_plan")
     return t, ops

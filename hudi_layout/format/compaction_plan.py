@@ -100,11 +100,15 @@ def operation_from_record(rec: Mapping[str, Any], where: str) -> CompactionOpera
 
 
 def compaction_plan_bytes(operations: Sequence[CompactionOperation | Mapping[str, Any]],
-                          extra_metadata: Mapping[str, str] | None = None) -> bytes:
-    """The ``compaction.requested`` content for ``operations``."""
+                          extra_metadata: Mapping[str, str] | None = None,
+                          missing_partitions: Sequence[str] = ()) -> bytes:
+    """The ``compaction.requested`` content for ``operations``. ``missing_partitions``: partitions holding
+    slices with log files that the plan strategy left out (Hudi's ``missingSchedulePartitions``, which its
+    incremental planning scans again next time)."""
     records = [op.to_record() if isinstance(op, CompactionOperation) else dict(op) for op in operations]
     rec = {"operations": records, "extraMetadata": dict(extra_metadata or {}), "version": PLAN_VERSION,
-           "strategy": None, "preserveHoodieMetadata": False, "missingSchedulePartitions": []}
+           "strategy": None, "preserveHoodieMetadata": False,
+           "missingSchedulePartitions": list(missing_partitions)}
     buf = io.BytesIO()
     fastavro.writer(buf, fastavro.parse_schema(COMPACTION_PLAN_SCHEMA), [rec], codec="null")
     return buf.getvalue()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.clustering.metrics import PhaseTimer
-from hudi_layout.compaction import CompactionMetrics, schedule_compaction
+from hudi_layout.compaction import CompactionMetrics, PlanStrategy, schedule_compaction
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import (
@@ -74,6 +74,7 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.COMPACT)
     CleanConfig.from_options(opts)  # bad cleaner options: refused before anything
+    strategy = PlanStrategy.from_options(opts)
     drop_metadata_table_if_disabled(str(base), opts)
     results: list[CompactionMetrics] = []
     if not schedule_only:
@@ -95,7 +96,7 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     if instant is not None:
         return results
     try:
-        scheduled = schedule_compaction(base)
+        scheduled = schedule_compaction(base, strategy=strategy)
     except CommitConflictError as exc:
         if not results:
             raise

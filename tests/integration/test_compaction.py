@@ -24,7 +24,7 @@ from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.format.compaction_plan import decode_compaction_plan
 from hudi_layout.tools.cli import main as cli_main
 from tests.helpers.integration import hudi_rs_read
-from tests.helpers.mor_builder import Deletes, make_mor_table, row
+from tests.helpers.mor_builder import Deletes, Upserts, make_mor_table, row
 from tests.helpers.mor_samples import hudi_rs_listing_storage, sample_mor_table
 from tests.integration.test_mor_log_appends import UPSERT, commit_doc, slices_of
 from tests.integration.test_mor_writes import OPTS, REWRITE, SCHEMA, hudi_rs_incremental, ours, rows_of, with_logs
@@ -432,3 +432,32 @@ def test_a_plan_taken_by_another_process_before_its_execution_starts(spark, tmp_
     assert named == ([n for n in named if n.startswith(g1)] if meanwhile == "executed" else [])
     assert len(named) == (1 if meanwhile == "executed" else 0), named
     assert rows_of(hudi_rs_read(t.base)) == before and ours(spark, t.base) == before
+
+
+def test_hudis_plan_strategy_options_choose_the_slices(spark, tmp_path: Path, capsys) -> None:
+    """``hoodie.compaction.logfile.num.threshold`` with Hudi's LogFileNumBased strategy plans only the slice
+    with enough log files; the next default run takes the rest; a strategy hudi_layout does not implement is
+    refused in one line before anything is written."""
+    from tests.helpers.integration import diff_snapshots, tree_snapshot
+
+    t, (g1, g2) = with_logs(9, tmp_path / "t")  # g1 has two log files
+    t.deltacommit(logs={g2: [Upserts([row("f", 2, name="f2")])]})  # g2 one
+    before = rows_of(hudi_rs_read(t.base))
+    snapshot = tree_snapshot(t.base)
+    code = cli_main(["compact", str(t.base), "-o", "hoodie.compaction.strategy=DayBasedCompactionStrategy"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 2 and "DayBasedCompactionStrategy" in err[0], err
+    assert diff_snapshots(snapshot, tree_snapshot(t.base)) == []
+    [first] = hl.compact(str(t.base), spark=spark, options={
+        "hoodie.compaction.strategy": "LogFileNumBasedCompactionStrategy",
+        "hoodie.compaction.logfile.num.threshold": "2"})
+    assert first.slices == 1
+    assert not slices_of(t.base)[g1].has_log_files and slices_of(t.base)[g2].has_log_files
+    plan = (t.base / ".hoodie" / "timeline" / f"{first.instant_time}.compaction.requested").read_bytes()
+    from hudi_layout.format.commit_metadata import decode_avro_container
+
+    assert decode_avro_container(plan, "plan")["missingSchedulePartitions"] == [""]
+    [second] = hl.compact(str(t.base), spark=spark)
+    assert second.slices == 1 and not slices_of(t.base)[g2].has_log_files
+    assert rows_of(hudi_rs_read(t.base)) == ours(spark, t.base) == sorted(
+        [r for r in before if r[0] != "f"] + [("f", 2, "f2")])
