@@ -538,7 +538,9 @@ def _winners(events: pa.Table, spec: MergeSpec) -> np.ndarray:
 
 def _base_events(base: pa.Table, touched: np.ndarray, spec: MergeSpec, events: _Events) -> None:
     rows = np.flatnonzero(touched).astype(np.int64)
-    sub = base.take(rows)
+    event_time = spec.merge_mode is MergeMode.EVENT_TIME_ORDERING
+    needed = [RECORD_KEY, *(spec.ordering_fields if event_time else ()), IS_DELETED]
+    sub = base.select([c for c in dict.fromkeys(needed) if c in base.column_names]).take(rows)  # not every column
     ordering = [sub.column(f).combine_chunks() for f in spec.ordering_fields] \
         if spec.merge_mode is MergeMode.EVENT_TIME_ORDERING else []
     events.add(sub.column(RECORD_KEY).combine_chunks(), rows, is_delete=False, natural=None, from_log=False,
