@@ -22,7 +22,8 @@ __version__ = "0.1.0"
 #: public names, all from :mod:`hudi_layout.api` (imported on first use)
 _EXPORTS = (
     "HudiTable", "ColumnStatsIndex", "write", "read", "explain", "plan_scan", "cluster", "execute_pending",
-    "ClusteringService", "get_spark", "with_curve_key", "clean", "compact",
+    "ClusteringService", "get_spark", "with_curve_key", "clean", "compact", "build_column_stats_index",
+    "CleanResult", "ClusteringMetrics", "CompactionMetrics", "ScanPlan", "WriteResult",
 )
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -77,7 +77,8 @@ def _columns_arg(columns: str | Sequence[str]) -> tuple[str, ...]:
     out = []
     for c in columns:
         if not isinstance(c, str):
-            raise InvalidArgumentError(f"sort column {c!r} is not a column name (str)")
+            raise InvalidArgumentError(f"sort column {c!r} is not a column name (str)",
+                                       hint="columns=['a', 'b'] or columns='a,b'")
         if c.strip():
             out.append(c.strip())
     return tuple(out)
@@ -181,7 +182,8 @@ class ClusteringOptions:
         seen: set[str] = set()
         for c in self.sort_columns:
             if c in seen:
-                raise InvalidArgumentError(f"sort column {c!r} is given twice ({cfg.SORT_COLUMNS.key})")
+                raise InvalidArgumentError(f"sort column {c!r} is given twice ({cfg.SORT_COLUMNS.key})",
+                                           hint="name each column once")
             seen.add(c)
         ordered = self.is_curve or self.is_qdtree
         if ordered and not self.sort_columns:
@@ -292,9 +294,10 @@ def validate_sort_columns(options: ClusteringOptions, data_columns: Sequence[str
                 hint="pick data columns that vary inside a partition")
         if col not in known_set:
             if col.startswith("_hoodie_"):
-                raise InvalidArgumentError(f"sort column {col!r} is a Hudi meta column; sort by data columns")
+                raise InvalidArgumentError(f"sort column {col!r} is a Hudi meta column; sort by data columns",
+                                           hint=f"data columns: {', '.join(known[:20])}")
             ci = [k for k in known if k.lower() == col.lower()]
-            hint = f"did you mean {ci[0]!r}?" if ci else None
+            hint = f"did you mean {ci[0]!r}?" if ci else "--columns names columns of the table (comma-separated)"
             shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
             raise InvalidArgumentError(f"sort column {col!r} is not a column of the table (columns: {shown})",
                                        hint=hint)

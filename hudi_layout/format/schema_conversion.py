@@ -104,10 +104,21 @@ def _avro_safe(name: str) -> str:
     return safe if safe and not safe[0].isdigit() else f"_{safe}"
 
 
+def hudi_avro_name(table_name: str) -> str:
+    """The table name as Hudi puts it into Avro names (``HoodieAvroUtils.sanitizeName``): an invalid first
+    character and every character other than letters, digits and ``_`` become ``__`` (a table ``my-table`` has
+    record ``my__table_record`` in namespace ``hoodie.my__table``; Java's Avro parser refuses the raw name)."""
+    if not table_name:
+        return table_name
+    name = table_name if re.match(r"[A-Za-z_]", table_name[0]) else "__" + table_name[1:]
+    return re.sub(r"[^A-Za-z0-9_]", "__", name)
+
+
 def arrow_to_avro_schema(schema: pa.Schema, table_name: str) -> dict[str, Any]:
     """The Avro record schema (as a dict) Hudi would store for ``schema`` (data columns only)."""
-    record_name = f"{table_name}_record"
-    namespace = f"hoodie.{table_name}"
+    name = hudi_avro_name(table_name)
+    record_name = f"{name}_record"
+    namespace = f"hoodie.{name}"
     fields = []
     require_keepable_column_names(schema.names)
     for f in schema:

@@ -15,6 +15,7 @@ from typing import Any
 from hudi_layout import cleaning
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
+from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.properties import load_properties
 from hudi_layout.services.clustering import drop_metadata_table_if_disabled
 
@@ -25,6 +26,8 @@ def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResu
     Runs even when ``hoodie.clean.automatic`` is false (that key only governs cleans after commits)."""
     opts = cfg.resolve_options(options)
     props = load_properties(Path(path).absolute() / ".hoodie")
+    cfg.validate_all(opts)  # a bad value of any option given is refused, not passed over
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
+    require(props, Action.CLEAN)  # before the metadata table can be dropped or anything locked
     drop_metadata_table_if_disabled(path, opts)
     return cleaning.clean(Path(path).absolute(), opts)

@@ -77,7 +77,12 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
                     *, only: str | None = None) -> list[ClusteringMetrics]:
     """Execute every pending clustering plan whose executor is not alive (oldest first)."""
     base = Path(path).absolute()
+    table = HudiTable(str(base))  # not a table: refused before anything is touched
+    require(table.properties, Action.CLUSTER)
     CleanConfig.from_options(cfg.resolve_options(options))  # bad cleaner options: refused before anything
+    if only is not None and not any(i.requested_time == only for i, _plan in table.timeline.pending_clustering()):
+        raise InvalidArgumentError(f"no pending clustering plan {only} in {base}",
+                                   hint="hudi-layout inspect PATH lists the pending clustering plans")
     drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import ClusteringMetrics
-from hudi_layout.clustering.schedule import schedule_clustering
+from hudi_layout.clustering.schedule import prepare_clustering_options, schedule_clustering
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.services.clustering import execute_pending, execute_plan, schedule_and_execute
@@ -184,7 +184,21 @@ class ClusteringService:
             self._event("idle", None, idle, {"commits_since_last_clustering": since, "needed": needed})
             self._last_idle = idle
 
+    def validate(self) -> None:
+        """Refuse what would only fail once a clustering is due (hours later in a long-running service): the
+        table, every option value, the columns and strategy against the table, the polling interval. ``run``
+        calls it first, so nothing is touched when it raises."""
+        if not self.poll_seconds > 0:
+            raise InvalidArgumentError(f"poll interval {self.poll_seconds!r} s: expected a positive number of seconds",
+                                       hint="--poll-seconds 10")
+        cfg.validate_all(self.opts)
+        if not cfg.split_fields(cfg.SORT_COLUMNS.get(self.opts)):
+            raise InvalidArgumentError(f"{cfg.SORT_COLUMNS.key} must name the columns to cluster by",
+                                       hint="--columns a,b")
+        prepare_clustering_options(HudiTable(self.path), self.opts, resolve=False)
+
     def run(self) -> ServiceStats:
+        self.validate()
         iterations = 0
         log.info("clustering service started on %s (every %.0fs)", self.path, self.poll_seconds)
         self._event("started", None, f"{self.path}, every {self.poll_seconds:g}s")

@@ -17,24 +17,51 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout import options as cfg
+from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require
-from hudi_layout.format.properties import load_properties
+from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.locks import TableLock
+from hudi_layout.writer.base_file_writer import stats_supported
 from hudi_layout.writer.metadata_sync import existing_file_stats, mdt_exists
+from hudi_layout.writer.transaction import table_arrow_schema
+
+
+def _check_indexable(base: Path, props: TableProperties, columns: Sequence[str]) -> None:
+    """Every named column is a top-level column of the table with statistics we keep (before anything is
+    dropped: a misspelt name rebuilt the index with no records)."""
+    schema = table_arrow_schema(base, props)
+    if schema is None:
+        return  # a table without any schema yet has no files to index
+    by_name = {f.name: f for f in schema}
+    for name in columns:
+        field = by_name.get(name)
+        if field is None:
+            raise InvalidArgumentError(f"--columns: {name!r} is not a column of {props.table_name!r}",
+                                       hint=f"columns: {', '.join(n for n in by_name if not n.startswith('_hoodie'))}")
+        if not stats_supported(field.type):
+            raise InvalidArgumentError(f"--columns: column {name!r} ({field.type}) has no min / max statistics to "
+                                       "index",
+                                       hint="name columns of numeric, string, binary, boolean, date or timestamp type")
 
 
 def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None, *,
                              columns: Sequence[str] | None = None, rebuild: bool = False) -> dict[str, Any]:
     started = time.time()
     opts = dict(cfg.resolve_options(options))
+    cfg.validate_all(opts)
+    if not cfg.METADATA_ENABLE.get(opts):
+        raise InvalidArgumentError("index builds the metadata table, which hoodie.metadata.enable=false turns off",
+                                   hint="drop the option (a write with it set to false drops the metadata table)")
     if columns:
         opts[cfg.COLUMN_STATS_COLUMNS.key] = ",".join(columns)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)
+    if columns:
+        _check_indexable(base, props, columns)
     with TableLock(base):
         refuse_pending_restore(base, props)
         if mdt_exists(base):

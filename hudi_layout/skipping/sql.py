@@ -484,3 +484,28 @@ def where_of_single_scan(statement: str, view_names: set[str], columns: set[str]
         at = b
     pieces.append(text[at:stop])
     return "".join(pieces)
+
+
+#: what a read-only statement of ``hudi-layout query`` may start with
+_READ_STATEMENT_STARTS = frozenset({"SELECT", "WITH", "FROM", "VALUES", "TABLE", "DESCRIBE", "DESC", "SHOW", "EXPLAIN"})
+#: words that make a statement write, define or change something (outside strings and backquoted names)
+_WRITING_WORDS = frozenset({"INSERT", "CREATE", "DROP", "ALTER", "DELETE", "UPDATE", "MERGE", "TRUNCATE", "LOAD",
+                            "ADD", "CACHE", "UNCACHE", "REFRESH", "SET", "RESET", "MSCK", "REPAIR", "USE", "GRANT",
+                            "REVOKE", "ANALYZE", "DIRECTORY", "OVERWRITE", "REPLACE", "CALL", "EXECUTE", "DECLARE",
+                            "COMMENT", "CLEAR", "LIST"})
+
+
+def writing_word(statement: str) -> str | None:
+    """``None`` when ``statement`` only reads: it starts as a query does (``SELECT``, ``WITH``, ``FROM``, ...)
+    and no keyword of a write, a definition or a session change appears outside strings and backquoted names
+    (``INSERT OVERWRITE DIRECTORY`` inside the table folder replaced a data file; ``CREATE TABLE AS`` wrote a
+    warehouse folder into the current one). Otherwise the word that makes it a change. A column named like
+    one of those words is refused too, unless backquoted."""
+    try:
+        tokens = tokenize(statement.strip().rstrip(";"))
+    except InvalidArgumentError:
+        return None  # Spark's parser reports it
+    words = [t for t in tokens if t.kind == "ident"]
+    if not words or words[0].text.upper() not in _READ_STATEMENT_STARTS:
+        return words[0].text.upper() if words else None
+    return next((t.text.upper() for t in words if t.is_kw(*_WRITING_WORDS)), None)

@@ -102,6 +102,15 @@ def _progress() -> Any:
 # ----------------------------------------------------------------------------------------- commands
 
 
+def _ends_with_par1(p: Path) -> bool:
+    try:
+        with open(p, "rb") as f:
+            f.seek(-4, 2)
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def _check_source(source: str, fmt: str) -> None:
     """Checks on the input that need no Spark: it exists, and parquet timestamps Spark can read."""
     path = Path(source)
@@ -113,6 +122,17 @@ def _check_source(source: str, fmt: str) -> None:
                                    hint=f"point at a {fmt} file or a folder of them (--format parquet|csv|json)")
     if fmt != "parquet":
         return
+    if path.is_dir():
+        # Spark reads every file it does not take for hidden: one that is not parquet fails the job deep inside
+        # Spark (FAILED_READ_FILE); the parquet magic at each file's end is cheap to check first
+        for p in sorted(path.rglob("*")):
+            rel = p.relative_to(path).parts
+            if p.is_file() and not any(part.startswith((".", "_")) for part in rel) and p.stat().st_size \
+                    and not _ends_with_par1(p):
+                raise InvalidArgumentError(f"input folder {source} holds {p.relative_to(path)}, which is not a "
+                                           "parquet file", hint="move it out of the folder, or give the parquet "
+                                                                "files one by one; names starting with . or _ are "
+                                                                "skipped")
     first = path if path.is_file() else next((p for p in sorted(path.rglob("*.parquet"))), None)
     if first is None:
         return
@@ -375,7 +395,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     parse, reads every file: one DataFrame serves every reference to ``t``, whatever each filters (the data
     source's pruning is per scan only on newer Spark; see spark.datasource)."""
     from hudi_layout.scan.plan import ScanPlan, plan_scan
-    from hudi_layout.skipping.sql import where_of_single_scan
+    from hudi_layout.skipping.sql import where_of_single_scan, writing_word
+
+    word = writing_word(args.sql)
+    if word is not None:
+        raise InvalidArgumentError(f"query runs statements that read the table; this one is a change ({word})",
+                                   hint="write with 'hudi-layout ingest' or hudi_layout.write; a column named "
+                                        f"{word.lower()} is written `{word.lower()}`")
     from hudi_layout.spark.read import dataframe_for_plan, spark_schema
     from hudi_layout.table.hudi_table import HudiTable
 

@@ -284,7 +284,23 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
     if compare:
         tables.append((labels[1], HudiTable(compare)))
     _validate_columns(tables, columns)
-    out = Path(out_dir)
+    out = Path(out_dir).absolute()
+    # every argument is checked before the folder is made or a picture drawn: a refusal leaves nothing behind
+    if out.exists() and not out.is_dir():
+        raise InvalidArgumentError(f"--out {out_dir} is a file", hint="name a folder (it is created if missing)")
+    for _label, table in tables:
+        if out == table.base_path or table.base_path in out.parents:
+            raise InvalidArgumentError(f"--out {out_dir} is inside the table {table.base_path}",
+                                       hint="write the report beside the table, e.g. --out report/")
+    if where:
+        for _label, table in tables:
+            plan_scan(str(table.base_path), where)
+    if partition is not None and len(columns) >= 2:
+        known = {f.partition for _label, table in tables for f in file_boxes(table, columns[:2])}
+        if any(t.is_partitioned for _, t in tables) and partition not in known:
+            listed = ", ".join(sorted(known, key=_natural)[:12])
+            raise InvalidArgumentError(f"no partition {partition!r} in the table", hint=f"partitions: {listed}")
+    workload_data = workload_files_read(tables, workload) if workload is not None else None
     out.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"tables": {}}
     lines = ["# Layout report", ""]
@@ -319,8 +335,8 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
                       f"![files read by the query]({pics.query})", ""]
     else:
         lines += ["(Pictures need two columns or more.)", ""]
-    if workload is not None:
-        data["workload"] = workload_files_read(tables, workload)
+    if workload_data is not None:
+        data["workload"] = workload_data
         lines += workload_markdown(data["workload"], [label for label, _ in tables])
     (out / "layout_report.md").write_text("\n".join(lines))
     (out / "layout_report.json").write_text(json.dumps(data, indent=2, default=str))

@@ -204,3 +204,110 @@ def test_overwrite_of_non_hudi_folder_refused(spark, tmp_path):
     (path / "keep.txt").write_text("important")
     assert_refused(spark, path, spark.createDataFrame(rows()), errors.NotAHudiTableError, "not a Hudi table",
                    mode="overwrite")
+
+
+# --------------------------------------------------------------- session 24's probe of every command's input
+
+
+def _cli(args: list[str], capsys) -> tuple[int, list[str]]:
+    from hudi_layout.tools.cli import main
+
+    code = main(args)
+    return code, capsys.readouterr().err.strip().splitlines()
+
+
+def _refused_in_one_line(code: int, err: list[str], *words: str) -> None:
+    assert code == 2, err
+    assert len(err) == 2 and err[0].startswith("error:") and err[1].startswith("hint:"), err
+    assert all(w in err[0] for w in words), err
+
+
+def test_commands_on_a_mistyped_path_create_nothing(spark, tmp_path, capsys, monkeypatch):
+    """H1: a lock belongs to a table: ``compact --abandon``, ``execute-pending`` and ``clustering-service`` on a
+    path that is no table made ``PATH/.hoodie/.locks/table.lock`` (a relative typo in the current folder)."""
+    monkeypatch.chdir(tmp_path)
+    for args in (["compact", "typo", "--abandon", "1"], ["execute-pending", "typo"],
+                 ["clustering-service", "typo", "--columns", "id", "--max-iterations", "1"],
+                 ["compact", str(tmp_path / "afile"), "--abandon", "1"]):
+        (tmp_path / "afile").write_text("x")
+        before = tree_snapshot(tmp_path)
+        code, err = _cli(args, capsys)
+        _refused_in_one_line(code, err, "not a Hudi table")
+        assert diff_snapshots(before, tree_snapshot(tmp_path)) == [], args
+
+
+def test_refusals_of_a_plan_or_instant_roll_nothing_back(spark, table, capsys):
+    """H2 / M11: ``compact --abandon <no such plan>`` and ``execute-pending --instant <no such plan>`` rolled back
+    every failed write first (deleting its files, writing a rollback instant); they now refuse before."""
+    tdir = table / ".hoodie" / "timeline"
+    for state in ("requested", "inflight"):
+        (tdir / f"20240101000000000.commit.{state}").write_bytes(b"")
+    before = tree_snapshot(table)
+    code, err = _cli(["compact", str(table), "--abandon", "garbage"], capsys)
+    _refused_in_one_line(code, err, "Copy-on-Write")  # refused before any rollback
+    code, err = _cli(["execute-pending", str(table), "--instant", "garbage"], capsys)
+    _refused_in_one_line(code, err, "no pending clustering plan garbage")
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+
+
+def test_index_of_a_column_that_is_not_there_is_refused(spark, table, capsys):
+    """H3: ``index --rebuild --columns nope`` dropped the index and rebuilt it with no records."""
+    before = tree_snapshot(table)
+    for args, words in ((["index", str(table), "--rebuild", "--columns", "nope"], ("'nope' is not a column",)),
+                        (["index", str(table), "--rebuild", "-o", "hoodie.metadata.enable=false"], ("index",)),
+                        (["index", str(table), "--rebuild", "-o", "hoodie.metadata.enable=perhaps"], ("perhaps",)),
+                        (["clean", str(table), "-o", "hoodie.parquet.max.file.size=abc"], ("abc",))):
+        code, err = _cli(args, capsys)
+        _refused_in_one_line(code, err, *words)
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+
+
+def test_an_input_folder_with_a_file_that_is_not_parquet(spark, tmp_path, capsys):
+    """H4: Spark failed the job with a 177-line traceback; files Spark skips (``_SUCCESS``, dot-files) pass."""
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "in"
+    src.mkdir()
+    pq.write_table(rows(), src / "part-0.parquet")
+    (src / "_SUCCESS").write_text("")
+    (src / "notes.txt").write_text("hello")
+    code, err = _cli(["ingest", str(src), str(tmp_path / "T"), "--record-key", "id"], capsys)
+    _refused_in_one_line(code, err, "notes.txt", "not a parquet file")
+    assert not (tmp_path / "T").exists()
+
+
+def test_query_refuses_statements_that_write(spark, table, tmp_path, capsys, monkeypatch):
+    """H6: ``INSERT OVERWRITE DIRECTORY`` into the table folder replaced a data file; ``CREATE TABLE AS``
+    wrote a warehouse folder into the current one."""
+    monkeypatch.chdir(tmp_path)
+    before, cwd_before = tree_snapshot(table), tree_snapshot(tmp_path)
+    for sql in (f"INSERT OVERWRITE DIRECTORY '{table}/x' USING parquet SELECT id FROM t",
+                "CREATE TABLE copy AS SELECT * FROM t", "WITH c AS (SELECT * FROM t) INSERT INTO x SELECT * FROM c",
+                "SET spark.sql.shuffle.partitions=1"):
+        code, err = _cli(["query", str(table), sql], capsys)
+        _refused_in_one_line(code, err, "change")
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+    assert diff_snapshots(cwd_before, tree_snapshot(tmp_path)) == []
+
+
+def test_clustering_service_refuses_before_it_starts(spark, table, capsys):
+    """H5: a bad column, option value or poll interval failed only when a clustering was due (hours later)."""
+    before = tree_snapshot(table)
+    for args, words in ((["--columns", "nope"], ("nope",)), (["--columns", "id", "--poll-seconds", "-5"], ("-5",)),
+                        (["--columns", "id", "-o", "hoodie.clustering.async.max.commits=abc"], ("abc",))):
+        code, err = _cli(["clustering-service", str(table), *args, "--max-iterations", "1"], capsys)
+        _refused_in_one_line(code, err, *words)
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+
+
+def test_report_checks_every_argument_before_it_writes(spark, table, tmp_path, capsys):
+    """M1 / M2 / L4: a bad --where left pictures behind, --out naming a file was a traceback, and --out inside
+    the table wrote the report into its base path."""
+    (tmp_path / "file").write_text("x")
+    for args, words in ((["--out", str(tmp_path / "out"), "--where", "id = = 1"], ()),
+                        (["--out", str(tmp_path / "file")], ("is a file",)),
+                        (["--out", str(table / "report")], ("inside the table",))):
+        before = tree_snapshot(tmp_path)
+        code, err = _cli(["report", str(table), "--columns", "id,v", *args], capsys)
+        assert code == 2 and err[0].startswith("error:") and all(w in err[0] for w in words), err
+        assert diff_snapshots(before, tree_snapshot(tmp_path)) == [], args

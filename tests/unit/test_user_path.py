@@ -145,3 +145,13 @@ def test_flags_take_hudis_reading_or_are_refused() -> None:
     for value in ("yes", "1", "on"):
         with pytest.raises(InvalidArgumentError, match="anything but 'true'"):
             cfg.validate_all(cfg.resolve_options({"hoodie.compact.inline": value}))
+
+
+def test_the_package_exports_every_public_name_of_the_api() -> None:
+    """``hudi_layout.X`` works for every name ``hudi_layout.api.__all__`` lists (the probe found
+    ``build_column_stats_index`` listed there but missing from the package)."""
+    import hudi_layout
+    from hudi_layout import api
+
+    assert set(hudi_layout._EXPORTS) == set(api.__all__)
+    assert all(getattr(hudi_layout, name) is getattr(api, name) for name in api.__all__)
