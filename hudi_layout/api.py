@@ -17,7 +17,9 @@ from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.compaction import CompactionMetrics
+from hudi_layout.errors import InvalidArgumentError, check_argument_types
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.options import split_fields
 from hudi_layout.scan.plan import ScanPlan, plan_scan
 from hudi_layout.services import cleaning as _cleaning
 from hudi_layout.services import clustering as _clustering
@@ -26,9 +28,9 @@ from hudi_layout.services.clustering_service import ClusteringService
 from hudi_layout.services.index import build_column_stats_index
 from hudi_layout.services.write import write
 from hudi_layout.spark.curve_key import with_curve_key
-from hudi_layout.spark.read import dataframe_for_plan
+from hudi_layout.spark.read import dataframe_for_plan, spark_schema
 from hudi_layout.spark.session import get_spark, is_spark_session, session_or_default
-from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
 from hudi_layout.writer.transaction import WriteResult
 
 if TYPE_CHECKING:
@@ -78,8 +80,17 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         if len(rest) > 1 or where is not None:
             raise TypeError("read() takes the table path and one filter (where)")
         where = rest[0]
+    check_argument_types(path=path, options=options, columns=columns)
+    if isinstance(columns, str):
+        columns = split_fields(columns)
     session = session_or_default(spark)
     table = HudiTable(path)
+    if columns is not None:
+        known = set(spark_schema(table, include_meta=True).fieldNames())
+        missing = [c for c in columns if c not in known]
+        if missing:
+            raise InvalidArgumentError(f"columns: {', '.join(map(repr, missing))} not in the table",
+                                       hint=f"columns: {', '.join(sorted(known - set(META_COLUMNS)))}")
     plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
                      options=options, source="read")
     return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
@@ -91,6 +102,7 @@ def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, 
     ``options``: Hudi read options, as for :func:`read`. ``time_zone``: the zone date and timestamp text is read
     in, as a session's ``spark.sql.session.timeZone`` (default: ``spark``'s or the active session's, else UTC).
     ``print(plan.render())`` for a report."""
+    check_argument_types(path=path, options=options)
     return plan_scan(path, where, use_column_stats=skipping, spark=spark, options=options, source="explain",
                      time_zone=time_zone)
 
@@ -135,6 +147,7 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
             raise TypeError("cluster() got too many positional arguments")
     elif legacy:
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
+    check_argument_types(path=path, options=options, columns=columns)
     if columns is None and not resume:
         raise TypeError("cluster() missing the columns to cluster by")
     if column_weights is not None:
@@ -164,6 +177,7 @@ def execute_pending(path: str, *legacy: Any, spark: SparkSession | None = None,
             raise TypeError("execute_pending() got too many positional arguments")
     elif legacy:
         raise TypeError(f"execute_pending() takes 1 positional argument but {1 + len(legacy)} were given")
+    check_argument_types(path=path, options=options)
     return _clustering.execute_pending(session_or_default(spark), path, options, only=only)
 
 
@@ -175,6 +189,7 @@ def compact(path: str, *, spark: SparkSession | None = None, options: Mapping[st
     time travel until a clean removes them. ``schedule_only``: write the plan and return (a later call executes
     it); ``instant``: execute that pending plan only. Returns one :class:`CompactionMetrics` per plan (empty:
     no slice had log files). See docs/compaction.md."""
+    check_argument_types(path=path, options=options)
     return _compaction.compact(session_or_default(spark), path, options, schedule_only=schedule_only,
                                instant=instant)
 
@@ -185,4 +200,5 @@ def clean(path: str, *, options: Mapping[str, Any] | None = None) -> list[CleanR
     ``hoodie.cleaner.commits.retained`` (10), ``hoodie.cleaner.fileversions.retained`` (3), and
     ``hudi_layout.clean.grace.period.seconds`` (600) for readers still running). Returns one
     :class:`CleanResult` per clean instant; an empty list when nothing was eligible. See docs/cleaning.md."""
+    check_argument_types(path=path, options=options)
     return _cleaning.clean(path, options)

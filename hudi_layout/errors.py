@@ -155,3 +155,28 @@ def one_line_errors(fn: _F) -> _F:
             raise one_line(e) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+# ------------------------------------------------------------------------------ argument types of the API
+
+
+_NOT_GIVEN: Any = object()
+
+
+def check_argument_types(*, path: Any = _NOT_GIVEN, options: Any = None, columns: Any = None) -> None:
+    """The public functions' common arguments, checked before anything else: a wrong type is one
+    :class:`InvalidArgumentError` naming the argument, not an ``AttributeError`` deep inside (``options`` given as
+    a list, ``path`` as a number, ``columns`` as a list of non-strings)."""
+    import os
+    from collections.abc import Mapping
+
+    if path is not _NOT_GIVEN and not isinstance(path, (str, os.PathLike)):
+        raise InvalidArgumentError(f"path must be a str or a path object, not {type(path).__name__}",
+                                   hint="the table's base folder, e.g. '/data/conn'")
+    if options is not None and not isinstance(options, Mapping):
+        raise InvalidArgumentError(f"options must be a mapping of Hudi option names to values, not "
+                                   f"{type(options).__name__}", hint='options={"hoodie.table.name": "t"}')
+    if columns is not None and not isinstance(columns, str) and (
+            not hasattr(columns, "__iter__") or not all(isinstance(c, str) for c in columns)):
+        raise InvalidArgumentError(f"columns must be column names (str), not {columns!r}",
+                                   hint="columns=['a', 'b'] or columns='a,b'")

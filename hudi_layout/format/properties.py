@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hudi_layout.errors import CorruptFileError, NotAHudiTableError
-from hudi_layout.format.capabilities import version_refusal
+from hudi_layout.format.capabilities import TABLE_TYPES, version_refusal
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.internal_schema import history_name_changes
 
@@ -406,5 +406,9 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     unsupported = version_refusal(version, str(d.parent))
     if unsupported is not None:
         raise unsupported.error()
+    kind = props.get("hoodie.table.type", "COPY_ON_WRITE").strip().upper()
+    if kind not in TABLE_TYPES:  # every reader and writer would guess otherwise
+        raise CorruptFileError(f"{source}: hoodie.table.type={props['hoodie.table.type']!r} is not a Hudi table type",
+                               hint="COPY_ON_WRITE or MERGE_ON_READ: restore hoodie.properties from a copy")
     has_history, changes = history_name_changes(d)
     return TableProperties(props, source=str(source), internal_schema=has_history, column_name_changes=tuple(changes))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import InvalidArgumentError, check_argument_types
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import load_properties, table_config_exists
 from hudi_layout.format.schema_conversion import require_keepable_column_names
@@ -68,6 +68,10 @@ def write(
     """
     from pyspark.sql import functions as F
 
+    if not hasattr(df, "sparkSession") or not hasattr(df, "columns"):
+        raise InvalidArgumentError(f"write takes a Spark DataFrame, not {type(df).__name__}",
+                                   hint="spark.createDataFrame(pandas_df) or spark.createDataFrame(arrow_table)")
+    check_argument_types(path=path, options=options)
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     require_keepable_column_names(df.columns)  # before Spark's own AMBIGUOUS_REFERENCE on our working columns

@@ -168,6 +168,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         opts[cfg.PRECOMBINE_FIELD.key] = args.precombine_field
     if args.partitions_to_delete:
         opts[cfg.PARTITIONS_TO_DELETE.key] = args.partitions_to_delete
+    operation = (args.operation or "").strip().lower()
+    if args.partitions_to_delete and operation != "delete_partition":
+        raise InvalidArgumentError("--partitions-to-delete applies to --operation delete_partition only",
+                                   hint="add --operation delete_partition, or drop --partitions-to-delete")
+    if args.partitions_to_delete and args.source is not None:
+        raise InvalidArgumentError("--operation delete_partition takes its partitions from --partitions-to-delete "
+                                   "or from the rows of SOURCE, not both", hint="drop SOURCE or the flag")
     from hudi_layout.services.write import write
 
     if args.source is None:
@@ -194,6 +201,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     reader = spark.read
     if args.format == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
+    if args.format in ("csv", "json"):
+        reader = reader.option("mode", "FAILFAST")  # a malformed row fails the read instead of becoming nulls
     df = reader.format(args.format).load(args.source)
     t0 = time.perf_counter()
     with _progress():
@@ -234,6 +243,9 @@ def cmd_cluster(args: argparse.Namespace) -> int:
 
     opts = _layout_options(args)
     columns = _columns(args.columns)
+    if args.dry_run and (args.schedule_only or args.abandon_pending):
+        raise InvalidArgumentError("--dry-run writes nothing, so it excludes --schedule-only and --abandon-pending",
+                                   hint="drop --dry-run to act, or the other flag to preview")
     if args.dry_run:
         plan = svc.preview_clustering(args.path, columns, args.strategy, args.method, opts,
                                       include_all_files=not args.small_files_only)
@@ -352,6 +364,9 @@ def cmd_clean(args: argparse.Namespace) -> int:
 def cmd_compact(args: argparse.Namespace) -> int:
     from hudi_layout.services import compaction as svc
 
+    if args.abandon and (args.schedule_only or args.instant):
+        raise InvalidArgumentError("--abandon excludes --schedule-only and --instant: it rolls a plan back",
+                                   hint="run them as separate commands")
     if args.abandon:
         if not svc.abandon_pending_compaction(args.path, args.abandon):
             raise InvalidArgumentError(f"no pending compaction {args.abandon} in {args.path}",

@@ -311,3 +311,44 @@ def test_report_checks_every_argument_before_it_writes(spark, table, tmp_path, c
         code, err = _cli(["report", str(table), "--columns", "id,v", *args], capsys)
         assert code == 2 and err[0].startswith("error:") and all(w in err[0] for w in words), err
         assert diff_snapshots(before, tree_snapshot(tmp_path)) == [], args
+
+
+def test_the_python_api_names_a_wrong_argument_type(spark, table):
+    """M9: a pyarrow table, an options list, a path number or a missing column were raw ``AttributeError`` /
+    ``TypeError`` / ``AnalysisException`` from deep inside; each is now one :class:`InvalidArgumentError`."""
+    cases = [lambda: hudi_layout.write(rows(), str(table), OPTS),
+             lambda: hudi_layout.write(spark.createDataFrame(rows()), str(table), ["k=v"]),
+             lambda: hudi_layout.read(str(table), spark=spark, options=["x"]),
+             lambda: hudi_layout.read(str(table), spark=spark, columns=["nope"]),
+             lambda: hudi_layout.clean(None),
+             lambda: hudi_layout.cluster(str(table), 5, spark=spark)]
+    before = tree_snapshot(table)
+    for case in cases:
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            case()
+        assert info.value.hint, info.value
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+    got = hudi_layout.read(str(table), spark=spark, columns="id,p").toArrow()  # a comma list, as cluster takes
+    assert got.column_names == ["id", "p"] and got.num_rows == 30
+
+
+def test_conflicting_flags_and_unknown_table_types_are_refused(spark, table, tmp_path, capsys):
+    """M6 / M7: flags one operation ignores in silence, and a table type no reader knows."""
+    import pyarrow.parquet as pq
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(rows(), src)
+    before = tree_snapshot(table)
+    for args, words in ((["ingest", str(src), str(table), "--operation", "upsert", "--partitions-to-delete", "x"],
+                         ("delete_partition only",)),
+                        (["ingest", str(src), str(table), "--operation", "delete_partition",
+                          "--partitions-to-delete", "x"], ("not both",)),
+                        (["cluster", str(table), "--columns", "id", "--dry-run", "--schedule-only"], ("--dry-run",)),
+                        (["compact", str(table), "--abandon", "1", "--schedule-only"], ("--abandon",))):
+        code, err = _cli(args, capsys)
+        _refused_in_one_line(code, err, *words)
+    assert diff_snapshots(before, tree_snapshot(table)) == []
+    props = table / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text().replace("hoodie.table.type=COPY_ON_WRITE", "hoodie.table.type=FOO"))
+    code, err = _cli(["inspect", str(table)], capsys)
+    _refused_in_one_line(code, err, "FOO", "not a Hudi table type")
