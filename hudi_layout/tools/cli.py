@@ -17,6 +17,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -685,6 +686,21 @@ def _print_timings(timings: dict[str, float], total: float) -> None:
     print(f"time: {total:7.2f}s  total", file=sys.stderr)
 
 
+def _spark_cause(e: BaseException) -> str:
+    """The line of a Spark error that says what went wrong: the innermost ``Caused by:`` of a JVM stack (a
+    malformed CSV record, a file that is not parquet), else the error's first line."""
+    text = str(e).strip()
+    causes = [line.split(": ", 1)[1] for line in text.splitlines()
+              if line.startswith("Caused by: ") and ": " in line[len("Caused by: "):]]
+    if causes:
+        return " ".join(causes[-1].split())
+    first = text.splitlines()[0] if text else ""
+    if first.startswith("An error occurred while calling"):
+        body = [line for line in text.splitlines()[1:] if line.startswith(": ")]
+        return body[0][2:].strip() if body else first
+    return first
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     parser = build_parser()
@@ -709,9 +725,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         name = type(e).__name__
         if name in ("AnalysisException", "ParseException", "IllegalArgumentException", "PySparkException",
-                    "SparkRuntimeException", "PythonException") or "pyspark" in type(e).__module__:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else name
-            _print_error(first, None)
+                    "SparkRuntimeException", "PythonException", "Py4JJavaError") \
+                or "pyspark" in type(e).__module__ or "py4j" in type(e).__module__:
+            _print_error(_spark_cause(e) or name, "Spark refused it (HUDI_LAYOUT_TRACEBACK=1 shows Spark's stack)")
+            if os.environ.get("HUDI_LAYOUT_TRACEBACK"):
+                raise
             return EXIT_USAGE
         raise
     finally:

@@ -352,3 +352,14 @@ def test_conflicting_flags_and_unknown_table_types_are_refused(spark, table, tmp
     props.write_text(props.read_text().replace("hoodie.table.type=COPY_ON_WRITE", "hoodie.table.type=FOO"))
     code, err = _cli(["inspect", str(table)], capsys)
     _refused_in_one_line(code, err, "FOO", "not a Hudi table type")
+
+
+def test_malformed_csv_fails_the_ingest_in_one_line(spark, tmp_path, capsys):
+    """M10: Spark's PERMISSIVE default turned a short row and an unterminated quote into nulls, and a table was
+    created; the CLI reads CSV / JSON FAILFAST, and Spark's failure is its cause in one line."""
+    src = tmp_path / "bad.csv"
+    src.write_text('id,p\n1,a\n2\n"x,y\n')
+    code, err = _cli(["ingest", str(src), str(tmp_path / "T"), "--format", "csv", "--record-key", "id"], capsys)
+    err = [line for line in err if not line.startswith("WARNING")]
+    _refused_in_one_line(code, err, "Malformed CSV record")
+    assert not (tmp_path / "T").exists()
