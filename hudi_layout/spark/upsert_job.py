@@ -166,7 +166,7 @@ def summarise(batch: DataFrame) -> tuple[list[PartitionSummary], pa.Table | None
 
 def _null_key_error() -> InvalidArgumentError:
     return InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
-                                "field(s)")
+                                "field(s)", hint="filter those rows out (df.dropna(subset=[...])) or fill them")
 
 
 def _summary_of_pairs(pairs: pa.Table) -> list[PartitionSummary]:

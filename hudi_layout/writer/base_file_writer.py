@@ -735,8 +735,8 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
         keys = table.column(RECORD_KEY_COLUMN)
         if keys.null_count:
             raise WriterInputError(
-                "a record key is null; every row needs a non-null value in the record key field(s)"
-            )
+                "a record key is null; every row needs a non-null value in the record key field(s)",
+                hint="filter those rows out (df.dropna(subset=[...])) or fill them")
         table = _with_partition_paths(spec, table)
         parts = table.column(PARTITION_PATH_COLUMN)
         distinct = pc.unique(parts).to_pylist()

@@ -149,7 +149,8 @@ def _check_columns(schema: pa.Schema, fields: list[str], what: str) -> None:
     for f in fields:
         if f not in names:
             raise InvalidArgumentError(
-                f"{what} field {f!r} is not a column of the DataFrame (columns: {', '.join(schema.names)})")
+                f"{what} field {f!r} is not a column of the DataFrame (columns: {', '.join(schema.names)})",
+                hint=f"name a column of the input as the {what} field, or select / rename one before writing")
 
 
 def _check_key_columns(props: TableProperties, table_schema: pa.Schema | None, df_schema: pa.Schema,
@@ -695,7 +696,8 @@ def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable
         if not hits:
             shown = ", ".join(existing[:10]) or "none"
             raise InvalidArgumentError(f"partition {name!r} to delete matches no partition of the table "
-                                       f"(partitions: {shown})")
+                                       f"(partitions: {shown})",
+                                       hint="name partitions as their folders are named under the table")
         out.update(hits)
     return tuple(sorted(out))
 
