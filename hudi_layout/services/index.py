@@ -22,6 +22,7 @@ from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
+from hudi_layout.table.hudi_table import META_COLUMNS
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
 from hudi_layout.writer.metadata_sync import existing_file_stats, mdt_exists
@@ -36,6 +37,8 @@ def _check_indexable(base: Path, props: TableProperties, columns: Sequence[str])
         return  # a table without any schema yet has no files to index
     by_name = {f.name: f for f in schema}
     for name in columns:
+        if name in META_COLUMNS:
+            continue  # indexed as Hudi indexes them (strings)
         field = by_name.get(name)
         if field is None:
             raise InvalidArgumentError(f"--columns: {name!r} is not a column of {props.table_name!r}",
@@ -60,8 +63,9 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)
-    if columns:
-        _check_indexable(base, props, columns)
+    listed = list(columns or ()) or cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
+    if listed:
+        _check_indexable(base, props, listed)
     with TableLock(base):
         refuse_pending_restore(base, props)
         if mdt_exists(base):

@@ -169,8 +169,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         opts[cfg.PRECOMBINE_FIELD.key] = args.precombine_field
     if args.partitions_to_delete:
         opts[cfg.PARTITIONS_TO_DELETE.key] = args.partitions_to_delete
-    operation = (args.operation or "").strip().lower()
-    if args.partitions_to_delete and operation != "delete_partition":
+    operation = cfg.OPERATION.get(cfg.resolve_options(opts))  # --operation, -o or the defaults file
+    if args.partitions_to_delete and operation is not cfg.WriteOperation.DELETE_PARTITION:
         raise InvalidArgumentError("--partitions-to-delete applies to --operation delete_partition only",
                                    hint="add --operation delete_partition, or drop --partitions-to-delete")
     if args.partitions_to_delete and args.source is not None:
