@@ -20,7 +20,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -237,12 +237,21 @@ _async: dict[str, tuple[ClusteringService, threading.Thread]] = {}
 _atexit_registered = False
 
 
-def check_async_options(opts: Mapping[str, str]) -> None:
-    """Refuse ``hoodie.clustering.async.enabled=true`` without sort columns before anything is written."""
-    if cfg.CLUSTERING_ASYNC_ENABLED.get(opts) and not cfg.split_fields(cfg.SORT_COLUMNS.get(opts)):
+def check_async_options(opts: Mapping[str, str], columns: Sequence[str] | None = None) -> None:
+    """Refuse ``hoodie.clustering.async.enabled=true`` without sort columns, and clustering after a write
+    (async or inline) by columns the written rows do not have (``columns``), before anything is written: the
+    background thread would only log it, hours later."""
+    sort_columns = cfg.split_fields(cfg.SORT_COLUMNS.get(opts))
+    if cfg.CLUSTERING_ASYNC_ENABLED.get(opts) and not sort_columns:
         raise InvalidArgumentError(
             f"{cfg.CLUSTERING_ASYNC_ENABLED.key}=true needs {cfg.SORT_COLUMNS.key} (the columns to cluster by)",
             hint=f"-o {cfg.SORT_COLUMNS.key}=a,b (and hoodie.layout.optimize.strategy=hilbert)")
+    clusters = cfg.CLUSTERING_ASYNC_ENABLED.get(opts) or cfg.CLUSTERING_INLINE.get(opts)
+    missing = [c for c in sort_columns if columns is not None and c not in columns]
+    if clusters and missing:
+        raise InvalidArgumentError(
+            f"{cfg.SORT_COLUMNS.key} names {', '.join(map(repr, missing))}, which the written rows do not have",
+            hint=f"columns: {', '.join(columns or ())}")
 
 
 def ensure_async_clustering(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringService:

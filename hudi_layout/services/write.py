@@ -86,7 +86,8 @@ def write(
         df = _reconciled(df, path)
     df_schema = spark_to_arrow_schema(df)
     CleanConfig.from_options(checked)
-    check_async_options(checked)
+    full_rows = cfg.OPERATION.get(checked) not in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION)
+    check_async_options(checked, [c for c in df.columns if c not in META_COLUMNS] if full_rows else None)
     in_data = _partitions_in_data(df, path, options)
     calendar = datetime_rebase_write_mode(df.sparkSession)
     if calendar != "CORRECTED" and cfg.OPERATION.get(checked) not in (WriteOperation.DELETE,

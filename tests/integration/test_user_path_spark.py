@@ -73,6 +73,11 @@ def test_async_clustering_of_a_write_runs_in_the_writing_process(spark, tmp_path
         hudi_layout.write(spark.createDataFrame(rows(3)), path,
                           write_options("a", **{"hoodie.clustering.async.enabled": "true"}))
     assert not Path(path).exists()  # refused before anything was written
+    with pytest.raises(InvalidArgumentError, match="'nope', which the written rows do not have"):
+        hudi_layout.write(spark.createDataFrame(rows(3)), path, write_options(
+            "a", **{"hoodie.clustering.async.enabled": "true",
+                    "hoodie.clustering.plan.strategy.sort.columns": "x,nope"}))
+    assert not Path(path).exists()  # a column the rows lack: refused before, not logged by the thread later
     opts = write_options("a", **{"hoodie.clustering.async.enabled": "true", "hoodie.clustering.async.max.commits": 2,
                                  "hoodie.clustering.plan.strategy.sort.columns": "x,y"})
     try:
