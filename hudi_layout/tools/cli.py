@@ -635,8 +635,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--begin", help="incremental: commits completed after this instant (or 'earliest')")
         sp.add_argument("--end", help="incremental: ... and at or before this one (default: the latest)")
 
-    sp = sub.add_parser("query", help="run SQL on the table (as view `t`); a statement reading t once skips "
-                                      "files by its WHERE")
+    sp = sub.add_parser("query", help="run read-only SQL on the table (as view `t`); a statement reading t "
+                                      "once skips files by its WHERE")
     sp.add_argument("path")
     sp.add_argument("sql", help='e.g. "SELECT count(*) FROM t WHERE dst_port = 443"')
     sp.add_argument("--limit", type=int, default=20)
