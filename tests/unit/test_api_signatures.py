@@ -30,6 +30,12 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...], d
     monkeypatch.setattr(api, "plan_scan", recorder("plan_scan"))
     monkeypatch.setattr(api, "HudiTable", lambda path: ("table", path))
     monkeypatch.setattr(api, "dataframe_for_plan", recorder("dataframe_for_plan"))
+
+    class Schema:  # the columns read() checks ``columns`` against
+        def fieldNames(self) -> list[str]:
+            return ["k"]
+
+    monkeypatch.setattr(api, "spark_schema", lambda table, include_meta: Schema())
     monkeypatch.setattr(api._clustering, "cluster", recorder("cluster"))
 
     def run_clustering(*args: Any, **kwargs: Any) -> Any:
