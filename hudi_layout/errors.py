@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 
@@ -167,9 +168,6 @@ def check_argument_types(*, path: Any = _NOT_GIVEN, options: Any = None, columns
     """The public functions' common arguments, checked before anything else: a wrong type is one
     :class:`InvalidArgumentError` naming the argument, not an ``AttributeError`` deep inside (``options`` given as
     a list, ``path`` as a number, ``columns`` as a list of non-strings)."""
-    import os
-    from collections.abc import Mapping
-
     if path is not _NOT_GIVEN and not isinstance(path, (str, os.PathLike)):
         raise InvalidArgumentError(f"path must be a str or a path object, not {type(path).__name__}",
                                    hint="the table's base folder, e.g. '/data/conn'")

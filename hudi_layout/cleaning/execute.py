@@ -61,7 +61,7 @@ from hudi_layout.format.clean_metadata import (
 )
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time
-from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
+from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.column_stats_index import META_COLUMNS
@@ -128,17 +128,13 @@ def _check_cleanable(base: Path, props: TableProperties, timeline: Timeline) -> 
     why = clean_timeline_refusal(i.action for i in timeline.files)
     if why is not None:
         raise why.error()
-    if _has_mdt(base):
+    if metadata_table_exists(base):
         require_mdt_writable(base, props)
 
 
 def _abandon_hint(base: Path, props: TableProperties, t: str) -> str:
     return (f"inspect {timeline_dir(base, props)}/{t}.clean.requested; deleting {t}.clean.requested and "
             f"{t}.clean.inflight abandons that clean (no file is deleted)")
-
-
-def _has_mdt(base: Path) -> bool:
-    return table_config_exists(base / ".hoodie" / "metadata" / ".hoodie")
 
 
 # --------------------------------------------------------------------------------------------- entry
@@ -273,7 +269,7 @@ def _execute(base: Path, t: str, plan: CleanerPlan, heartbeat: Heartbeat, lock: 
         with lock:
             if not _clean_file(base, props, t, State.INFLIGHT).exists():
                 raise CommitConflictError(f"clean {t} is no longer pending (finished by another process)")
-            if _has_mdt(base):
+            if metadata_table_exists(base):
                 _write_metadata(base, t, names, opts)
             _crash_point("clean_before_complete")
             metadata = CleanMetadata(
@@ -338,7 +334,7 @@ def _write_metadata(base: Path, t: str, names: Mapping[str, list[str]], opts: Ma
 
 
 def _compact_metadata_if_due(base: Path, lock: TableLock, opts: Mapping[str, str]) -> None:
-    if not _has_mdt(base):
+    if not metadata_table_exists(base):
         return
     with lock:
         props = load_properties(base / ".hoodie")
@@ -355,7 +351,7 @@ def _compact_metadata_if_due(base: Path, lock: TableLock, opts: Mapping[str, str
 def _clean_metadata_table(base: Path, lock: TableLock, config: CleanConfig, now: datetime | None) -> int:
     """Delete the metadata table's file slices that its latest compaction made obsolete (grace period
     included, :mod:`hudi_layout.metadata.mdt_clean`); returns how many files went."""
-    if not _has_mdt(base):
+    if not metadata_table_exists(base):
         return 0
     with lock:
         props = load_properties(base / ".hoodie")

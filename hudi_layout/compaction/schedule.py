@@ -62,7 +62,7 @@ def schedule_compaction(base_path: str | Path, *, lock: TableLock | None = None,
         if compacting is None:
             raise CorruptFileError(f"{base}: a pending compaction's plan cannot be read",
                                    hint="roll back that compaction with Hudi first")
-        selection = select_operations(table.file_slices(), excluded | compacting, strategy or PlanStrategy())
+        selection = select_operations(table.file_slices(), excluded | compacting, strategy)
         ops = selection.operations
         if not ops:
             return None

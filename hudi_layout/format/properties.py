@@ -335,6 +335,20 @@ def table_config_exists(hoodie_dir: str | os.PathLike[str]) -> bool:
     return (d / PROPERTIES_FILE).is_file() or (d / BACKUP_FILE).is_file()
 
 
+def require_table_config(hoodie_dir: str | os.PathLike[str]) -> None:
+    """Raise :class:`NotAHudiTableError` unless ``hoodie_dir`` holds a table config (:func:`table_config_exists`),
+    naming what is missing: the folder or the file."""
+    d = Path(hoodie_dir)
+    if not table_config_exists(d):
+        why = "directory does not exist" if not d.parent.exists() else f"missing {d / PROPERTIES_FILE}"
+        raise NotAHudiTableError(f"{d.parent}: not a Hudi table ({why})")
+
+
+def metadata_table_exists(base_path: str | os.PathLike[str]) -> bool:
+    """Whether the table at ``base_path`` has a metadata table (``.hoodie/metadata`` with its table config)."""
+    return table_config_exists(Path(base_path) / ".hoodie" / "metadata" / ".hoodie")
+
+
 def recover_table_config(hoodie_dir: str | os.PathLike[str]) -> bool:
     """Put ``hoodie.properties`` back from a valid backup when only the backup is left; ``True`` if it did.
 
@@ -370,10 +384,8 @@ def load_properties(hoodie_dir: str | os.PathLike[str]) -> TableProperties:
     d = Path(hoodie_dir)
     main = d / PROPERTIES_FILE
     backup = d / BACKUP_FILE
+    require_table_config(d)
     candidates = [p for p in (main, backup) if p.is_file()]
-    if not candidates:
-        why = "directory does not exist" if not d.parent.exists() else f"missing {main}"
-        raise NotAHudiTableError(f"{d.parent}: not a Hudi table ({why})")
     props: dict[str, str] | None = None
     source = candidates[0]
     mismatch: tuple[Path, str, int] | None = None

@@ -541,8 +541,7 @@ def _base_events(base: pa.Table, touched: np.ndarray, spec: MergeSpec, events: _
     event_time = spec.merge_mode is MergeMode.EVENT_TIME_ORDERING
     needed = [RECORD_KEY, *(spec.ordering_fields if event_time else ()), IS_DELETED]
     sub = base.select([c for c in dict.fromkeys(needed) if c in base.column_names]).take(rows)  # not every column
-    ordering = [sub.column(f).combine_chunks() for f in spec.ordering_fields] \
-        if spec.merge_mode is MergeMode.EVENT_TIME_ORDERING else []
+    ordering = [sub.column(f).combine_chunks() for f in spec.ordering_fields] if event_time else []
     events.add(sub.column(RECORD_KEY).combine_chunks(), rows, is_delete=False, natural=None, from_log=False,
                deleted_flag=_deleted_flags(sub), ordering=ordering)
 

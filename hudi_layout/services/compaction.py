@@ -154,8 +154,9 @@ def abandon_pending_compaction(path: str, instant: str) -> bool:
     """Roll back pending compaction ``instant`` with its plan (Hudi CLI's ``compaction unschedule``; a rollback
     instant records it). Its file groups take writes again; their log files stay in their slices."""
     base = Path(path).absolute()
-    require(load_properties(base / ".hoodie"), Action.COMPACT)  # nothing is touched in a table we do not write
-    if instant not in HudiTable(str(base)).timeline.pending_compactions():
+    table = HudiTable(str(base))
+    require(table.properties, Action.COMPACT)  # nothing is touched in a table we do not write
+    if instant not in table.timeline.pending_compactions():
         return False  # checked before any rollback of failed writes: a refusal changes nothing
     return rollback_pending_instant(base, instant, hooks=COMMIT_HOOKS)
 

@@ -43,8 +43,8 @@ from hudi_layout.format.instant import Instant, State, instant_file_name, new_in
 from hudi_layout.format.properties import (
     TableProperties,
     load_properties,
+    metadata_table_exists,
     recover_table_config,
-    table_config_exists,
 )
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.file_guard import FileGate, close_gate, open_gate
@@ -504,7 +504,7 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     ``rollback.after_files``, ``rollback.after_mdt``, ``rollback.before_complete``.
     """
     t = i.requested_time
-    has_mdt = _has_metadata_table(base)
+    has_mdt = metadata_table_exists(base)
     if has_mdt and hooks.rollback_metadata is None:
         raise UnsupportedTableError(
             f"{base}: cannot roll back instant {t}: the table has a metadata table and no metadata rollback "
@@ -640,7 +640,3 @@ def _sweep_stray_markers(base: Path, props: TableProperties) -> None:
                 if parsed is not None and parsed.instant_time == t and ".." not in rel.split("/"):
                     (base / rel).unlink(missing_ok=True)
         shutil.rmtree(entry.path, ignore_errors=True)
-
-
-def _has_metadata_table(base: Path) -> bool:
-    return table_config_exists(base / ".hoodie" / "metadata" / ".hoodie")

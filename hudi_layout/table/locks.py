@@ -22,8 +22,8 @@ import uuid
 from pathlib import Path
 from types import TracebackType
 
-from hudi_layout.errors import HudiLayoutError, NotAHudiTableError
-from hudi_layout.format.properties import table_config_exists
+from hudi_layout.errors import HudiLayoutError
+from hudi_layout.format.properties import require_table_config
 
 
 class LockTimeoutError(HudiLayoutError):
@@ -43,11 +43,8 @@ class TableLock:
         if self._fd is not None:
             self._depth += 1
             return
-        hoodie = self.path.parent.parent
-        if not table_config_exists(hoodie):
-            # a lock belongs to a table: never create folders for a mistyped path (or inside a file's name)
-            why = "directory does not exist" if not hoodie.parent.is_dir() else f"missing {hoodie}/hoodie.properties"
-            raise NotAHudiTableError(f"{hoodie.parent}: not a Hudi table ({why})")
+        # a lock belongs to a table: never create folders for a mistyped path (or inside a file's name)
+        require_table_config(self.path.parent.parent)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + self.timeout_s

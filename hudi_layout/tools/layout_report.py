@@ -185,6 +185,16 @@ def _validate_columns(tables: Sequence[tuple[str, HudiTable]], columns: Sequence
                                        hint=f"columns: {', '.join(known)}")
 
 
+def _require_partition(tables: Sequence[tuple[str, HudiTable]], partition: str | None) -> None:
+    """``--partition`` names a partition holding files of one of the tables (when any is partitioned)."""
+    if partition is None or not any(t.is_partitioned for _, t in tables):
+        return
+    known = {s.partition_path for _, t in tables for s in t.file_slices()}
+    if partition not in known:
+        listed = ", ".join(sorted(known, key=_natural)[:12])
+        raise InvalidArgumentError(f"no partition {partition!r} in the table", hint=f"partitions: {listed}")
+
+
 def draw_pictures(tables: Sequence[tuple[str, HudiTable]], columns: Sequence[str], out: Path, *,
                   partition: str | None = None, where: str | None = None) -> Pictures:
     """Draw ``layout_boxes.png`` (+ ``layout_partitions.png`` for partitioned tables, ``query_files.png``
@@ -193,11 +203,7 @@ def draw_pictures(tables: Sequence[tuple[str, HudiTable]], columns: Sequence[str
     first = boxes[tables[0][0]]
     partitioned = any(t.is_partitioned for _, t in tables)
     counts = Counter(f.partition for f in first)
-    if partition is not None and partitioned:
-        known = {f.partition for fs in boxes.values() for f in fs}
-        if partition not in known:
-            shown = ", ".join(sorted(known, key=_natural)[:12])
-            raise InvalidArgumentError(f"no partition {partition!r} in the table", hint=f"partitions: {shown}")
+    _require_partition(tables, partition)
     chosen = (partition or (counts.most_common(1)[0][0] if counts else None)) if partitioned else None
 
     def panel(label: str, part: str | None, read: frozenset[str] | None = None, files_total: int = 0,
@@ -295,11 +301,8 @@ def write_report(path: str, columns: Sequence[str], out_dir: str, *, compare: st
     if where:
         for _label, table in tables:
             plan_scan(str(table.base_path), where)
-    if partition is not None and len(columns) >= 2:
-        known = {f.partition for _label, table in tables for f in file_boxes(table, columns[:2])}
-        if any(t.is_partitioned for _, t in tables) and partition not in known:
-            listed = ", ".join(sorted(known, key=_natural)[:12])
-            raise InvalidArgumentError(f"no partition {partition!r} in the table", hint=f"partitions: {listed}")
+    if len(columns) >= 2:  # the pictures are drawn for a partition
+        _require_partition(tables, partition)
     workload_data = workload_files_read(tables, workload) if workload is not None else None
     out.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"tables": {}}

@@ -29,7 +29,7 @@ from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
 from hudi_layout.format.log_blocks import decode_avro_data_block, decode_parquet_data_block
 from hudi_layout.format.log_format import BlockType, read_log_file
-from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
+from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import latest_time_with_metadata
@@ -41,7 +41,7 @@ INDEXED_META_FIELDS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie
 
 
 def mdt_exists(base: Path) -> bool:
-    return table_config_exists(base / ".hoodie" / "metadata" / ".hoodie")
+    return metadata_table_exists(base)
 
 
 def stats_columns_for(props: TableProperties, opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:
