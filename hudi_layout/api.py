@@ -18,6 +18,7 @@ from hudi_layout.cleaning import CleanResult
 from hudi_layout.clustering.metrics import ClusteringMetrics
 from hudi_layout.compaction import CompactionMetrics
 from hudi_layout.errors import InvalidArgumentError, check_argument_types
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.options import split_fields
 from hudi_layout.scan.plan import ScanPlan, plan_scan
@@ -30,7 +31,7 @@ from hudi_layout.services.write import write
 from hudi_layout.spark.curve_key import with_curve_key
 from hudi_layout.spark.read import dataframe_for_plan, spark_schema
 from hudi_layout.spark.session import get_spark, is_spark_session, session_or_default
-from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.writer.transaction import WriteResult
 
 if TYPE_CHECKING:
@@ -85,14 +86,16 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
         columns = split_fields(columns)
     session = session_or_default(spark)
     table = HudiTable(path)
-    if columns is not None:
-        known = set(spark_schema(table, include_meta=True).fieldNames())
-        missing = [c for c in columns if c not in known]
-        if missing:
-            raise InvalidArgumentError(f"columns: {', '.join(map(repr, missing))} not in the table",
-                                       hint=f"columns: {', '.join(sorted(known - set(META_COLUMNS)))}")
     plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,
                      options=options, source="read")
+    if columns is not None:  # against the schema the read returns: a time-travel read has the schema of then
+        known = set(META_COLUMNS) | (set(plan.schema.names) if plan.schema is not None
+                                     else set(spark_schema(table, include_meta=True).fieldNames()))
+        missing = [c for c in columns if c not in known]
+        if missing:
+            then = " at that instant" if plan.query.as_of is not None else ""
+            raise InvalidArgumentError(f"columns: {', '.join(map(repr, missing))} not in the table{then}",
+                                       hint=f"columns: {', '.join(sorted(known - set(META_COLUMNS)))}")
     return dataframe_for_plan(session, table, plan, where, columns=columns, include_meta=include_meta)
 
 

@@ -61,10 +61,10 @@ from hudi_layout.format.clean_metadata import (
 )
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata import stats_values as sv
-from hudi_layout.metadata.column_stats_index import META_COLUMNS
 from hudi_layout.metadata.mdt_clean import obsolete_files as obsolete_mdt_files
 from hudi_layout.metadata.mdt_reader import instant_files
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable

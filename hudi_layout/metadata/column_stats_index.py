@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.metadata import colstats_scan as S
 from hudi_layout.metadata import colstats_vec as V
 from hudi_layout.metadata import keys as K
@@ -47,9 +48,6 @@ from hudi_layout.metadata.records import (
 from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_str
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
 from hudi_layout.table.timeline import Timeline
-
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                "_hoodie_file_name")
 
 
 def _older_than_newest_base(group: pa.Array, instant: pa.ChunkedArray, is_log: pa.ChunkedArray,

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout.errors import CorruptFileError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.format import meta_fields
 from hudi_layout.format.file_naming import log_sort_key, parse_log_file_name
 from hudi_layout.format.instant import ROLLBACK
 from hudi_layout.format.log_blocks import (
@@ -57,12 +58,13 @@ from hudi_layout.format.merge_config import (  # noqa: F401 - re-exported: the r
     MergeMode,
     merge_config,
 )
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.spark_calendar import require_stored_calendar
-from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.timeline import visible_at
 
-RECORD_KEY = "_hoodie_record_key"
-COMMIT_TIME = "_hoodie_commit_time"
+RECORD_KEY = meta_fields.RECORD_KEY
+COMMIT_TIME = meta_fields.COMMIT_TIME
 IS_DELETED = "_hoodie_is_deleted"
 OPERATION = "_hoodie_operation"
 

@@ -19,10 +19,10 @@ from typing import Any
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
-from hudi_layout.table.hudi_table import META_COLUMNS
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
 from hudi_layout.writer.metadata_sync import existing_file_stats, mdt_exists

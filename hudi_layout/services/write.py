@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import InvalidArgumentError, check_argument_types
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import load_properties, table_config_exists
 from hudi_layout.format.schema_conversion import require_keepable_column_names
@@ -35,7 +36,7 @@ from hudi_layout.spark.write_job import (
     run_file_writer,
     spark_to_arrow_schema,
 )
-from hudi_layout.writer.base_file_writer import META_COLUMNS, RECORD_KEY_COLUMN, WrittenFile
+from hudi_layout.writer.base_file_writer import RECORD_KEY_COLUMN, WrittenFile
 from hudi_layout.writer.transaction import TagSnapshot, WriteResult, WriteSession
 
 if TYPE_CHECKING:

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from hudi_layout.errors import InvalidArgumentError, one_line_errors
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.options import QueryType
 from hudi_layout.scan.merge import MergeSpec, iter_merge_file_slice
 from hudi_layout.scan.plan import ScanPlan, merge_spec_for_plan, read_inputs, table_schema, to_predicate
 from hudi_layout.skipping.to_sql import predicate_to_sql
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
-from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN, META_COLUMNS
+from hudi_layout.writer.base_file_writer import COMMIT_TIME_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

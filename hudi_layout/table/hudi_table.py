@@ -9,13 +9,11 @@ from typing import Any
 
 from hudi_layout.errors import NotAHudiTableError
 from hudi_layout.format.instant import REPLACE_COMMIT, WRITE_ACTIONS
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
 from hudi_layout.table.timeline import Timeline
-
-META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key",
-                "_hoodie_partition_path", "_hoodie_file_name")
 
 
 class HudiTable:

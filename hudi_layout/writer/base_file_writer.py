@@ -40,7 +40,9 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, spark_error_text
+from hudi_layout.format import meta_fields
 from hudi_layout.format.file_naming import is_log_file_name
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.spark_calendar import SPARK_VERSION_FOOTER_KEY, refuse_unwritable_datetimes
 from hudi_layout.table.faults import crash_point
@@ -48,22 +50,14 @@ from hudi_layout.table.file_guard import FileGate, create_new_file, data_file_pa
 from hudi_layout.table.partition_metadata import has_partition_metadata, write_partition_metadata
 from hudi_layout.writer.key_text import arrow_key_text
 
-META_COLUMNS: tuple[str, ...] = (
-    "_hoodie_commit_time",
-    "_hoodie_commit_seqno",
-    "_hoodie_record_key",
-    "_hoodie_partition_path",
-    "_hoodie_file_name",
-)
-
 #: Column carrying each row's partition path into the writer (computed by Spark before the write).
-PARTITION_PATH_COLUMN = "_hoodie_partition_path"
-RECORD_KEY_COLUMN = "_hoodie_record_key"
+PARTITION_PATH_COLUMN = meta_fields.PARTITION_PATH
+RECORD_KEY_COLUMN = meta_fields.RECORD_KEY
 #: Input columns with each partition field's value as a string, encoded here into the partition path.
 PARTITION_VALUE_PREFIX = "_hoodie_partition_value_"
 #: Optional input columns already holding preserved meta values (clustering keeps commit time / seqno).
-COMMIT_TIME_COLUMN = "_hoodie_commit_time"
-COMMIT_SEQNO_COLUMN = "_hoodie_commit_seqno"
+COMMIT_TIME_COLUMN = meta_fields.COMMIT_TIME
+COMMIT_SEQNO_COLUMN = meta_fields.COMMIT_SEQNO
 #: Hudi's soft-delete field of the user's schema (docs/hudi-format-live-tables.md §2.3)
 IS_DELETED_FIELD = "_hoodie_is_deleted"
 

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout.errors import HudiLayoutError
-from hudi_layout.format import parquet_splice
+from hudi_layout.format import meta_fields, parquet_splice
 from hudi_layout.format.merge_config import MergeMode
 from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.writer.base_file_writer import (
@@ -70,7 +70,7 @@ from hudi_layout.writer.log_file_writer import append_log_file, appends_logs, ba
 MERGE_TARGET_COLUMN = "_hl_merge_target"
 #: true when the incoming record deletes its key (the delete operation, or ``_hoodie_is_deleted``)
 DELETE_FLAG_COLUMN = "_hl_delete"
-FILE_NAME_COLUMN = "_hoodie_file_name"
+FILE_NAME_COLUMN = meta_fields.FILE_NAME
 #: position of a record in the incoming DataFrame (``monotonically_increasing_id``): a tie goes to the later one
 SEQUENCE_COLUMN = "_hl_seq"
 #: columns the tagging adds to the incoming rows; never written

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from hudi_layout import options as cfg
 from hudi_layout import progress
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, UnsupportedTableError
+from hudi_layout.format import meta_fields
 from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
 from hudi_layout.format.log_blocks import decode_avro_data_block, decode_parquet_data_block
@@ -37,7 +38,7 @@ from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import StatsAccumulator, WrittenFile, stats_supported
 
-INDEXED_META_FIELDS = ("_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key")
+INDEXED_META_FIELDS = (meta_fields.COMMIT_TIME, meta_fields.PARTITION_PATH, meta_fields.RECORD_KEY)
 
 
 def mdt_exists(base: Path) -> bool:

@@ -42,10 +42,11 @@ from hudi_layout.format.log_blocks import (
     encode_rollback_block,
 )
 from hudi_layout.format.log_format import HeaderKey
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import write_properties
 from hudi_layout.scan.merge import InstantRange, merge_file_slice, merge_spec_for_table
 from hudi_layout.table.create import create_table_layout, table_properties_for
-from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.partition_metadata import write_partition_metadata
 
 KEY = "id"

@@ -14,6 +14,7 @@ import pytest
 
 import hudi_layout
 from hudi_layout import ColumnStatsIndex, HudiTable
+from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.schema_evolution import conform_batch
 from tests.helpers.integration import hudi_rs_table
 
@@ -113,6 +114,10 @@ def test_time_travel_reads_the_schema_of_then(spark, evolved: Path) -> None:
         hudi_layout.read(str(evolved), "c IS NULL", spark=spark, options=then)
     err = e.value if isinstance(e.value, HudiLayoutError) else from_spark_error_text(str(e.value))
     assert err is not None and "'c'" in str(err), str(e.value)[:300]
+    # the projection is checked against the schema of then, in one line (was Spark's analysis error)
+    with pytest.raises(InvalidArgumentError, match="'c' not in the table at that instant"):
+        hudi_layout.read(str(evolved), spark=spark, options=then, columns=["id", "c"])
+    assert hudi_layout.read(str(evolved), spark=spark, options=then, columns=["id", "f"]).count() == 200
     for when in ("99991231235959999", "20000101000000000"):  # no instant by then: Hudi takes the latest
         latest = hudi_layout.read(str(evolved), spark=spark, options={"as.of.instant": when})
         assert [f.name for f in latest.schema.fields] == TARGET.names

@@ -6,6 +6,7 @@ Spark is not started: the services the API delegates to are replaced, and a stan
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import pytest
@@ -21,10 +22,14 @@ class SparkSession:
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
     seen: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
 
+    class Plan(str):  # what read() checks ``columns`` against: no schema of its own, no time travel
+        schema = None
+        query = types.SimpleNamespace(as_of=None)
+
     def recorder(name: str) -> Any:
         def record(*args: Any, **kwargs: Any) -> str:
             seen.append((name, args, kwargs))
-            return name
+            return Plan(name)
         return record
 
     monkeypatch.setattr(api, "plan_scan", recorder("plan_scan"))

@@ -29,6 +29,7 @@ from hudi_layout.format.log_blocks import (
     encode_rollback_block,
 )
 from hudi_layout.format.log_format import MAGIC, BlockType, HeaderKey, encode_block, iter_blocks
+from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.scan.merge import (
     InstantRange,
     MergeMode,
@@ -44,7 +45,7 @@ from hudi_layout.scan.merge import (
     select_blocks,
     table_output_schema,
 )
-from hudi_layout.table.hudi_table import META_COLUMNS, HudiTable
+from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.mor_builder import Deletes, MorTable, Raw, Rollback, Upserts, make_mor_table, row
 
 EVENT, COMMIT = MergeMode.EVENT_TIME_ORDERING, MergeMode.COMMIT_TIME_ORDERING
