@@ -117,24 +117,25 @@ def _check_source(source: str, fmt: str) -> None:
     path = Path(source)
     if not path.exists():
         raise InvalidArgumentError(f"input {source} does not exist")
-    if path.is_dir() and not any(p.is_file() and not p.name.startswith((".", "_")) for p in path.rglob("*")):
+    # the files Spark reads: those it does not take for hidden (no part of the path starts with . or _)
+    data_files = [] if path.is_file() else [
+        p for p in sorted(path.rglob("*"))
+        if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)]
+    if path.is_dir() and not data_files:
         # Spark would say UNABLE_TO_INFER_SCHEMA (or read nothing), naming neither the folder nor the way out
         raise InvalidArgumentError(f"input folder {source} holds no data files",
                                    hint=f"point at a {fmt} file or a folder of them (--format parquet|csv|json)")
     if fmt != "parquet":
         return
-    if path.is_dir():
-        # Spark reads every file it does not take for hidden: one that is not parquet fails the job deep inside
-        # Spark (FAILED_READ_FILE); the parquet magic at each file's end is cheap to check first
-        for p in sorted(path.rglob("*")):
-            rel = p.relative_to(path).parts
-            if p.is_file() and not any(part.startswith((".", "_")) for part in rel) and p.stat().st_size \
-                    and not _ends_with_par1(p):
-                raise InvalidArgumentError(f"input folder {source} holds {p.relative_to(path)}, which is not a "
-                                           "parquet file", hint="move it out of the folder, or give the parquet "
-                                                                "files one by one; names starting with . or _ are "
-                                                                "skipped")
-    first = path if path.is_file() else next((p for p in sorted(path.rglob("*.parquet"))), None)
+    # one that is not parquet fails the job deep inside Spark (FAILED_READ_FILE); the parquet magic at each
+    # file's end is cheap to check first
+    for p in data_files:
+        if p.stat().st_size and not _ends_with_par1(p):
+            raise InvalidArgumentError(f"input folder {source} holds {p.relative_to(path)}, which is not a "
+                                       "parquet file", hint="move it out of the folder, or give the parquet "
+                                                            "files one by one; names starting with . or _ are "
+                                                            "skipped")
+    first = path if path.is_file() else next((p for p in data_files if p.suffix == ".parquet"), None)
     if first is None:
         return
     import pyarrow as pa
