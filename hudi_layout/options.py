@@ -465,6 +465,22 @@ OPERATION: Option[WriteOperation | str] = Option(
 MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int,
                        "Largest base file a write produces, in bytes (a file is closed when it reaches this).",
                        used_by=(INGEST, CLUSTER, SERVICE))
+
+
+def _small_file_packing_off(v: str) -> int:
+    n = _non_negative_int(v)
+    if n != 0:
+        raise ValueError("hudi_layout never packs new keys into existing small files, so only 0 (packing off) "
+                         "is taken; its small files are merged by clustering (cluster --small-files-only, or "
+                         "hoodie.clustering.inline)")
+    return n
+
+
+WRITE_SMALL_FILE_LIMIT = Option(
+    "hoodie.parquet.small.file.limit", 0, _small_file_packing_off,
+    "Hudi packs an upsert's or insert's new keys into base files smaller than this (100 MiB by default there); "
+    "hudi_layout writes new keys to new file groups and takes only `0`, Hudi's setting for that.",
+    used_by=(INGEST,))
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
                        "Parquet compression of base files (snappy, zstd, gzip, none...).",
                        used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
