@@ -3,7 +3,9 @@ table, e.g. one written by Hudi without the index.
 
 Statistics come from the parquet footers of the live base files (no data is read). A column chunk without
 footer statistics, and float/double columns (footers drop NaN from min/max, so no safe upper bound exists),
-get no stats record: data skipping then keeps those files. The new MDT is created under the table lock with
+get no stats record: data skipping then keeps those files. The result names the float columns left so
+(``unindexed_columns``): a rebuild over files our writers indexed exactly loses their skipping on those
+columns until the files are rewritten. The new MDT is created under the table lock with
 init instants, exactly as on a first write, and ``hoodie.table.metadata.partitions`` is set last, so readers
 never see a half-built index.
 """
@@ -16,16 +18,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.file_naming import is_log_file_name
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
-from hudi_layout.writer.metadata_sync import existing_file_stats, mdt_exists
+from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns, mdt_exists
 from hudi_layout.writer.transaction import table_arrow_schema
 
 
@@ -83,4 +88,25 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
         updates = writer.initialize(files, stats)
         update_data_table_properties(base, updates)
     return {"status": "built", "files": sum(len(v) for v in files.values()), "stats_records": len(stats),
-            "partitions": len(files), "seconds": round(time.time() - started, 3)}
+            "partitions": len(files), "seconds": round(time.time() - started, 3),
+            "unindexed_columns": _float_columns_left_unindexed(base, props, opts, stats)}
+
+
+def _float_columns_left_unindexed(base: Path, props: TableProperties, opts: Mapping[str, str],
+                                  stats: Sequence[Any]) -> dict[str, str]:
+    """The float / double columns the index would hold but whose existing base files got no record.
+
+    Footers carry no bound that covers NaN, so the index cannot describe those files without reading their
+    data (the driver reads metadata only); a rebuild therefore loses skipping on such columns that the
+    writers' exact statistics gave. Said in the result rather than silently: files written later are indexed
+    again, and a clustering or compaction rewrites the old ones with statistics."""
+    schema = table_arrow_schema(base, props)
+    if schema is None:
+        return {}
+    described = {s.column for s in stats if not is_log_file_name(s.file_name)}
+    return {name: f"{schema.field(name).type}: parquet footers hold no NaN-safe bounds, so the files that "
+                  "exist now get no statistics on it (files written from now on do; a clustering or "
+                  "compaction rewrites old files with them)"
+            for name in indexed_columns(opts, schema)
+            if name in schema.names and pa.types.is_floating(schema.field(name).type) and name not in described
+            and stats}

@@ -343,6 +343,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     else:
         print(f"built column_stats for {result['files']} files in {result['partitions']} partition(s): "
               f"{result['stats_records']} stats records in {result['seconds']:.1f}s")
+        for column, why in result.get("unindexed_columns", {}).items():
+            print(f"note: column {column} ({why})")
     return 0
 
 

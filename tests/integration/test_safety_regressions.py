@@ -278,3 +278,24 @@ def test_a_metadata_table_behind_a_completed_commit_is_refused_until_rebuilt(spa
     assert sorted(zip(by_rs.column("id").to_pylist(), by_rs.column("p").to_pylist())) == expected
     hudi_layout.write(spark.createDataFrame(rows(["d"], 5)), str(table), upsert)
     assert sorted(hudi_rs_read(table).column("id").to_pylist()) == [0, 1, 2, 3, 4, 5]
+
+
+def test_index_rebuild_names_the_float_columns_it_cannot_describe(spark, tmp_path: Path, capsys) -> None:
+    """Session 25's probe F1: our writers index a double column exactly (NaN included), but a rebuild reads
+    footers only, which hold no NaN-safe bound, so the rebuilt index dropped the column without a word. It
+    still drops it (the files stay candidates: never a wrong answer), and now says so, naming the column."""
+    from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+
+    table = tmp_path / "F"
+    data = pa.table({"id": [1, 2, 3], "p": ["a", "b", "a"], "v": [0.5, float("nan"), 2.0], "n": [1, 2, 3]})
+    hudi_layout.write(spark.createDataFrame(data), str(table), OPTS)
+    assert "v" in ColumnStatsIndex(str(table)).indexed_columns()
+    from hudi_layout.tools.cli import main
+
+    code = main(["index", str(table), "--rebuild"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0 and any(line.startswith("note: column v (double:") for line in lines), lines
+    assert not any("column n " in line or "column id " in line for line in lines), lines
+    index = ColumnStatsIndex(str(table))
+    assert "v" not in index.indexed_columns() and "n" in index.indexed_columns()
+    assert hudi_layout.read(str(table), "v > 1.0", spark=spark).count() == 2  # NaN sorts above every number
