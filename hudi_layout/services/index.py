@@ -101,12 +101,11 @@ def _float_columns_left_unindexed(base: Path, props: TableProperties, opts: Mapp
     writers' exact statistics gave. Said in the result rather than silently: files written later are indexed
     again, and a clustering or compaction rewrites the old ones with statistics."""
     schema = table_arrow_schema(base, props)
-    if schema is None:
-        return {}
+    if schema is None or not stats:
+        return {}  # no schema, or no file described at all (an empty table)
     described = {s.column for s in stats if not is_log_file_name(s.file_name)}
     return {name: f"{schema.field(name).type}: parquet footers hold no NaN-safe bounds, so the files that "
                   "exist now get no statistics on it (files written from now on do; a clustering or "
                   "compaction rewrites old files with them)"
             for name in indexed_columns(opts, schema)
-            if name in schema.names and pa.types.is_floating(schema.field(name).type) and name not in described
-            and stats}
+            if name in schema.names and pa.types.is_floating(schema.field(name).type) and name not in described}
