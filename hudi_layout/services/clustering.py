@@ -47,7 +47,7 @@ from hudi_layout.format.capabilities import (
 )
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.file_naming import try_parse_log_file_name
-from hudi_layout.format.properties import load_properties
+from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
@@ -65,7 +65,7 @@ from hudi_layout.table.commit_protocol import (
 )
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock, writer_is_alive
-from hudi_layout.writer.metadata_sync import compact_metadata_if_due, mdt_exists, metadata_update_hook
+from hudi_layout.writer.metadata_sync import compact_metadata_if_due, metadata_update_hook
 from hudi_layout.writer.transaction import commit_metadata_for
 
 if TYPE_CHECKING:
@@ -369,7 +369,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     require(props, Action.CLUSTER)
     # a plan Hudi scheduled may hold them
     require_no_bootstrap_skeletons((s.base_file_name for g in plan.groups for s in g.slices), "cluster")
-    if mdt_exists(base):
+    if metadata_table_exists(base):
         require_metadata_maintainable(props)  # refuse MDT partitions we cannot keep in sync before writing anything
     table = HudiTable(str(base))
     data_columns = table.data_columns()
@@ -519,7 +519,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     if props.is_mor:
         merge_config(props)  # slices we could not merge are refused before scheduling
     drop_metadata_table_if_disabled(path, opts)
-    if mdt_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
+    if metadata_table_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
         require_mdt_writable(base, load_properties(base / ".hoodie"))
     resumed: list[ClusteringMetrics] = []
     if abandon_pending:

@@ -29,7 +29,7 @@ from hudi_layout.format.capabilities import (
 )
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
 from hudi_layout.format.compaction_plan import COMPACT_OPERATION, CompactionOperation
-from hudi_layout.format.properties import load_properties
+from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
@@ -48,7 +48,6 @@ from hudi_layout.table.locks import writer_is_alive
 from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
-    mdt_exists,
     metadata_update_hook,
     stats_columns_for,
 )
@@ -176,7 +175,7 @@ def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, o
     base = Path(base_path).absolute()
     props = load_properties(base / ".hoodie")
     require(props, Action.COMPACT)
-    if mdt_exists(base):
+    if metadata_table_exists(base):
         require_mdt_writable(base, props)
     timer = PhaseTimer()
     with timer.phase("plan"):

@@ -25,12 +25,12 @@ from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.file_naming import is_log_file_name
 from hudi_layout.format.meta_fields import META_COLUMNS
-from hudi_layout.format.properties import TableProperties, load_properties
+from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
-from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns, mdt_exists
+from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns
 from hudi_layout.writer.transaction import table_arrow_schema
 
 
@@ -73,7 +73,7 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
         _check_indexable(base, props, listed)
     with TableLock(base):
         refuse_pending_restore(base, props)
-        if mdt_exists(base):
+        if metadata_table_exists(base):
             if not rebuild:
                 return {"status": "exists", "metadata_partitions": props.metadata_partitions,
                         "hint": "use --rebuild to drop and rebuild it"}

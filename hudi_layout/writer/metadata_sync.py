@@ -41,10 +41,6 @@ from hudi_layout.writer.base_file_writer import StatsAccumulator, WrittenFile, s
 INDEXED_META_FIELDS = (meta_fields.COMMIT_TIME, meta_fields.PARTITION_PATH, meta_fields.RECORD_KEY)
 
 
-def mdt_exists(base: Path) -> bool:
-    return metadata_table_exists(base)
-
-
 def stats_columns_for(props: TableProperties, opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:
     """Columns whose statistics the executors compute for this write (none when no index is kept)."""
     enabled = cfg.METADATA_ENABLE.get(opts) and cfg.COLUMN_STATS_ENABLE.get(opts)
@@ -76,7 +72,7 @@ def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str
     Returns the table properties as they now are (re-read when the MDT was created, which changes them).
     """
     require_metadata_maintainable(props)
-    if mdt_exists(base):
+    if metadata_table_exists(base):
         require_mdt_writable(base, props)
         if "column_stats" not in props.metadata_partitions or "files" not in props.metadata_partitions:
             raise UnsupportedTableError(
@@ -88,7 +84,7 @@ def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str
         return props
     with TableLock(base):
         props = load_properties(base / ".hoodie")
-        if mdt_exists(base):
+        if metadata_table_exists(base):
             return props
         existing_files, existing_stats = existing_file_stats(base, props, opts)
         writer = _writer(base, props, opts)
@@ -241,7 +237,7 @@ def metadata_update_hook(props: TableProperties, opts: Mapping[str, str], writte
 
     def hook(pending: Any) -> None:
         base = Path(pending.base_path)
-        if not mdt_exists(base):
+        if not metadata_table_exists(base):
             return
         current = load_properties(base / ".hoodie")
         types = _types_of(base, written, schema)
@@ -268,7 +264,7 @@ def _types_of(base: Path, written: Sequence[WrittenFile], schema: pa.Schema | No
 
 def compact_metadata_if_due(base: Path, opts: Mapping[str, str]) -> None:
     """After a commit: compact the MDT once enough deltacommits piled up (under the table lock)."""
-    if not mdt_exists(base):
+    if not metadata_table_exists(base):
         return
     with TableLock(base):
         props = load_properties(base / ".hoodie")
