@@ -467,19 +467,12 @@ MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_in
                        used_by=(INGEST, CLUSTER, SERVICE))
 
 
-def _small_file_packing_off(v: str) -> int:
-    n = _non_negative_int(v)
-    if n != 0:
-        raise ValueError("hudi_layout never packs new keys into existing small files, so only 0 (packing off) "
-                         "is taken; its small files are merged by clustering (cluster --small-files-only, or "
-                         "hoodie.clustering.inline)")
-    return n
-
-
 WRITE_SMALL_FILE_LIMIT = Option(
-    "hoodie.parquet.small.file.limit", 0, _small_file_packing_off,
-    "Hudi packs an upsert's or insert's new keys into base files smaller than this (100 MiB by default there); "
-    "hudi_layout writes new keys to new file groups and takes only `0`, Hudi's setting for that.",
+    "hoodie.parquet.small.file.limit", 0, _non_negative_int,
+    "An upsert packs its new keys into the partition's base files smaller than this many bytes (each up to "
+    "`hoodie.parquet.max.file.size`), as Hudi's upsert partitioner does, before it opens new file groups. "
+    "Hudi's default is 104857600; hudi_layout's is 0 (packing off), because packing rewrites small clustered "
+    "files and widens their column ranges (docs/live-writes.md). `insert` takes only 0.",
     used_by=(INGEST,))
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
                        "Parquet compression of base files (snappy, zstd, gzip, none...).",

@@ -26,13 +26,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import require_no_bootstrap_skeletons
 from hudi_layout.format.partition_path import PartitionPathRule
@@ -66,6 +67,7 @@ from hudi_layout.writer.base_file_writer import (
 from hudi_layout.writer.merge import (
     DELETE_FLAG_COLUMN,
     MERGE_TARGET_COLUMN,
+    PACK_PREFIX,
     SEQUENCE_COLUMN,
     MergeRules,
     MergeTarget,
@@ -75,8 +77,11 @@ from hudi_layout.writer.merge import (
     merge_broadcast,
     merge_partition,
     merged_keys,
+    pack_file_group,
     read_key_column,
+    rows_by_partition,
 )
+from hudi_layout.writer.small_files import PackTarget, average_record_size, plan_packing, small_file_groups
 from hudi_layout.writer.transaction import TagSnapshot, WriteSession
 
 if TYPE_CHECKING:
@@ -409,8 +414,10 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
         deletes = combined.column(DELETE_FLAG_COLUMN).to_numpy(zero_copy_only=False).astype(bool)
         new_rows = np.flatnonzero(is_new & ~deletes)
         if len(new_rows):
+            packs, new_rows = _assign_packs(table, session, combined, new_rows,
+                                            {(w.partition_path, w.file_id) for w in written})
             written += _insert_rows(spark, session.spec, shared, new_rows, parallelism,
-                                    first_partition=4 * parallelism)
+                                    first_partition=4 * parallelism, packs=packs)
     finally:
         shared.destroy()
     t3 = time.time()
@@ -421,6 +428,41 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
     metrics = UpsertMetrics(records.num_rows, len(candidates), len(merged), int(len(np.unique(found))),
                             t1 - t0, 0.0, t3 - t1)
     return written, snapshot, metrics
+
+
+#: commits read (newest first) for the average record size of small-file packing
+RECORD_SIZE_COMMITS = 10
+#: hash slots the new keys of a partition are spread over when a shuffled upsert packs small files
+PACK_SLOTS = 1 << 16
+
+
+def packing_plan(table: HudiTable, session: WriteSession, inserts: Mapping[str, int],
+                 rewritten: Collection[tuple[str, str]]) -> dict[str, list[PackTarget]]:
+    """The small file groups that take this upsert's new keys (``inserts``: how many per partition path), as
+    Hudi's upsert partitioner assigns them (:mod:`hudi_layout.writer.small_files`); empty when
+    ``hoodie.parquet.small.file.limit`` is 0. ``rewritten``: file groups this write rewrites (or appends a
+    log to) for its updates, which are not packed."""
+    limit = cfg.WRITE_SMALL_FILE_LIMIT.get(session.opts)
+    existing = set(table.partitions())
+    parts = sorted(p for p, n in inserts.items() if n > 0 and p in existing)
+    if limit <= 0 or not parts:
+        return {}
+    slices = table.file_slices(partitions=parts)
+    compacting = pending_compaction_of(table)
+    excluded = set(rewritten) | set(table.pending_clustering_file_groups())
+    excluded |= {s.file_group for s in slices if compacting(s.file_group)}
+    small = small_file_groups(slices, limit, excluded)
+    if not small:
+        return {}
+    require_no_bootstrap_skeletons((s.base_file_name for group in small.values() for s in group), "add records to")
+    recent = list(table.timeline.completed().commits_and_replaces())[-RECORD_SIZE_COMMITS:]
+    size = average_record_size(table.timeline.read_commit_metadata(i) for i in reversed(recent))
+    return plan_packing({p: inserts[p] for p in parts}, small, session.spec.max_file_size, size)
+
+
+def pack_name(target: PackTarget) -> str:
+    """The merge target name of the new records packed into ``target`` (:data:`PACK_PREFIX`)."""
+    return PACK_PREFIX + target.slice.base_file_name
 
 
 def _logs_read(candidates: Sequence[FileSlice], rewritten: set[tuple[str, str]]
@@ -458,23 +500,91 @@ def _merge_candidates(spark: Any, spec: WriteSpec, candidates: Sequence[FileSlic
     return written, (np.concatenate(found) if found else np.zeros(0, dtype=np.int64))
 
 
+def _assign_packs(table: HudiTable, session: WriteSession, combined: pa.Table, new_rows: np.ndarray,
+                  rewritten: Collection[tuple[str, str]]
+                  ) -> tuple[list[tuple[MergeTarget, np.ndarray]], np.ndarray]:
+    """The broadcast batch's new records (positions ``new_rows``) split between the small file groups of
+    :func:`packing_plan` (each takes the next of its partition's records, in batch order) and new file groups
+    (the positions returned, ascending)."""
+    parts = combined.column(PARTITION_PATH_COLUMN).take(pa.array(new_rows))
+    by_part = rows_by_partition(parts)
+    plan = packing_plan(table, session, {p: len(at) for p, at in by_part.items()}, rewritten)
+    if not plan:
+        return [], new_rows
+    packs: list[tuple[MergeTarget, np.ndarray]] = []
+    packed: list[np.ndarray] = []
+    for part, targets in plan.items():
+        at = new_rows[by_part[part]]
+        offset = 0
+        for t in targets:
+            packs.append((merge_target(t.slice, table.base_path), at[offset:offset + t.records]))
+            offset += t.records
+        packed.append(at[:offset])
+    left = np.setdiff1d(new_rows, np.concatenate(packed), assume_unique=True)
+    return packs, left
+
+
 def _insert_rows(spark: Any, spec: WriteSpec, shared: Any, positions: np.ndarray, parallelism: int,
-                 first_partition: int) -> list[WrittenFile]:
-    """Write the broadcast batch's records at ``positions`` (new keys) as new file groups: a few tasks of
-    contiguous slices; task partition ids start at ``first_partition`` so commit sequence numbers never repeat
-    those of the merge tasks."""
-    tasks = max(1, min(3 * parallelism, math.ceil(len(positions) / INSERT_ROWS_PER_BUCKET)))
-    slices = [positions[i::tasks] for i in range(tasks)]
+                 first_partition: int, packs: Sequence[tuple[MergeTarget, np.ndarray]] = ()) -> list[WrittenFile]:
+    """Write the broadcast batch's records at ``positions`` (new keys) as new file groups, and those of
+    ``packs`` into their small file groups (:func:`~hudi_layout.writer.merge.pack_file_group`): a few tasks
+    each; task partition ids start at ``first_partition`` so commit sequence numbers never repeat those of the
+    merge tasks."""
+    inserting = max(1, min(3 * parallelism, math.ceil(len(positions) / INSERT_ROWS_PER_BUCKET))) \
+        if len(positions) else 0
+    slices = [positions[i::inserting] for i in range(inserting)]
+    packing = min(len(packs), 3 * parallelism)
+    pack_bins = [list(packs[i::packing]) for i in range(packing)]
+    tasks = packing + inserting
+    if not tasks:
+        return []
 
     def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         task = task_identity()
         for ids in batches:
             for b in ids.column(0).to_pylist():
-                rows = shared.value.take(pa.array(slices[b]))  # positions ascending: batch order kept
                 identity = TaskIdentity(first_partition + b, task.stage_id, task.attempt_id)
-                yield from write_partition(spec, iter(rows.to_batches()), identity)
+                if b < packing:
+                    rows: list[dict[str, Any]] = []
+                    seqno = 0
+                    encodings: dict[pa.Schema, Any] = {}
+                    for target, at in pack_bins[b]:
+                        row, used = pack_file_group(spec, target, shared.value.take(pa.array(at)), identity,
+                                                    seqno, encodings)
+                        seqno += used
+                        rows.append(row)
+                    yield pa.RecordBatch.from_pylist(rows, schema=RESULT_SCHEMA)
+                    continue
+                rows_new = shared.value.take(pa.array(slices[b - packing]))  # ascending: batch order kept
+                yield from write_partition(spec, iter(rows_new.to_batches()), identity)
 
     return collect_written(spark.range(0, tasks, 1, tasks), mapper)
+
+
+def _routed_to_small_files(rows: DataFrame, plan: Mapping[str, Sequence[PackTarget]],
+                           inserts: Mapping[str, int]) -> DataFrame:
+    """``rows`` with the new keys of each planned partition routed to its small file groups: a key's hash slot
+    (of :data:`PACK_SLOTS`) falls in a file group's share of them, in proportion to the records it takes of
+    the partition's (estimated) new ones; the other new keys keep a null target (new file groups). All
+    records of a key meet in one file group, so they are combined there as usual."""
+    from pyspark.sql import functions as F
+
+    spark = rows.sparkSession
+    ranges = []
+    for part, targets in plan.items():
+        total = max(1, inserts.get(part, 0))
+        taken = 0
+        for t in targets:
+            lo = PACK_SLOTS * taken // total
+            taken += t.records
+            ranges.append((part, lo, PACK_SLOTS * taken // total, pack_name(t)))
+    shares = spark.createDataFrame(ranges, "_hl_pp string, _hl_lo long, _hl_hi long, _hl_pack string")
+    slot = F.pmod(F.xxhash64(F.col(RECORD_KEY_COLUMN)), F.lit(PACK_SLOTS))
+    joined = rows.withColumn("_hl_slot", slot).join(
+        F.broadcast(shares), (F.col(PARTITION_PATH_COLUMN) == F.col("_hl_pp")) & (F.col("_hl_slot") >= F.col("_hl_lo"))
+        & (F.col("_hl_slot") < F.col("_hl_hi")), "left")
+    return joined.withColumn(MERGE_TARGET_COLUMN, F.coalesce(F.col(MERGE_TARGET_COLUMN), F.col("_hl_pack"))).drop(
+        "_hl_slot", "_hl_pp", "_hl_lo", "_hl_hi", "_hl_pack")
 
 
 def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile], TagSnapshot, UpsertMetrics]:
@@ -508,30 +618,40 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
         compacting = pending_compaction_of(table)
         targets: dict[str, MergeTarget] = {}
         tagged_rows = 0
+        tagged_in: dict[str, int] = {}
         if candidates:
             shared_keys = None if keys is None else broadcast_keys(spark, keys)
             hits = tag(batch, candidates, parallelism, shared_keys, read_slice, table.base_path
                        ).persist(StorageLevel.MEMORY_AND_DISK)
-            counts = hits.groupBy(MERGE_TARGET_COLUMN).count().coalesce(1).collect()
+            counts = hits.groupBy(MERGE_TARGET_COLUMN, _PART).count().coalesce(1).collect()
             by_name = {s.base_file_name: s for s in candidates}
             for r in counts:
                 s = by_name[r[MERGE_TARGET_COLUMN]]
                 targets[s.base_file_name] = merge_target(s, table.base_path, compacting(s.file_group))
                 tagged_rows += int(r["count"])
+                tagged_in[s.partition_path] = tagged_in.get(s.partition_path, 0) + int(r["count"])
         t2 = time.time()
         crash_point("upsert.after_tagging")
         touched = [(t.partition_path, t.file_id) for t in targets.values()]
+        # new keys per partition, at most: rows less the ones tagged (duplicates and deletes of new keys count)
+        new_keys = {s.partition_path: s.rows - tagged_in.get(s.partition_path, 0) for s in summary}
+        plan = packing_plan(table, session, new_keys, touched)
+        packs = {pack_name(t): t for group in plan.values() for t in group}
+        targets.update({name: merge_target(t.slice, table.base_path) for name, t in packs.items()})
+        packed = [t.slice.file_group for t in packs.values()]
         if session.spec.log_block_schema is None:
-            session.check_no_pending_rewrite(touched)
+            session.check_no_pending_rewrite([*touched, *packed])
         else:  # each group may take a log file; one a pending compaction holds is refused in its task otherwise
-            session.check_no_pending_rewrite((), appended=touched)
-        if hits is not None and targets:
+            session.check_no_pending_rewrite(packed, appended=touched)
+        if hits is not None and tagged_rows:
             found = hits.select(F.col(_KEY).alias(RECORD_KEY_COLUMN), F.col(_PART).alias(PARTITION_PATH_COLUMN),
                                 MERGE_TARGET_COLUMN)
             rows = batch.join(F.broadcast(found) if tagged_rows <= BROADCAST_ROWS else found,
                               [RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN], "left")
         else:
             rows = batch.withColumn(MERGE_TARGET_COLUMN, F.lit(None).cast("string"))
+        if plan:
+            rows = _routed_to_small_files(rows, plan, new_keys)
         inserts = max(0, incoming - tagged_rows)
         buckets = min(3 * parallelism, max(1, math.ceil(inserts / INSERT_ROWS_PER_BUCKET)))
         n = max(1, min(len(targets) + buckets, 3 * parallelism))

@@ -78,6 +78,8 @@ RESULT_SCHEMA = pa.schema(
         ("num_deletes", pa.int64()),
         ("prev_commit", pa.string()),
         ("prev_base_file", pa.string()),
+        # new keys a merged file group took (small-file packing; ``hoodie.parquet.small.file.limit``)
+        ("num_inserts", pa.int64()),
     ]
 )
 
@@ -551,9 +553,12 @@ def constant_strings(value: str, n: int) -> pa.Array:
     return pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(raw * n)).cast(pa.string())
 
 
-def _with_meta_columns(
+def with_meta_columns(
     spec: WriteSpec, batch: pa.Table, file_name: str, task_partition: int, first_row: int
 ) -> pa.Table:
+    """New records (data columns, ``_hoodie_record_key``, ``_hoodie_partition_path``) as the rows of a base file:
+    Hudi's meta columns first (commit sequence numbers from ``first_row``), then the data columns in the
+    table's types."""
     n = batch.num_rows
     columns: list[pa.Array | pa.ChunkedArray] = []
     if spec.preserve_commit_metadata and COMMIT_TIME_COLUMN in batch.column_names:
@@ -581,7 +586,7 @@ def _with_meta_columns(
 def task_encoding(spec: WriteSpec, data: pa.Table, task: TaskIdentity) -> ColumnEncoding:
     """The column encoding of a task's files (:func:`choose_encoding` of its first rows with their meta
     columns): decided once per task, as counting distinct values and the codec trial cost milliseconds."""
-    return choose_encoding(_with_meta_columns(spec, data.slice(0, ENCODING_SAMPLE_ROWS), "f", task.partition_id, 0),
+    return choose_encoding(with_meta_columns(spec, data.slice(0, ENCODING_SAMPLE_ROWS), "f", task.partition_id, 0),
                            spec.compression, spec.compression_min_saving)
 
 
@@ -604,7 +609,7 @@ class _TaskFiles:
         self.open_order: dict[str, _PartitionOutput] = {}
 
     def meta_table(self, data: pa.Table, file_name: str, first_row: int) -> pa.Table:
-        return _with_meta_columns(self.spec, data, file_name, self.task.partition_id, first_row)
+        return with_meta_columns(self.spec, data, file_name, self.task.partition_id, first_row)
 
     def open_file(self, partition_path: str, data: pa.Table) -> OpenFile:
         if self.encoding is None:  # decided once per task, on its first rows
@@ -839,6 +844,8 @@ class WrittenFile:
     #: base instant of the slice a merge replaced (``None``: a new file group)
     prev_commit: str | None = None
     prev_base_file: str | None = None
+    #: new keys a merged file group took (small-file packing)
+    packed_inserts: int = 0
 
     @property
     def is_merge(self) -> bool:
@@ -851,7 +858,7 @@ class WrittenFile:
 
     @property
     def num_inserts(self) -> int:
-        return 0 if self.is_merge else self.num_records
+        return self.packed_inserts if self.is_merge else self.num_records
 
     @property
     def relative_path(self) -> str:
@@ -876,6 +883,7 @@ def decode_results(rows: Sequence[Any]) -> list[WrittenFile]:
                 num_deletes=int(d.get("num_deletes") or 0),
                 prev_commit=d.get("prev_commit"),
                 prev_base_file=d.get("prev_base_file"),
+                packed_inserts=int(d.get("num_inserts") or 0),
             )
         )
     return out

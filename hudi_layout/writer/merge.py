@@ -61,6 +61,7 @@ from hudi_layout.writer.base_file_writer import (
     file_statistics,
     footer_options,
     hudi_footer_metadata,
+    with_meta_columns,
     write_encoded_file,
     write_partition,
 )
@@ -461,6 +462,51 @@ def merge_file_group(spec: WriteSpec, target: MergeTarget, incoming: pa.Table, r
     return row, merged.updated
 
 
+#: the merge target name of new records assigned to a small file group (``PACK_PREFIX`` + its base file name)
+PACK_PREFIX = "~pack~"
+
+
+def pack_file_group(spec: WriteSpec, target: MergeTarget, records: pa.Table, task: TaskIdentity,
+                    first_seqno: int = 0, encodings: dict[pa.Schema, ColumnEncoding] | None = None
+                    ) -> tuple[dict[str, Any], int]:
+    """Small-file packing (:mod:`hudi_layout.writer.small_files`): a new base file of ``target``'s file group
+    holding its stored rows, as they are, then ``records`` (new keys: data columns, ``_hoodie_record_key``,
+    ``_hoodie_partition_path``; no deletes), as Hudi's merge handle writes the inserts its upsert partitioner
+    assigned to a small file. Returns the metadata row (counting the records as inserts) and the sequence
+    numbers used. ``target`` has no log files (a slice with logs is never small)."""
+    if target.log_file_paths or target.pending_compaction:
+        raise WriterInputError(f"file group {target.where} cannot take new records: it has log files or a "
+                               "pending compaction")
+    data = read_file_bytes(target.base_file_path)
+    handle = pq.ParquetFile(pa.BufferReader(data))
+    try:
+        require_stored_calendar(handle.metadata, target.base_file_path, "add records to")
+    except HudiLayoutError as e:
+        raise WriterInputError.of(e) from None
+    stored = _with_table_columns(_stored_rows(handle.read(), f"base file {target.base_file_name}"),
+                                 spec.data_schema)
+    token = task.write_token
+    file_name = base_file_name(target.file_id, token, spec.instant_time)
+    fresh = with_meta_columns(spec, records, file_name, task.partition_id, first_seqno)
+    columns = []
+    for field in stored.schema:
+        if field.name == FILE_NAME_COLUMN:
+            columns.append(constant_strings(file_name, stored.num_rows + fresh.num_rows).cast(field.type))
+            continue
+        if field.name not in fresh.column_names:
+            raise WriterInputError(f"incoming records lack column {field.name!r} of the stored file")
+        added = _conform(fresh.column(field.name), field.type, field.name)
+        chunks = list(stored.column(field.name).chunks) + (
+            [added] if isinstance(added, pa.Array) else list(added.chunks))
+        columns.append(pa.chunked_array(chunks, field.type))
+    table = pa.Table.from_arrays(columns, schema=stored.schema)
+    check_datetimes_writable(table, spec.datetime_rebase_mode)
+    row = _write_group_file(spec, target, token, table, _group_encoding(spec, table, encodings), "MERGE")
+    row.update(num_updates=0, num_deletes=0, num_inserts=fresh.num_rows, prev_commit=target.base_instant,
+               prev_base_file=target.base_file_name)
+    return row, fresh.num_rows
+
+
 def _group_encoding(spec: WriteSpec, table: pa.Table, encodings: dict[pa.Schema, ColumnEncoding] | None
                     ) -> ColumnEncoding:
     """The column encoding of a file group's new base file: decided on the first file of each schema in a task
@@ -720,7 +766,9 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
                     rules: MergeRules, task: TaskIdentity | None = None,
                     read_slice: SliceReader | None = None) -> Iterator[pa.RecordBatch]:
     """One Spark task of an upsert / delete: merge the file groups whose records it received, then insert its
-    new keys. Yields the metadata rows (:data:`RESULT_SCHEMA`) of every file written."""
+    new keys. Yields the metadata rows (:data:`RESULT_SCHEMA`) of every file written. Records routed to
+    :data:`PACK_PREFIX` + a base file name are new keys the small-file packing assigned to that file group
+    (:func:`pack_file_group`; ``targets`` holds it under that name)."""
     task = task or TaskIdentity()
     received = [b for b in batches if b.num_rows]
     inserts: list[pa.Table] = []
@@ -749,7 +797,15 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
         target = targets.get(name)
         if target is None:
             raise WriterInputError(f"records were tagged to {name}, which is not a file group of this write")
-        row, used = merge_file_group(spec, target, pa.concat_tables(by_target.pop(name)), rules, task, seqno,
+        records = pa.concat_tables(by_target.pop(name))
+        if name.startswith(PACK_PREFIX):  # new keys assigned to a small file group
+            records = records.filter(pa.array(~_as_numpy_bool(records.column(DELETE_FLAG_COLUMN))))
+            if records.num_rows:
+                packed, used = pack_file_group(spec, target, records, task, seqno, encodings)
+                seqno += used
+                results.append(packed)
+            continue
+        row, used = merge_file_group(spec, target, records, rules, task, seqno,
                                      encodings, read_slice=read_slice)
         seqno += used
         if row is not None:
@@ -825,7 +881,7 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     task = task or TaskIdentity()
     batch = batch.combine_chunks()  # one take per file group below: over many chunks it cost a millisecond
     keys = batch.column(RECORD_KEY_COLUMN).combine_chunks()
-    rows_of = _rows_by_partition(batch.column(PARTITION_PATH_COLUMN))
+    rows_of = rows_by_partition(batch.column(PARTITION_PATH_COLUMN))
     by_part: dict[str, list[MergeTarget]] = {}
     for t in targets:
         by_part.setdefault(t.partition_path, []).append(t)
@@ -899,7 +955,7 @@ def _base_file_rows(target: MergeTarget, stored_keys: pa.Array) -> tuple[pa.Tabl
                            handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys), data
 
 
-def _rows_by_partition(parts: pa.ChunkedArray) -> dict[str, np.ndarray]:
+def rows_by_partition(parts: pa.ChunkedArray | pa.Array) -> dict[str, np.ndarray]:
     """Row positions of each partition path (ascending), in one pass whatever the number of partitions."""
     encoded = pc.dictionary_encode(parts.combine_chunks())
     codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)

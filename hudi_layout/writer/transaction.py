@@ -328,7 +328,7 @@ class WriteSession:
             self.check_no_pending_rewrite(touched, [(w.partition_path, w.file_id) for w in files if w.is_log_file])
             if self.operation.merges_by_key:
                 _check_merged_still_latest(self.base, merged, files, self.pending.instant_time, merged_logs)
-                inserted_into = sorted({w.partition_path for w in files if not w.is_merge})
+                inserted_into = sorted({w.partition_path for w in files if w.num_inserts or not w.is_merge})
                 if inserted_into:
                     self._check_no_concurrent_writes(inserted_into)
             op = self.operation.commit_operation_type
@@ -461,6 +461,12 @@ def _check_write_options(opts: Mapping[str, str], operation: WriteOperation) -> 
             if option.get(opts):
                 raise InvalidArgumentError(f"{option.key}=true is not supported: inserts write every row",
                                            hint="use operation upsert to replace records with the same key")
+    if operation is WriteOperation.INSERT and cfg.WRITE_SMALL_FILE_LIMIT.get(opts):
+        raise InvalidArgumentError(
+            f"{cfg.WRITE_SMALL_FILE_LIMIT.key}={cfg.WRITE_SMALL_FILE_LIMIT.get(opts)} is not supported with "
+            "operation insert: hudi_layout packs new keys into small files for upserts only",
+            hint=f"use operation upsert, or drop the option ({cfg.WRITE_SMALL_FILE_LIMIT.key}=0: inserts write new "
+                 "file groups, and clustering merges small ones)")
     if operation is WriteOperation.UPSERT and not cfg.COMBINE_BEFORE_UPSERT.get(opts):
         raise InvalidArgumentError(f"{cfg.COMBINE_BEFORE_UPSERT.key}=false is not supported: an upsert combines "
                                    "incoming records with the same key first",
@@ -860,7 +866,7 @@ def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation:
                         replaced: Mapping[str, list[str]] | None = None) -> dict[str, Any]:
     """Hudi commit metadata (dict form) for the files of one write (docs/hudi-format-live-tables.md §2.4):
     a new file group has ``prevCommit = "null"`` and counts its rows as inserts; a merged one names the slice it
-    replaced and counts updates and deletes."""
+    replaced and counts updates, deletes and the new keys packed into it."""
     by_partition: dict[str, list[dict[str, Any]]] = {}
     for w in written:
         if w.is_log_file:
@@ -876,7 +882,7 @@ def commit_metadata_for(written: list[WrittenFile], schema_json: str, operation:
                                     "logVersion": LOG_VERSION, "logOffset": 0})
         elif w.is_merge:
             stat = WriteStat(file_id=w.file_id, path=w.relative_path, partition_path=w.partition_path,
-                             num_writes=w.num_records, file_size_in_bytes=w.file_size, num_inserts=0,
+                             num_writes=w.num_records, file_size_in_bytes=w.file_size, num_inserts=w.num_inserts,
                              num_update_writes=w.num_updates, num_deletes=w.num_deletes,
                              prev_commit=w.prev_commit or "null", prev_base_file=w.prev_base_file)
         else:

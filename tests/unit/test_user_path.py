@@ -147,16 +147,16 @@ def test_flags_take_hudis_reading_or_are_refused() -> None:
             cfg.validate_all(cfg.resolve_options({"hoodie.compact.inline": value}))
 
 
-def test_small_file_packing_is_taken_off_and_refused_on() -> None:
-    """Hudi users turn insert packing off with ``hoodie.parquet.small.file.limit=0``: that is how hudi_layout
-    writes, so it is taken. Any other value asks for packing hudi_layout does not do: refused in one line,
-    naming the key and what merges small files here (it was refused as unknown, hinting at max.file.size)."""
+def test_small_file_limit_takes_any_size_and_refuses_a_negative_one() -> None:
+    """``hoodie.parquet.small.file.limit``: 0 (hudi_layout's default, packing off) and any size in bytes (an
+    upsert packs new keys into files below it, docs/live-writes.md); a negative value is refused naming the key."""
     from hudi_layout.errors import InvalidArgumentError
 
-    cfg.validate_all(cfg.resolve_options({"hoodie.parquet.small.file.limit": 0}))
-    with pytest.raises(InvalidArgumentError, match="small.file.limit.*only 0.*clustering") as info:
-        cfg.validate_all(cfg.resolve_options({"hoodie.parquet.small.file.limit": "104857600"}))
-    assert "new file groups" in (info.value.hint or "")
+    for value in (0, "104857600"):
+        cfg.validate_all(cfg.resolve_options({"hoodie.parquet.small.file.limit": value}))
+    assert cfg.WRITE_SMALL_FILE_LIMIT.default == 0
+    with pytest.raises(InvalidArgumentError, match="small.file.limit"):
+        cfg.validate_all(cfg.resolve_options({"hoodie.parquet.small.file.limit": "-1"}))
 
 
 def test_the_package_exports_every_public_name_of_the_api() -> None:

@@ -1,0 +1,156 @@
+"""Small-file packing (``hoodie.parquet.small.file.limit``): an upsert's new keys go into the partition's small
+base files first, as Hudi's upsert partitioner assigns them, on both paths of the upsert (broadcast merge,
+tag-and-shuffle), on Copy-on-Write and Merge-on-Read tables; hudi-rs reads the same rows; file groups of a
+pending clustering, slices with log files and groups this write updates are never packed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import hudi_layout as hl
+from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.table.hudi_table import HudiTable
+from tests.helpers.integration import hudi_rs_read
+
+pytestmark = pytest.mark.integration
+
+SCHEMA = "id long, name string, v int, ts long, p string"
+OPTS = {"hoodie.table.name": "pack", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.precombine.field": "ts",
+        "hoodie.parquet.max.file.size": "60000"}
+UPSERT = {"hoodie.datasource.write.operation": "upsert"}
+PACK = {**UPSERT, "hoodie.parquet.small.file.limit": "40000"}
+
+
+def rows(ids, *, ts=1, name="n"):
+    return [(i, f"{name}{i}", i % 97, ts, ["a", "b"][i % 2]) for i in ids]
+
+
+def model(*batches) -> dict[int, tuple]:
+    out: dict[int, tuple] = {}
+    for batch in batches:
+        for r in batch:
+            out[r[0]] = r[1:]
+    return out
+
+
+def read_rs(path) -> dict[int, tuple]:
+    got = hudi_rs_read(path).to_pylist()
+    out = {r["id"]: (r["name"], r["v"], r["ts"], r["p"]) for r in got}
+    assert len(out) == len(got), "a key is read twice"
+    return out
+
+
+def read_ours(spark, path, where=None) -> dict[int, tuple]:
+    got = hl.read(str(path), where, spark=spark).collect()
+    out = {r["id"]: (r["name"], r["v"], r["ts"], r["p"]) for r in got}
+    assert len(out) == len(got), "a key is read twice"
+    return out
+
+
+def groups(path) -> dict[tuple[str, str], str]:
+    return {s.file_group: s.base_file_name for s in HudiTable(str(path)).file_slices()}
+
+
+def last_commit(path) -> dict:
+    t = HudiTable(str(path))
+    return t.timeline.read_commit_metadata(list(t.timeline.completed().commits_and_replaces())[-1])
+
+
+def write_stats(meta) -> list[dict]:
+    return [st for stats in meta["partitionToWriteStats"].values() for st in stats]
+
+
+@pytest.mark.parametrize("path_kind", ["broadcast merge", "tag and shuffle"])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_new_keys_fill_small_files_before_new_file_groups(spark, tmp_path, monkeypatch, path_kind,
+                                                          table_type) -> None:
+    import hudi_layout.spark.upsert_job as upsert_job
+
+    if path_kind == "tag and shuffle":
+        monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_ROWS", 0)
+    path = tmp_path / "t"
+    opts = {**OPTS, "hoodie.datasource.write.table.type": table_type}
+    first = rows(range(0, 400))
+    hl.write(spark.createDataFrame(first, SCHEMA), str(path), opts)
+    before = groups(path)
+    assert len(before) >= 2  # small files in both partitions
+    # updates of 10 keys and 200 new keys: the new ones are packed into the two small files
+    second = rows(range(0, 20, 2), ts=2, name="u") + rows(range(1000, 1200), ts=2, name="i")
+    result = hl.write(spark.createDataFrame(second, SCHEMA), str(path), {**opts, **PACK})
+    after = groups(path)
+    assert set(after) == set(before), "new file groups were opened although the small files had room"
+    assert result.records_inserted == 200
+    want = model(first, second)
+    assert read_rs(path) == want
+    assert read_ours(spark, path) == want
+    assert read_ours(spark, path, "id >= 1100 AND id < 1110") == {k: v for k, v in want.items()
+                                                                    if 1100 <= k < 1110}
+    stats = write_stats(last_commit(path))
+    assert sum(st["numInserts"] for st in stats) == 200
+    assert all(st["prevCommit"] != "null" for st in stats if st["numInserts"])
+    # the next plain upsert (packing off) opens new file groups again
+    third = rows(range(2000, 2050), ts=3, name="j")
+    hl.write(spark.createDataFrame(third, SCHEMA), str(path), {**opts, **UPSERT})
+    assert len(groups(path)) > len(after)
+    assert read_rs(path) == model(first, second, third)
+
+
+def test_packing_stops_at_the_max_file_size_and_opens_new_groups(spark, tmp_path) -> None:
+    path = tmp_path / "t"
+    first = rows(range(0, 200))
+    hl.write(spark.createDataFrame(first, SCHEMA), str(path), OPTS)
+    before = groups(path)
+    many = rows(range(10_000, 16_000), ts=2, name="i")
+    hl.write(spark.createDataFrame(many, SCHEMA), str(path), {**OPTS, **PACK})
+    after = groups(path)
+    assert set(before) < set(after), "the small files were not kept and extended"
+    assert all(after[g] != before[g] for g in before), "a small file was not packed"
+    sizes = {s.file_group: s.size_bytes for s in HudiTable(str(path)).file_slices()}
+    assert all(sizes[g] <= 1.5 * 60000 for g in before), sizes
+    assert read_rs(path) == model(first, many)
+
+
+def test_groups_under_pending_clustering_and_slices_with_logs_are_not_packed(spark, tmp_path) -> None:
+    path = tmp_path / "t"
+    opts = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    first = rows(range(0, 400))
+    hl.write(spark.createDataFrame(first, SCHEMA), str(path), opts)
+    # an update of partition a's group appends a log file: that slice is no longer small for packing
+    upd = rows([0, 2], ts=2, name="u")
+    hl.write(spark.createDataFrame(upd, SCHEMA), str(path), {**opts, **UPSERT})
+    with_logs = {s.file_group for s in HudiTable(str(path)).file_slices() if s.has_log_files}
+    assert with_logs
+    before = groups(path)
+    new = rows(range(5000, 5100), ts=3, name="i")
+    hl.write(spark.createDataFrame(new, SCHEMA), str(path), {**opts, **PACK})
+    after = groups(path)
+    assert all(after[g] == before[g] for g in with_logs)
+    assert read_rs(path) == model(first, upd, new)
+    # a pending clustering's groups are left alone too
+    cow = tmp_path / "cow"
+    hl.write(spark.createDataFrame(first, SCHEMA), str(cow), OPTS)
+    from hudi_layout.clustering.schedule import schedule_clustering
+
+    assert schedule_clustering(str(cow), {"hoodie.table.name": "pack"}, columns=["v"], include_all_files=True)
+    before = groups(cow)
+    more = rows(range(7000, 7100), ts=3, name="i")
+    hl.write(spark.createDataFrame(more, SCHEMA), str(cow), {**OPTS, **PACK})
+    after = groups(cow)
+    assert all(after[g] == before[g] for g in before)
+    assert read_rs(cow) == model(first, more)
+
+
+def test_insert_refuses_packing_and_upsert_defaults_to_none(spark, tmp_path) -> None:
+    path = tmp_path / "t"
+    hl.write(spark.createDataFrame(rows(range(0, 100)), SCHEMA), str(path), OPTS)
+    listing = sorted(p.name for p in path.rglob("*") if p.is_file())
+    with pytest.raises(InvalidArgumentError, match="small.file.limit=40000 is not supported with operation insert"):
+        hl.write(spark.createDataFrame(rows(range(200, 210)), SCHEMA), str(path),
+                 {**OPTS, "hoodie.datasource.write.operation": "insert", "hoodie.parquet.small.file.limit": "40000"})
+    assert sorted(p.name for p in path.rglob("*") if p.is_file()) == listing
+    meta = last_commit(path)
+    assert json.dumps(meta)  # the table is as it was
