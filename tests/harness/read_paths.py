@@ -223,6 +223,9 @@ class ReadPathsHarness:
         self.merge_on_read = random.Random(seed ^ 0x5EED).random() < 0.35
         if self.merge_on_read:
             self.opts["hoodie.datasource.write.table.type"] = "MERGE_ON_READ"
+        #: upserts pack new keys into small files half of the time (``hoodie.parquet.small.file.limit``), drawn
+        #: from their own generator too
+        self.packing = random.Random(seed ^ 0xBA6)
         self.model = TableModel()
         self.next_id = 0
         self.frames: list[LoadedFrame] = []
@@ -370,11 +373,11 @@ class ReadPathsHarness:
         self.log.append(f"delete_partition {value}{via} -> {inst.requested}")
         self._after_change()
 
-    def _commit(self, df: Any, operation: str) -> Instant:
+    def _commit(self, df: Any, operation: str, extra: Mapping[str, str] | None = None) -> Instant:
         import hudi_layout as hl
 
         before = self._known()
-        hl.write(df, self.path, {**self.opts, OPERATION: operation})
+        hl.write(df, self.path, {**self.opts, **(extra or {}), OPERATION: operation})
         inst = self._new_instant(before)
         if inst is None:
             raise HarnessMismatch(f"{operation} completed no instant")
@@ -393,9 +396,11 @@ class ReadPathsHarness:
         rows += random_rows(self.rng, self.next_id, n_new, self.added, self.widened)
         self.next_id += n_new
         df = self._data_frame(rows)
-        inst = self._commit(df, "upsert")
+        limit = self.packing.choice(["0", "0", "30000", "2000000"])
+        inst = self._commit(df, "upsert", {"hoodie.parquet.small.file.limit": limit})
         self.model.upsert(inst, rows)
-        self.log.append(f"upsert {len(chosen)} stored + {n_new} new ids -> {inst.requested}")
+        packed = "" if limit == "0" else f", packing below {limit} bytes"
+        self.log.append(f"upsert {len(chosen)} stored + {n_new} new ids{packed} -> {inst.requested}")
         self._after_change()
 
     def delete(self) -> None:
