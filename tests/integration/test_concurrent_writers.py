@@ -7,8 +7,9 @@ Found by a probe of this shape in session 13: an upsert that started before anot
 group, but read that file group only after the other write completed, committed a slice named after its
 older instant; readers take the slice with the latest instant, so its update (and, the other way round, a
 delete) vanished. Each writer's keys are its own, but the clustering thread mixes them into shared file
-groups, so writers of different threads do meet on one file group. The race is timing-dependent: the
-deterministic reproduction is ``tests/unit/writer/test_live_writes.py::
+groups, so writers of different threads do meet on one file group; upserts also insert new keys, packed into
+small files half of the time (``hoodie.parquet.small.file.limit``), so they meet on the groups others write too.
+The race is timing-dependent: the deterministic reproduction is ``tests/unit/writer/test_live_writes.py::
 test_a_write_that_read_a_newer_slice_than_its_own_instant_fails``; this test keeps the whole sequence honest.
 """
 
@@ -41,6 +42,7 @@ def _rows(rows: list[tuple[int, str, int]]) -> pa.Table:
 def _writer(spark: Any, path: str, t: int, seed: int, model: dict[int, tuple[str, int]],
             outcomes: list[str]) -> None:
     rng = random.Random(seed)
+    pack_rng = random.Random(seed ^ 0xBA6)  # its own draws: the operations of each seed stay as they were
     next_id = t * 100_000
     for _ in range(STEPS):
         op = rng.choice(["append", "upsert", "upsert", "delete"]) if model else "append"
@@ -53,8 +55,13 @@ def _writer(spark: Any, path: str, t: int, seed: int, model: dict[int, tuple[str
             elif op == "upsert":
                 keys = rng.sample(sorted(model), min(len(model), rng.randint(1, 15)))
                 batch = [(k, model[k][0], rng.randint(100, 999)) for k in keys]
-                hl.write(spark.createDataFrame(_rows(batch)), path,
-                         {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+                fresh = [(next_id + i, rng.choice("abc"), rng.randint(0, 99)) for i in range(pack_rng.randint(0, 20))]
+                next_id += len(fresh)
+                limit = pack_rng.choice(["0", "60000"])  # new keys packed into the small files others write
+                hl.write(spark.createDataFrame(_rows(batch + fresh)), path,
+                         {**OPTS, "hoodie.datasource.write.operation": "upsert",
+                          "hoodie.parquet.small.file.limit": limit})
+                batch += fresh
                 model.update({k: (p, v) for k, p, v in batch})
             else:
                 keys = rng.sample(sorted(model), min(len(model), rng.randint(1, 8)))
