@@ -6,6 +6,10 @@ pending clustering, slices with log files and groups this write updates are neve
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +17,7 @@ import pytest
 import hudi_layout as hl
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.table.hudi_table import HudiTable
+from tests.helpers.clustering import kill_group, wait_for
 from tests.helpers.integration import hudi_rs_read
 
 pytestmark = pytest.mark.integration
@@ -154,3 +159,46 @@ def test_insert_refuses_packing_and_upsert_defaults_to_none(spark, tmp_path) -> 
     assert sorted(p.name for p in path.rglob("*") if p.is_file()) == listing
     meta = last_commit(path)
     assert json.dumps(meta)  # the table is as it was
+
+
+DOOMED_PACKING = textwrap.dedent("""
+    import sys
+    import hudi_layout
+    path = sys.argv[1]
+    spark = hudi_layout.get_spark(master="local[1]", extra_conf={"spark.driver.memory": "1g",
+                                                                 "spark.sql.shuffle.partitions": "1"})
+    rows = [(i, f"i{i}", i % 97, 2, ["a", "b"][i % 2]) for i in range(5000, 5600)]
+    batch = spark.createDataFrame(rows, "id long, name string, v int, ts long, p string")
+    print("UPSERTING", flush=True)
+    hudi_layout.write(batch, path, {"hoodie.datasource.write.operation": "upsert",
+                                    "hoodie.parquet.small.file.limit": "40000"})
+    print("COMPLETED", flush=True)
+""")
+
+
+def test_a_writer_killed_while_packing_leaves_every_row_once_and_the_retry_packs(spark, tmp_path) -> None:
+    """SIGKILL once the first small file group's new base file is announced (its MERGE marker): the table reads
+    as before, each key once; the next write rolls the failed instant back and the same upsert then packs."""
+    path = tmp_path / "t"
+    first = rows(range(0, 400))
+    hl.write(spark.createDataFrame(first, SCHEMA), str(path), OPTS)
+    before = read_rs(path)
+    project = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(project) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("HUDI_LAYOUT_FAULT", None)
+    proc = subprocess.Popen([sys.executable, "-c", DOOMED_PACKING, str(path)], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        marked = wait_for(lambda: list((path / ".hoodie" / ".temp").glob("*/**/*.marker.MERGE")), 600, proc=proc)
+    finally:
+        kill_group(proc)
+    out = proc.communicate(timeout=60)[0].decode(errors="replace")
+    assert marked and "COMPLETED" not in out, out[-3000:]
+    assert read_rs(path) == before
+    assert read_ours(spark, path) == before
+    new = [(i, f"i{i}", i % 97, 2, ["a", "b"][i % 2]) for i in range(5000, 5600)]
+    groups_before = groups(path)
+    hl.write(spark.createDataFrame(new, SCHEMA), str(path), {**OPTS, **PACK})
+    assert read_rs(path) == model(first, new)
+    assert read_ours(spark, path) == model(first, new)
+    assert any(groups(path)[g] != name for g, name in groups_before.items()), "nothing was packed"
