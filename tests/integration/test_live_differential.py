@@ -4,6 +4,9 @@ exactly the model's rows, and so does ``hudi_layout.read`` with random predicate
 time travel to every completed instant the cleans retained (hudi-rs ``as.of``, our file-system view and
 ``hudi_layout.read(as_of=...)``) gives the model's rows at that instant.
 
+Half of the upserts pack their new keys into small files (``hoodie.parquet.small.file.limit``), so packed
+groups meet every other operation of the sequence.
+
 A clean step runs Hudi's clean action with a random policy and a small retention (no grace period), so the cleans
 really delete file slices between the other steps. Which instants stay readable: under ``KEEP_LATEST_COMMITS``
 every instant at or after the clean's earliest commit to retain; under ``KEEP_LATEST_FILE_VERSIONS`` only the
@@ -174,6 +177,7 @@ class Sequence:
         #: time travel is checked for instants at or after this one (what the cleans so far retained)
         self.readable_from = ""
         self.files_deleted = 0
+        self.packing = random.Random(f"packing-{seed}")
         self.options = {"hoodie.table.name": "diff", "hoodie.datasource.write.recordkey.field": "id",
                         "hoodie.datasource.write.partitionpath.field": "p", "hoodie.parquet.max.file.size": "5000"}
         if event_time:
@@ -249,7 +253,11 @@ class Sequence:
             if self.model.rows:  # a key in another partition than stored is another record (non-global index)
                 p, i = self.existing(1)[0]
                 batch.append((self.row(i, rng.choice([q for q in PARTITIONS if q != p])), False))
-            t = self.write(spark_rows([r for r, _ in batch], [d for _, d in batch]), "upsert")
+            # half of the upserts pack their new keys into small files, with room made by a larger max file size
+            # (a generator of its own: the seed's sequence of steps stays the same)
+            packing = {"hoodie.parquet.small.file.limit": "100000", "hoodie.parquet.max.file.size": "20000"} \
+                if self.packing.random() < 0.5 else {}
+            t = self.write(spark_rows([r for r, _ in batch], [d for _, d in batch]), "upsert", **packing)
             self.model.upsert(batch)
             return t
         if op == "delete":
