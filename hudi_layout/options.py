@@ -469,10 +469,10 @@ MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_in
 
 WRITE_SMALL_FILE_LIMIT = Option(
     "hoodie.parquet.small.file.limit", 0, _non_negative_int,
-    "An upsert packs its new keys into the partition's base files smaller than this many bytes (each up to "
-    "`hoodie.parquet.max.file.size`), as Hudi's upsert partitioner does, before it opens new file groups. "
-    "Hudi's default is 104857600; hudi_layout's is 0 (packing off), because packing rewrites small clustered "
-    "files and widens their column ranges (docs/live-writes.md). `insert` takes only 0.",
+    "An upsert or insert packs its new records into the partition's base files smaller than this many bytes "
+    "(each up to `hoodie.parquet.max.file.size`), as Hudi's upsert partitioner does, before it opens new file "
+    "groups. Hudi's default is 104857600; hudi_layout's is 0 (packing off), because packing rewrites small "
+    "clustered files and widens their column ranges (docs/live-writes.md).",
     used_by=(INGEST,))
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
                        "Parquet compression of base files (snappy, zstd, gzip, none...).",

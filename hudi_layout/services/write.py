@@ -27,7 +27,7 @@ from hudi_layout.services.clustering_service import check_async_options, ensure_
 from hudi_layout.services.compaction import maybe_compact_inline
 from hudi_layout.spark.datasource import sync_sql_tables
 from hudi_layout.spark.progress import watch
-from hudi_layout.spark.upsert_job import run_upsert
+from hudi_layout.spark.upsert_job import run_packed_insert, run_upsert
 from hudi_layout.spark.write_job import (
     datetime_rebase_write_mode,
     partition_value_exprs,
@@ -104,6 +104,8 @@ def write(
             if session.operation.merges_by_key:
                 written, tagged, metrics = run_upsert(df, session)
                 log.info("%s %s: %s", session.operation.value, session.pending.instant_time, metrics)
+            elif session.operation is WriteOperation.INSERT and cfg.WRITE_SMALL_FILE_LIMIT.get(session.opts):
+                written = run_packed_insert(df, session)
             elif session.operation is not WriteOperation.DELETE_PARTITION:
                 prepared = df.select(*[F.col(f"`{c}`") for c in session.spec.data_columns],
                                      record_key_expr(session.record_keys, df.schema).alias(RECORD_KEY_COLUMN),

@@ -73,6 +73,7 @@ from hudi_layout.writer.merge import (
     MergeTarget,
     SliceReader,
     combine_records,
+    insert_partition,
     key_lookup,
     merge_broadcast,
     merge_partition,
@@ -585,6 +586,47 @@ def _routed_to_small_files(rows: DataFrame, plan: Mapping[str, Sequence[PackTarg
         & (F.col("_hl_slot") < F.col("_hl_hi")), "left")
     return joined.withColumn(MERGE_TARGET_COLUMN, F.coalesce(F.col(MERGE_TARGET_COLUMN), F.col("_hl_pack"))).drop(
         "_hl_slot", "_hl_pp", "_hl_lo", "_hl_hi", "_hl_pack")
+
+
+def run_packed_insert(df: DataFrame, session: WriteSession) -> list[WrittenFile]:
+    """An ``insert`` with ``hoodie.parquet.small.file.limit`` above 0, as Hudi's insert packs: the batch's rows
+    per partition path are counted (one small job), the small file groups planned (:func:`packing_plan`), rows
+    routed to them by a hash slot of their key (:func:`_routed_to_small_files`, so the share each group takes
+    follows the plan), the rest written into new file groups by hash buckets; one write job
+    (:func:`~hudi_layout.writer.merge.insert_partition`). Keys are not looked up: a key already stored is stored
+    again, as any insert does."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    spark = df.sparkSession
+    parallelism = max(1, spark.sparkContext.defaultParallelism)
+    batch = incoming_rows(df, session).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        counts = batch.where(~F.col(DELETE_FLAG_COLUMN)).groupBy(PARTITION_PATH_COLUMN).count().coalesce(1).collect()
+        inserts = {r[PARTITION_PATH_COLUMN]: int(r["count"]) for r in counts}
+        table = HudiTable(str(session.base))
+        plan = packing_plan(table, session, inserts, ())
+        packs = {pack_name(t): t for group in plan.values() for t in group}
+        targets = {name: merge_target(t.slice, table.base_path) for name, t in packs.items()}
+        session.check_no_pending_rewrite([t.slice.file_group for t in packs.values()])
+        rows = batch.withColumn(MERGE_TARGET_COLUMN, F.lit(None).cast("string"))
+        if plan:
+            rows = _routed_to_small_files(rows, plan, inserts)
+        buckets = min(3 * parallelism, max(1, math.ceil(sum(inserts.values()) / INSERT_ROWS_PER_BUCKET)))
+        n = max(1, min(len(targets) + buckets, 3 * parallelism))
+        route = F.coalesce(F.col(MERGE_TARGET_COLUMN),
+                           F.concat(F.lit("+"), F.pmod(F.hash(RECORD_KEY_COLUMN), F.lit(buckets)).cast("string")))
+        columns = [*session.spec.data_columns, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN,
+                   MERGE_TARGET_COLUMN]
+        frame = rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
+        spec = session.spec
+
+        def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            return insert_partition(spec, batches, targets, task_identity())
+
+        return collect_written(frame, mapper)
+    finally:
+        batch.unpersist()
 
 
 def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile], TagSnapshot, UpsertMetrics]:

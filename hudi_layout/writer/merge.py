@@ -477,6 +477,9 @@ def pack_file_group(spec: WriteSpec, target: MergeTarget, records: pa.Table, tas
     if target.log_file_paths or target.pending_compaction:
         raise WriterInputError(f"file group {target.where} cannot take new records: it has log files or a "
                                "pending compaction")
+    if records.column(RECORD_KEY_COLUMN).null_count:
+        raise WriterInputError("a record key is null; every row needs a non-null value in the record key field(s)",
+                               hint="filter those rows out (df.dropna(subset=[...])) or fill them")
     data = read_file_bytes(target.base_file_path)
     handle = pq.ParquetFile(pa.BufferReader(data))
     try:
@@ -813,6 +816,43 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
     if inserts:
         for out in write_partition(spec, iter(b for t in inserts for b in t.to_batches()), task,
                                    first_seqno=seqno):
+            results.extend(out.to_pylist())
+    if results:
+        yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)
+
+
+def insert_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets: Mapping[str, MergeTarget],
+                     task: TaskIdentity | None = None) -> Iterator[pa.RecordBatch]:
+    """One Spark task of an ``insert`` that packs small files: the rows routed to :data:`PACK_PREFIX` + a base
+    file name go into that file group (:func:`pack_file_group`), every other row into new file groups (the
+    insert writer). Nothing is combined (an insert keeps every row); rows marked ``_hoodie_is_deleted`` are
+    left out, as the insert writer leaves them out. Yields the metadata rows of every file written."""
+    task = task or TaskIdentity()
+    received = [b for b in batches if b.num_rows]
+    if not received:
+        return
+    t = pa.Table.from_batches(received)
+    names = t.column(MERGE_TARGET_COLUMN)
+    new = _as_numpy_bool(pc.is_null(names))
+    results: list[dict[str, Any]] = []
+    seqno = 0
+    encodings: dict[pa.Schema, ColumnEncoding] = {}
+    if not new.all():
+        packed_rows = t.filter(pa.array(~new))
+        packed_names = packed_rows.column(MERGE_TARGET_COLUMN)
+        for name in sorted(pc.unique(packed_names).to_pylist()):
+            target = targets.get(name)
+            if target is None:
+                raise WriterInputError(f"records were routed to {name}, which is not a file group of this write")
+            records = packed_rows.filter(pc.equal(packed_names, name))
+            records = records.filter(pa.array(~_as_numpy_bool(records.column(DELETE_FLAG_COLUMN))))
+            if records.num_rows:
+                row, used = pack_file_group(spec, target, records, task, seqno, encodings)
+                seqno += used
+                results.append(row)
+    if new.any():
+        fresh = t.filter(pa.array(new)).drop_columns([MERGE_TARGET_COLUMN])
+        for out in write_partition(spec, iter(fresh.to_batches()), task, first_seqno=seqno):
             results.extend(out.to_pylist())
     if results:
         yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)

@@ -1,5 +1,5 @@
-"""Small-file packing of an upsert's new keys (``hoodie.parquet.small.file.limit``), as Hudi's upsert
-partitioner assigns inserts (docs/live-writes.md, "Small files").
+"""Small-file packing of an upsert's new keys or an insert's rows (``hoodie.parquet.small.file.limit``), as
+Hudi's upsert partitioner assigns inserts (docs/live-writes.md, "Small files").
 
 Pure planning, no I/O: which file groups of a partition are small, how many new records each can take, and
 which of the new records go where. The Spark layer executes the plan: each chosen file group is rewritten as a

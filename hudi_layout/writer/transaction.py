@@ -231,6 +231,11 @@ class WriteSession:
                 "the rows as they come)", hint="write with hudi_layout.write(df, path, options), which casts the "
                 "batch to the table's schema first, or cast the DataFrame yourself")
         _check_write_options(opts, operation)
+        if datasource and cfg.WRITE_SMALL_FILE_LIMIT.get(opts) and operation is WriteOperation.INSERT:
+            raise InvalidArgumentError(
+                f"{cfg.WRITE_SMALL_FILE_LIMIT.key}={cfg.WRITE_SMALL_FILE_LIMIT.get(opts)} is not supported by the data "
+                "source writer (its tasks write the rows as they come; packing plans the whole batch first)",
+                hint="write with hudi_layout.write(df, path, options), which packs small files, or drop the option")
         base = Path(path).absolute()
         if base.exists() and not base.is_dir():
             raise NotAHudiTableError(f"{base} exists and is not a directory",
@@ -326,8 +331,9 @@ class WriteSession:
             touched = [(w.partition_path, w.file_id) for w in files if w.is_merge and not w.is_log_file]
             touched += [(p, f) for p, ids in replaced.items() for f in ids]
             self.check_no_pending_rewrite(touched, [(w.partition_path, w.file_id) for w in files if w.is_log_file])
-            if self.operation.merges_by_key:
+            if self.operation.merges_by_key or any(w.is_merge for w in files):  # an insert may pack small files
                 _check_merged_still_latest(self.base, merged, files, self.pending.instant_time, merged_logs)
+            if self.operation.merges_by_key:
                 inserted_into = sorted({w.partition_path for w in files if w.num_inserts or not w.is_merge})
                 if inserted_into:
                     self._check_no_concurrent_writes(inserted_into)
@@ -461,12 +467,6 @@ def _check_write_options(opts: Mapping[str, str], operation: WriteOperation) -> 
             if option.get(opts):
                 raise InvalidArgumentError(f"{option.key}=true is not supported: inserts write every row",
                                            hint="use operation upsert to replace records with the same key")
-    if operation is WriteOperation.INSERT and cfg.WRITE_SMALL_FILE_LIMIT.get(opts):
-        raise InvalidArgumentError(
-            f"{cfg.WRITE_SMALL_FILE_LIMIT.key}={cfg.WRITE_SMALL_FILE_LIMIT.get(opts)} is not supported with "
-            "operation insert: hudi_layout packs new keys into small files for upserts only",
-            hint=f"use operation upsert, or drop the option ({cfg.WRITE_SMALL_FILE_LIMIT.key}=0: inserts write new "
-                 "file groups, and clustering merges small ones)")
     if operation is WriteOperation.UPSERT and not cfg.COMBINE_BEFORE_UPSERT.get(opts):
         raise InvalidArgumentError(f"{cfg.COMBINE_BEFORE_UPSERT.key}=false is not supported: an upsert combines "
                                    "incoming records with the same key first",

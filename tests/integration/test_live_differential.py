@@ -4,8 +4,8 @@ exactly the model's rows, and so does ``hudi_layout.read`` with random predicate
 time travel to every completed instant the cleans retained (hudi-rs ``as.of``, our file-system view and
 ``hudi_layout.read(as_of=...)``) gives the model's rows at that instant.
 
-Half of the upserts pack their new keys into small files (``hoodie.parquet.small.file.limit``), so packed
-groups meet every other operation of the sequence.
+Half of the inserts and upserts pack their new records into small files (``hoodie.parquet.small.file.limit``),
+so packed groups meet every other operation of the sequence.
 
 A clean step runs Hudi's clean action with a random policy and a small retention (no grace period), so the cleans
 really delete file slices between the other steps. Which instants stay readable: under ``KEEP_LATEST_COMMITS``
@@ -243,7 +243,9 @@ class Sequence:
                 batch.append(self.row(i, p))
             # Hudi's inserts leave out rows marked _hoodie_is_deleted (its create handle counts them as deletes)
             marked = [rng.random() < 0.1 for _ in batch]
-            t = self.write(spark_rows(batch, marked), "insert")
+            packing = {"hoodie.parquet.small.file.limit": "100000", "hoodie.parquet.max.file.size": "20000"} \
+                if self.packing.random() < 0.5 else {}
+            t = self.write(spark_rows(batch, marked), "insert", **packing)
             self.model.insert([r for r, m in zip(batch, marked) if not m])
             return t
         if op == "upsert":

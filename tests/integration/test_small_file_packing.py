@@ -5,7 +5,6 @@ pending clustering, slices with log files and groups this write updates are neve
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import hudi_layout as hl
-from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.clustering import kill_group, wait_for
 from tests.helpers.integration import hudi_rs_read
@@ -149,16 +147,41 @@ def test_groups_under_pending_clustering_and_slices_with_logs_are_not_packed(spa
     assert read_rs(cow) == model(first, more)
 
 
-def test_insert_refuses_packing_and_upsert_defaults_to_none(spark, tmp_path) -> None:
+def test_insert_packs_keeps_every_row_and_leaves_out_delete_markers(spark, tmp_path) -> None:
+    """``insert`` with a limit packs too (Hudi's insert uses the same partitioner): every row is kept (a key
+    stored already is stored again, as any insert does), rows marked ``_hoodie_is_deleted`` are left out."""
+    path = tmp_path / "t"
+    schema = SCHEMA + ", _hoodie_is_deleted boolean"
+    first = rows(range(0, 400))
+    hl.write(spark.createDataFrame([(*r, False) for r in first], schema), str(path), OPTS)
+    before = groups(path)
+    new = rows(range(6000, 6150), ts=2, name="i")
+    again = rows([4], ts=3, name="again")
+    marked = rows([6500, 6501], ts=2, name="gone")
+    batch = [(*r, False) for r in new + again] + [(*r, True) for r in marked]
+    result = hl.write(spark.createDataFrame(batch, schema), str(path),
+                      {**OPTS, "hoodie.datasource.write.operation": "insert",
+                       "hoodie.parquet.small.file.limit": "40000"})
+    assert set(groups(path)) == set(before), "new file groups were opened although the small files had room"
+    assert result.records_inserted == len(new) + len(again)
+    for label, got in (("hudi-rs", hudi_rs_read(path).to_pylist()),
+                       ("hl.read", [r.asDict() for r in hl.read(str(path), spark=spark).collect()])):
+        ids = sorted(r["id"] for r in got)
+        assert ids == sorted([r[0] for r in first + new + again]), label
+        assert sorted(r["name"] for r in got if r["id"] == 4) == ["again4", "n4"], label
+
+
+def test_the_data_source_writer_refuses_packing_and_writes_nothing(spark, tmp_path) -> None:
+    """The data source's tasks write rows as they come: an insert through it with a limit is refused in one
+    line (accepting the option there would ignore it), and the table is left as it was."""
     path = tmp_path / "t"
     hl.write(spark.createDataFrame(rows(range(0, 100)), SCHEMA), str(path), OPTS)
-    listing = sorted(p.name for p in path.rglob("*") if p.is_file())
-    with pytest.raises(InvalidArgumentError, match="small.file.limit=40000 is not supported with operation insert"):
-        hl.write(spark.createDataFrame(rows(range(200, 210)), SCHEMA), str(path),
-                 {**OPTS, "hoodie.datasource.write.operation": "insert", "hoodie.parquet.small.file.limit": "40000"})
-    assert sorted(p.name for p in path.rglob("*") if p.is_file()) == listing
-    meta = last_commit(path)
-    assert json.dumps(meta)  # the table is as it was
+    listing = sorted(str(p) for p in path.rglob("*"))
+    with pytest.raises(Exception, match="small.file.limit=40000 is not supported by the data source writer"):
+        spark.createDataFrame(rows(range(200, 210)), SCHEMA).write.format("hudi_layout").mode("append").options(
+            **OPTS, **{"hoodie.datasource.write.operation": "insert",
+                       "hoodie.parquet.small.file.limit": "40000"}).save(str(path))
+    assert sorted(str(p) for p in path.rglob("*")) == listing
 
 
 DOOMED_PACKING = textwrap.dedent("""
