@@ -159,6 +159,12 @@ class WriterInputError(ValueError):
         return out
 
 
+def null_key_error() -> WriterInputError:
+    """A row without a record key (Hudi's key generators refuse it too): the one message every writer gives."""
+    return WriterInputError("a record key is null; every row needs a non-null value in the record key field(s)",
+                            hint="filter those rows out (df.dropna(subset=[...])) or fill them")
+
+
 @dataclass
 class StatsAccumulator:
     """Running min / max / null count for one column of one file (exact, NaN-aware)."""
@@ -731,11 +737,8 @@ def write_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch],
                 table = table.filter(pc.invert(marked))
                 if table.num_rows == 0:
                     continue
-        keys = table.column(RECORD_KEY_COLUMN)
-        if keys.null_count:
-            raise WriterInputError(
-                "a record key is null; every row needs a non-null value in the record key field(s)",
-                hint="filter those rows out (df.dropna(subset=[...])) or fill them")
+        if table.column(RECORD_KEY_COLUMN).null_count:
+            raise null_key_error()
         table = _with_partition_paths(spec, table)
         parts = table.column(PARTITION_PATH_COLUMN)
         distinct = pc.unique(parts).to_pylist()

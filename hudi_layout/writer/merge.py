@@ -61,6 +61,7 @@ from hudi_layout.writer.base_file_writer import (
     file_statistics,
     footer_options,
     hudi_footer_metadata,
+    null_key_error,
     with_meta_columns,
     write_encoded_file,
     write_partition,
@@ -478,14 +479,8 @@ def pack_file_group(spec: WriteSpec, target: MergeTarget, records: pa.Table, tas
         raise WriterInputError(f"file group {target.where} cannot take new records: it has log files or a "
                                "pending compaction")
     if records.column(RECORD_KEY_COLUMN).null_count:
-        raise WriterInputError("a record key is null; every row needs a non-null value in the record key field(s)",
-                               hint="filter those rows out (df.dropna(subset=[...])) or fill them")
-    data = read_file_bytes(target.base_file_path)
-    handle = pq.ParquetFile(pa.BufferReader(data))
-    try:
-        require_stored_calendar(handle.metadata, target.base_file_path, "add records to")
-    except HudiLayoutError as e:
-        raise WriterInputError.of(e) from None
+        raise null_key_error()
+    handle = _stored_file(target, "add records to")[0]
     stored = _with_table_columns(_stored_rows(handle.read(), f"base file {target.base_file_name}"),
                                  spec.data_schema)
     token = task.write_token
@@ -982,14 +977,21 @@ def merge_broadcast(spec: WriteSpec, targets: Sequence[MergeTarget], batch: pa.T
     return BroadcastMergeResult(written, positions, seqno)
 
 
-def _base_file_rows(target: MergeTarget, stored_keys: pa.Array) -> tuple[pa.Table, bytes]:
-    """A target's base file read whole (its key column, read already, put back in place), and its bytes."""
+def _stored_file(target: MergeTarget, what: str) -> tuple[pq.ParquetFile, bytes]:
+    """A target's base file opened over its bytes (read whole: its rows are rewritten), refused in one line when
+    Spark would read its dates in the old hybrid calendar (``what`` says what the write would do to it)."""
     data = read_file_bytes(target.base_file_path)
     handle = pq.ParquetFile(pa.BufferReader(data))
     try:
-        require_stored_calendar(handle.metadata, target.base_file_path, "merge records into")
+        require_stored_calendar(handle.metadata, target.base_file_path, what)
     except HudiLayoutError as e:
         raise WriterInputError.of(e) from None
+    return handle, data
+
+
+def _base_file_rows(target: MergeTarget, stored_keys: pa.Array) -> tuple[pa.Table, bytes]:
+    """A target's base file read whole (its key column, read already, put back in place), and its bytes."""
+    handle, data = _stored_file(target, "merge records into")
     rest = handle.read(columns=[c for c in handle.schema_arrow.names if c != RECORD_KEY_COLUMN])
     return rest.add_column(handle.schema_arrow.names.index(RECORD_KEY_COLUMN),
                            handle.schema_arrow.field(RECORD_KEY_COLUMN), stored_keys), data

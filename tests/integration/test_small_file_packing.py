@@ -17,6 +17,7 @@ import hudi_layout as hl
 from hudi_layout.table.hudi_table import HudiTable
 from tests.helpers.clustering import kill_group, wait_for
 from tests.helpers.integration import hudi_rs_read
+from tests.integration.test_live_writes import read_ours, read_rs
 
 pytestmark = pytest.mark.integration
 
@@ -37,20 +38,6 @@ def model(*batches) -> dict[int, tuple]:
     for batch in batches:
         for r in batch:
             out[r[0]] = r[1:]
-    return out
-
-
-def read_rs(path) -> dict[int, tuple]:
-    got = hudi_rs_read(path).to_pylist()
-    out = {r["id"]: (r["name"], r["v"], r["ts"], r["p"]) for r in got}
-    assert len(out) == len(got), "a key is read twice"
-    return out
-
-
-def read_ours(spark, path, where=None) -> dict[int, tuple]:
-    got = hl.read(str(path), where, spark=spark).collect()
-    out = {r["id"]: (r["name"], r["v"], r["ts"], r["p"]) for r in got}
-    assert len(out) == len(got), "a key is read twice"
     return out
 
 
