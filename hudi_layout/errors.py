@@ -56,6 +56,13 @@ class HFileFormatError(CorruptFileError):
     """An HFile is malformed: wrong magic, truncated block, bad trailer."""
 
 
+class VanishedFileError(HudiLayoutError, FileNotFoundError):
+    """A file a read planned is gone: a clean (or a replace) removed it after the plan was made. Also a
+    ``FileNotFoundError``, so a reader that turns missing files into its own refusal catches it."""
+
+    hint = "plan the read again"
+
+
 class CommitConflictError(HudiLayoutError):
     """A concurrent commit changed file groups this operation depends on."""
 

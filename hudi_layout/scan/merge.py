@@ -37,7 +37,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hudi_layout.errors import CorruptFileError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import (
+    CorruptFileError,
+    InvalidArgumentError,
+    UnsupportedTableError,
+    VanishedFileError,
+)
 from hudi_layout.format import meta_fields
 from hudi_layout.format.file_naming import log_sort_key, parse_log_file_name
 from hudi_layout.format.instant import ROLLBACK
@@ -734,8 +739,7 @@ def _open_base_file(path: str, spec: MergeSpec) -> tuple[pq.ParquetFile, list[st
         require_stored_calendar(pf.metadata, path, "merge log records into")
         return pf, [c for c in spec.work_schema.names if c in pf.schema_arrow.names]
     except FileNotFoundError as exc:
-        raise HudiLayoutError(f"{path}: base file vanished (cleaned or replaced while reading?)",
-                              hint="plan the read again") from exc
+        raise VanishedFileError(f"{path}: base file vanished (cleaned or replaced while reading?)") from exc
     except (pa.ArrowInvalid, OSError) as exc:
         raise CorruptFileError(f"{path}: cannot read base file: {exc}") from exc
 
@@ -765,8 +769,7 @@ def _selected_blocks(log_files: Sequence[str], spec: MergeSpec) -> Sequence[Sele
         try:
             logs.append((path, read_log_file(path)))
         except FileNotFoundError as exc:
-            raise HudiLayoutError(f"{path}: log file vanished (cleaned while reading?)",
-                                  hint="plan the read again") from exc
+            raise VanishedFileError(f"{path}: log file vanished (cleaned while reading?)") from exc
     return select_blocks(logs, spec).blocks
 
 

@@ -139,6 +139,30 @@ def test_a_snapshot_a_clean_has_reached_is_refused_on_every_entry_point(spark, t
     assert spark.read.format("hudi_layout").load(path).count() == 100  # a fresh load reads the table
 
 
+def test_a_pinned_mor_dataframe_whose_logs_a_clean_deleted_is_refused_in_one_line(spark, tmp_path):
+    """The Merge-on-Read form of the test above (found by soak 100): Spark replays the plan of the pinned
+    DataFrame, whose merged slices' log files a compaction and a clean have removed since; the worker's missing
+    log file is the same one-line refusal, not a bare 'log file vanished'."""
+    path = str(tmp_path / "cleaned_mor")
+    opts = {"hoodie.table.name": "cleaned_mor", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "k", "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    up = {**opts, "hoodie.datasource.write.operation": "upsert"}
+    hl.write(spark.range(0, 100).selectExpr("id", "CAST(id AS INT) AS k"), path, opts)
+    hl.write(spark.range(0, 100).selectExpr("id", "CAST(id + 1 AS INT) AS k"), path, up)  # log files
+    ds = spark.read.format("hudi_layout").load(path)
+    assert ds.count() == 100
+    hl.compact(path, spark=spark)
+    hl.write(spark.range(0, 100).selectExpr("id", "CAST(id + 2 AS INT) AS k"), path, up)
+    hl.compact(path, spark=spark)
+    (res,) = hl.clean(path, options={"hoodie.cleaner.commits.retained": "1",
+                                     "hudi_layout.clean.grace.period.seconds": "0"})
+    assert res.files_deleted >= 1
+    with pytest.raises(Exception, match="no longer readable") as info:
+        ds.count()
+    assert "load the DataFrame again" in str(info.value)
+    assert spark.read.format("hudi_layout").load(path).count() == 100
+
+
 def test_incremental_reads_a_clean_reached_fall_back_to_the_latest_snapshot_when_asked(spark, tmp_path):
     """``hoodie.datasource.read.incr.fallback.fulltablescan.enable=true`` (as a read option or set in the
     session): an incremental read whose range a clean reached reads the latest snapshot's rows whose commit
