@@ -34,10 +34,9 @@ from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_column
 from hudi_layout.writer.transaction import table_arrow_schema
 
 
-def _check_indexable(base: Path, props: TableProperties, columns: Sequence[str]) -> None:
-    """Every named column is a top-level column of the table with statistics we keep (before anything is
-    dropped: a misspelt name rebuilt the index with no records)."""
-    schema = table_arrow_schema(base, props)
+def _check_indexable(props: TableProperties, schema: pa.Schema | None, columns: Sequence[str]) -> None:
+    """Every named column is a top-level column of the table (``schema``) with statistics we keep (before
+    anything is dropped: a misspelt name rebuilt the index with no records)."""
     if schema is None:
         return  # a table without any schema yet has no files to index
     by_name = {f.name: f for f in schema}
@@ -69,8 +68,9 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)
     listed = list(columns or ()) or cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
+    schema = table_arrow_schema(base, props)  # the commits' schema: a rebuild of the index does not change it
     if listed:
-        _check_indexable(base, props, listed)
+        _check_indexable(props, schema, listed)
     with TableLock(base):
         refuse_pending_restore(base, props)
         if metadata_table_exists(base):
@@ -89,10 +89,10 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
         update_data_table_properties(base, updates)
     return {"status": "built", "files": sum(len(v) for v in files.values()), "stats_records": len(stats),
             "partitions": len(files), "seconds": round(time.time() - started, 3),
-            "unindexed_columns": _float_columns_left_unindexed(base, props, opts, stats)}
+            "unindexed_columns": _float_columns_left_unindexed(schema, opts, stats)}
 
 
-def _float_columns_left_unindexed(base: Path, props: TableProperties, opts: Mapping[str, str],
+def _float_columns_left_unindexed(schema: pa.Schema | None, opts: Mapping[str, str],
                                   stats: Sequence[Any]) -> dict[str, str]:
     """The float / double columns the index would hold but whose existing base files got no record.
 
@@ -100,7 +100,6 @@ def _float_columns_left_unindexed(base: Path, props: TableProperties, opts: Mapp
     data (the driver reads metadata only); a rebuild therefore loses skipping on such columns that the
     writers' exact statistics gave. Said in the result rather than silently: files written later are indexed
     again, and a clustering or compaction rewrites the old ones with statistics."""
-    schema = table_arrow_schema(base, props)
     if schema is None or not stats:
         return {}  # no schema, or no file described at all (an empty table)
     described = {s.column for s in stats if not is_log_file_name(s.file_name)}

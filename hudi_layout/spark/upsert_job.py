@@ -588,6 +588,23 @@ def _routed_to_small_files(rows: DataFrame, plan: Mapping[str, Sequence[PackTarg
         "_hl_slot", "_hl_pp", "_hl_lo", "_hl_hi", "_hl_pack")
 
 
+def _shuffled_by_target(rows: DataFrame, session: WriteSession, targets: int, inserts: int, parallelism: int,
+                        extra: Sequence[str] = ()) -> DataFrame:
+    """``rows`` (with :data:`MERGE_TARGET_COLUMN`) hash-partitioned by their target, so every record of a
+    tagged or packed file group meets in one task; rows without a target (new file groups) by a hash of their
+    key into ``ceil(inserts / INSERT_ROWS_PER_BUCKET)`` buckets, at most three tasks per core in all. Keeps the
+    data columns, key, partition path, delete flag, ``extra`` and the target."""
+    from pyspark.sql import functions as F
+
+    buckets = min(3 * parallelism, max(1, math.ceil(inserts / INSERT_ROWS_PER_BUCKET)))
+    n = max(1, min(targets + buckets, 3 * parallelism))
+    route = F.coalesce(F.col(MERGE_TARGET_COLUMN),
+                       F.concat(F.lit("+"), F.pmod(F.hash(RECORD_KEY_COLUMN), F.lit(buckets)).cast("string")))
+    columns = [*session.spec.data_columns, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN, *extra,
+               MERGE_TARGET_COLUMN]
+    return rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
+
+
 def run_packed_insert(df: DataFrame, session: WriteSession) -> list[WrittenFile]:
     """An ``insert`` with ``hoodie.parquet.small.file.limit`` above 0, as Hudi's insert packs: the batch's rows
     per partition path are counted (one small job), the small file groups planned (:func:`packing_plan`), rows
@@ -612,13 +629,7 @@ def run_packed_insert(df: DataFrame, session: WriteSession) -> list[WrittenFile]
         rows = batch.withColumn(MERGE_TARGET_COLUMN, F.lit(None).cast("string"))
         if plan:
             rows = _routed_to_small_files(rows, plan, inserts)
-        buckets = min(3 * parallelism, max(1, math.ceil(sum(inserts.values()) / INSERT_ROWS_PER_BUCKET)))
-        n = max(1, min(len(targets) + buckets, 3 * parallelism))
-        route = F.coalesce(F.col(MERGE_TARGET_COLUMN),
-                           F.concat(F.lit("+"), F.pmod(F.hash(RECORD_KEY_COLUMN), F.lit(buckets)).cast("string")))
-        columns = [*session.spec.data_columns, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN,
-                   MERGE_TARGET_COLUMN]
-        frame = rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
+        frame = _shuffled_by_target(rows, session, len(targets), sum(inserts.values()), parallelism)
         spec = session.spec
 
         def mapper(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -694,14 +705,8 @@ def run_upsert(df: DataFrame, session: WriteSession) -> tuple[list[WrittenFile],
             rows = batch.withColumn(MERGE_TARGET_COLUMN, F.lit(None).cast("string"))
         if plan:
             rows = _routed_to_small_files(rows, plan, new_keys)
-        inserts = max(0, incoming - tagged_rows)
-        buckets = min(3 * parallelism, max(1, math.ceil(inserts / INSERT_ROWS_PER_BUCKET)))
-        n = max(1, min(len(targets) + buckets, 3 * parallelism))
-        route = F.coalesce(F.col(MERGE_TARGET_COLUMN),
-                           F.concat(F.lit("+"), F.pmod(F.hash(RECORD_KEY_COLUMN), F.lit(buckets)).cast("string")))
-        columns = [*session.spec.data_columns, RECORD_KEY_COLUMN, PARTITION_PATH_COLUMN, DELETE_FLAG_COLUMN,
-                   SEQUENCE_COLUMN, MERGE_TARGET_COLUMN]
-        frame = rows.select(*[F.col(f"`{c}`") for c in columns]).repartition(n, route)
+        frame = _shuffled_by_target(rows, session, len(targets), max(0, incoming - tagged_rows), parallelism,
+                                    (SEQUENCE_COLUMN,))
         spark.sparkContext.setJobDescription(
             f"hudi_layout {session.operation.value} {session.pending.instant_time}: {len(targets)} file groups")
         written = collect_written(frame, _mapper(session.spec, targets, rules, read_slice))

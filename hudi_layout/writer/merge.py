@@ -797,14 +797,10 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
             raise WriterInputError(f"records were tagged to {name}, which is not a file group of this write")
         records = pa.concat_tables(by_target.pop(name))
         if name.startswith(PACK_PREFIX):  # new keys assigned to a small file group
-            records = records.filter(pa.array(~_as_numpy_bool(records.column(DELETE_FLAG_COLUMN))))
-            if records.num_rows:
-                packed, used = pack_file_group(spec, target, records, task, seqno, encodings)
-                seqno += used
-                results.append(packed)
-            continue
-        row, used = merge_file_group(spec, target, records, rules, task, seqno,
-                                     encodings, read_slice=read_slice)
+            row, used = _pack_new_records(spec, target, records, task, seqno, encodings)
+        else:
+            row, used = merge_file_group(spec, target, records, rules, task, seqno,
+                                         encodings, read_slice=read_slice)
         seqno += used
         if row is not None:
             results.append(row)
@@ -814,6 +810,16 @@ def merge_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets:
             results.extend(out.to_pylist())
     if results:
         yield pa.RecordBatch.from_pylist(results, schema=RESULT_SCHEMA)
+
+
+def _pack_new_records(spec: WriteSpec, target: MergeTarget, records: pa.Table, task: TaskIdentity, first_seqno: int,
+                      encodings: dict[pa.Schema, ColumnEncoding]) -> tuple[dict[str, Any] | None, int]:
+    """:func:`pack_file_group` of the records routed to a small file group, less the deletes among them (a delete
+    of a key the table does not hold writes nothing); ``(None, 0)`` when none is left."""
+    kept = records.filter(pa.array(~_as_numpy_bool(records.column(DELETE_FLAG_COLUMN))))
+    if not kept.num_rows:
+        return None, 0
+    return pack_file_group(spec, target, kept, task, first_seqno, encodings)
 
 
 def insert_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets: Mapping[str, MergeTarget],
@@ -839,11 +845,10 @@ def insert_partition(spec: WriteSpec, batches: Iterator[pa.RecordBatch], targets
             target = targets.get(name)
             if target is None:
                 raise WriterInputError(f"records were routed to {name}, which is not a file group of this write")
-            records = packed_rows.filter(pc.equal(packed_names, name))
-            records = records.filter(pa.array(~_as_numpy_bool(records.column(DELETE_FLAG_COLUMN))))
-            if records.num_rows:
-                row, used = pack_file_group(spec, target, records, task, seqno, encodings)
-                seqno += used
+            row, used = _pack_new_records(spec, target, packed_rows.filter(pc.equal(packed_names, name)), task,
+                                          seqno, encodings)
+            seqno += used
+            if row is not None:
                 results.append(row)
     if new.any():
         fresh = t.filter(pa.array(new)).drop_columns([MERGE_TARGET_COLUMN])
