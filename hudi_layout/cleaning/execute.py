@@ -16,8 +16,8 @@ writes the MDT deltacommit unless it already completed (a half-written one is re
 ``T``. Until then readers are unaffected: every planned file was already out of every retained snapshot, and
 the MDT blocks of ``T`` stay invisible while ``T`` is pending (sync rule, docs/hudi-format.md §5.7).
 
-Crash points for the fault-injection tests: ``HUDI_LAYOUT_FAULT=clean_after_plan | clean_mid_deletes |
-clean_before_mdt | clean_before_complete`` SIGKILLs the process at that step.
+Crash points for the fault-injection tests (``table/faults.py``): ``HUDI_LAYOUT_FAULT=clean_after_plan |
+clean_mid_deletes | clean_before_mdt | clean_before_complete`` SIGKILLs the process at that step.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -72,13 +71,12 @@ from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, MetadataWriter, rollba
 from hudi_layout.metadata.records import column_stats_tombstone
 from hudi_layout.options import CleaningPolicy
 from hudi_layout.table.commit_protocol import latest_time_with_metadata, rollback_failed_writes, timeline_dir
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
 from hudi_layout.table.timeline import Timeline
 
 log = logging.getLogger(__name__)
-
-FAULT_ENV = "HUDI_LAYOUT_FAULT"
 
 
 @dataclass(frozen=True)
@@ -99,11 +97,6 @@ class CleanResult:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def _crash_point(name: str) -> None:
-    if os.environ.get(FAULT_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # --------------------------------------------------------------------------------------------- timeline
@@ -224,7 +217,7 @@ def _schedule(base: Path, config: CleanConfig, lock: TableLock, now: datetime | 
             heartbeat.stop()
             raise
     try:
-        _crash_point("clean_after_plan")
+        crash_point("clean_after_plan")
     except BaseException:
         heartbeat.stop()
         raise
@@ -263,15 +256,15 @@ def _execute(base: Path, t: str, plan: CleanerPlan, heartbeat: Heartbeat, lock: 
                 deleted.setdefault(part, []).append(path.name)
                 done += 1
                 if done * 2 >= total:
-                    _crash_point("clean_mid_deletes")
-        _crash_point("clean_before_mdt")
+                    crash_point("clean_mid_deletes")
+        crash_point("clean_before_mdt")
         names = plan.file_names()
         with lock:
             if not _clean_file(base, props, t, State.INFLIGHT).exists():
                 raise CommitConflictError(f"clean {t} is no longer pending (finished by another process)")
             if metadata_table_exists(base):
                 _write_metadata(base, t, names, opts)
-            _crash_point("clean_before_complete")
+            crash_point("clean_before_complete")
             metadata = CleanMetadata(
                 start_clean_time=t, time_taken_ms=int((time.time() - started) * 1000),
                 earliest_commit_to_retain=(plan.earliest_instant_to_retain or ("", ""))[0],

@@ -213,7 +213,7 @@ def test_interrupted_clean_is_finished_by_the_next(tmp_path: Path, monkeypatch, 
         if name == crash_at:
             raise Crash(name)
 
-    monkeypatch.setattr(execute, "_crash_point", crash)
+    monkeypatch.setattr(execute, "crash_point", crash)
     with pytest.raises(Crash):
         clean(t.base, RETAIN_2)
     monkeypatch.undo()
@@ -241,7 +241,7 @@ def test_mdt_compaction_waits_for_a_pending_clean(tmp_path: Path, monkeypatch) -
         if name == "clean_before_complete":
             raise Crash(name)
 
-    monkeypatch.setattr(execute, "_crash_point", crash)
+    monkeypatch.setattr(execute, "crash_point", crash)
     with pytest.raises(Crash):
         clean(t.base, RETAIN_2)
     with pytest.raises(CommitConflictError):
