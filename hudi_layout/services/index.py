@@ -4,8 +4,10 @@ table, e.g. one written by Hudi without the index.
 Statistics come from the parquet footers of the live base files (no data is read). A column chunk without
 footer statistics, and float/double columns (footers drop NaN from min/max, so no safe upper bound exists),
 get no stats record: data skipping then keeps those files. The result names the float columns left so
-(``unindexed_columns``): a rebuild over files our writers indexed exactly loses their skipping on those
-columns until the files are rewritten. The new MDT is created under the table lock with
+(``unindexed_columns``): a rebuild over files our writers indexed exactly would lose their skipping on those
+columns until the files are rewritten. ``read_floats=True`` (CLI ``--read-floats``) closes that gap: a Spark
+job reads those columns of every base file and computes the writers' NaN-exact statistics
+(``spark/index_job.py``); without it no Spark starts. The new MDT is created under the table lock with
 init instants, exactly as on a first write, and ``hoodie.table.metadata.partitions`` is set last, so readers
 never see a half-built index.
 """
@@ -14,9 +16,9 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -28,10 +30,14 @@ from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
 from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns
 from hudi_layout.writer.transaction import table_arrow_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def _check_indexable(props: TableProperties, schema: pa.Schema | None, columns: Sequence[str]) -> None:
@@ -54,7 +60,13 @@ def _check_indexable(props: TableProperties, schema: pa.Schema | None, columns: 
 
 
 def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None, *,
-                             columns: Sequence[str] | None = None, rebuild: bool = False) -> dict[str, Any]:
+                             columns: Sequence[str] | None = None, rebuild: bool = False,
+                             read_floats: bool = False,
+                             spark: SparkSession | Callable[[], SparkSession] | None = None) -> dict[str, Any]:
+    """Build (``rebuild``: drop and build again) the table's ``files`` + ``column_stats`` metadata table.
+    ``read_floats``: also index float / double columns of the existing base files, from their data, in a Spark
+    job. ``spark``: the session, or a function starting one (called only when such a column is indexed and a
+    base file exists); default the active session, else a new one."""
     started = time.time()
     opts = dict(cfg.resolve_options(options))
     cfg.validate_all(opts)
@@ -82,6 +94,8 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             shutil.rmtree(base / ".hoodie" / "metadata")
             props = load_properties(base / ".hoodie")
         files, stats = existing_file_stats(base, props, opts)
+        if read_floats:
+            stats.extend(_float_stats_of_base_files(base, schema, opts, spark))
         listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
         writer = MetadataWriter(base, props, columns_to_index=listed or None,
                                 file_group_count=cfg.COLUMN_STATS_FILE_GROUPS.get(opts))
@@ -90,6 +104,24 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
     return {"status": "built", "files": sum(len(v) for v in files.values()), "stats_records": len(stats),
             "partitions": len(files), "seconds": round(time.time() - started, 3),
             "unindexed_columns": _float_columns_left_unindexed(schema, opts, stats)}
+
+
+def _float_stats_of_base_files(base: Path, schema: pa.Schema | None, opts: Mapping[str, str],
+                               spark: SparkSession | Callable[[], SparkSession] | None) -> list[Any]:
+    """NaN-exact statistics of the indexed float columns of the latest base files (the files
+    :func:`existing_file_stats` describes), read in a Spark job; none (and no Spark) when no such column is
+    indexed or no base file exists."""
+    if schema is None or not any(pa.types.is_floating(schema.field(c).type)
+                                 for c in indexed_columns(opts, schema) if c in schema.names):
+        return []
+    files = [(s.partition_path, s.base_file_name, s.base_file_path, s.size_bytes)
+             for s in HudiTable(str(base)).file_slices() if s.base_file_name]
+    if not files:
+        return []
+    from hudi_layout.spark.index_job import read_float_stats
+    from hudi_layout.spark.session import session_or_default
+
+    return read_float_stats(spark() if callable(spark) else session_or_default(spark), files, opts)
 
 
 def _float_columns_left_unindexed(schema: pa.Schema | None, opts: Mapping[str, str],
@@ -104,7 +136,7 @@ def _float_columns_left_unindexed(schema: pa.Schema | None, opts: Mapping[str, s
         return {}  # no schema, or no file described at all (an empty table)
     described = {s.column for s in stats if not is_log_file_name(s.file_name)}
     return {name: f"{schema.field(name).type}: parquet footers hold no NaN-safe bounds, so the files that "
-                  "exist now get no statistics on it (files written from now on do; a clustering or "
-                  "compaction rewrites old files with them)"
+                  "exist now get no statistics on it (files written from now on do; --read-floats reads "
+                  "them now, in a Spark job)"
             for name in indexed_columns(opts, schema)
             if name in schema.names and pa.types.is_floating(schema.field(name).type) and name not in described}

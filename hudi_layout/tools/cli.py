@@ -334,7 +334,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     with _progress():
         result = build_column_stats_index(args.path, _options(args.option), columns=_columns(args.columns) or None,
-                                          rebuild=args.rebuild)
+                                          rebuild=args.rebuild, read_floats=args.read_floats,
+                                          spark=lambda: _spark(args))  # started only when floats are read
     if args.json:
         _print_json(result)
     elif result["status"] == "exists":
@@ -608,11 +609,15 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp)
     sp.set_defaults(func=cmd_clustering_service)
 
-    sp = sub.add_parser("index", help="build or rebuild the column_stats index of an existing table (no Spark)")
+    sp = sub.add_parser("index", help="build or rebuild the column_stats index of an existing table (from parquet "
+                                      "footers: no Spark unless --read-floats)")
     sp.add_argument("path")
     sp.add_argument("--columns", help="columns to index (default: all supported)")
     sp.add_argument("--rebuild", action="store_true", help="drop an existing metadata table first")
-    common(sp, spark=False)
+    sp.add_argument("--read-floats", action="store_true",
+                    help="also index float / double columns of existing files (footers hold no NaN-safe bounds, "
+                         "so a Spark job reads those columns)")
+    common(sp)
     sp.set_defaults(func=cmd_index)
 
     sp = sub.add_parser("compact", help="merge Merge-on-Read log files into new base files (Hudi's compaction; "

@@ -217,6 +217,37 @@ def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, s
     return out
 
 
+def float_columns_to_read(schema: pa.Schema, opts: Mapping[str, str]) -> list[str]:
+    """The indexed columns of a base file (``schema``: its own) that are float / double there: the ones
+    :func:`footer_stats` leaves without a record."""
+    wanted = set(indexed_columns(opts, schema))
+    return [f.name for f in schema if f.name in wanted and pa.types.is_floating(f.type)]
+
+
+def exact_float_stats(path: str, partition: str, file_name: str, opts: Mapping[str, str]
+                      ) -> list[FileColumnStats]:
+    """NaN-exact statistics of a base file's indexed float / double columns, read from its data one column
+    chunk at a time with the writers' own accumulator, so a rebuilt index says what the writer said. Runs in
+    Spark tasks (``spark/index_job.py``): the driver reads no data."""
+    handle = pq.ParquetFile(path)
+    meta = handle.metadata
+    schema = meta.schema.to_arrow_schema()
+    out: list[FileColumnStats] = []
+    for name in float_columns_to_read(schema, opts):
+        ci = schema.get_field_index(name)
+        acc = StatsAccumulator()
+        size = usize = 0
+        for rg in range(meta.num_row_groups):
+            chunk = meta.row_group(rg).column(ci)
+            size += chunk.total_compressed_size
+            usize += chunk.total_uncompressed_size
+            acc.update(handle.read_row_group(rg, columns=[name]).column(0))
+        st = acc.result(meta.num_rows)
+        out.append(FileColumnStats(partition, file_name, name, st["min"], st["max"], st["null_count"],
+                                   st["value_count"], schema.field(name).type, size, usize))
+    return out
+
+
 def _column_stats(written: Sequence[WrittenFile], schema_types: Mapping[str, pa.DataType]) -> list[Any]:
     out = []
     for w in written:

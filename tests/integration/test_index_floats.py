@@ -1,0 +1,89 @@
+"""``index --read-floats``: a rebuilt index describes float / double columns of existing files exactly as the
+writers did (NaN-aware), read from their data in a Spark job; without the flag those columns get no records
+and the result says so. Skipping on the rebuilt index answers like a full scan."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+import hudi_layout as hl
+from hudi_layout.services.index import build_column_stats_index
+from hudi_layout.tools.cli import main
+
+pytestmark = pytest.mark.integration
+
+OPTS = {"hoodie.table.name": "floats", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p", "hoodie.datasource.write.operation": "bulk_insert"}
+
+NAN = float("nan")
+# one batch per commit, each its own x range: the second holds NaN, the third only nulls and NaN in f
+BATCHES = [
+    [(1, 0.5, 1.5, "a"), (2, 1.0, 2.5, "a"), (3, 2.0, None, "b")],
+    [(4, 10.0, 3.5, "a"), (5, NAN, 4.5, "b"), (6, 12.0, -1.0, "b")],
+    [(7, None, NAN, "a"), (8, -3.0, NAN, "b"), (9, None, 0.25, "a")],
+]
+
+
+SCHEMA = "id long, x double, f float, p string"  # rows, not pandas: pandas turns None into NaN
+
+
+def _stats(path: Path, column: str) -> list[tuple]:
+    """(partition, file, min, max, null count, value count) per file, NaN as text so it compares."""
+    table = hl.ColumnStatsIndex(path).load_column(column)
+    out = []
+    for r in table.to_pylist():
+        lo, hi = (("nan" if isinstance(v, float) and math.isnan(v) else v) for v in (r["min"], r["max"]))
+        out.append((r["partition"], r["file_name"], lo, hi, r["null_count"], r["value_count"]))
+    return sorted(out, key=repr)
+
+
+PREDICATES = ["x > 5", "x < 0", "x >= 1.0 AND x <= 2.0", "x IS NULL", "isnan(x)", "f > 3", "f < 0",
+              "f IS NULL", "x > 100", "x = 10.0 OR f = 0.25"]
+
+
+def _answers(spark, path: Path) -> dict[str, list[int]]:
+    out = {}
+    for where in PREDICATES:
+        skipped = sorted(r["id"] for r in hl.read(str(path), where, spark=spark).collect())
+        full = sorted(r["id"] for r in hl.read(str(path), where, spark=spark, skipping=False).collect())
+        assert skipped == full, where
+        out[where] = skipped
+    return out
+
+
+def test_read_floats_rebuild_gives_the_writers_exact_float_statistics(spark, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "t"
+    for rows in BATCHES:
+        hl.write(spark.createDataFrame(rows, SCHEMA), str(path), OPTS)
+    written = {c: _stats(path, c) for c in ("x", "f")}
+    assert written["x"] and written["f"]
+    assert any(row[3] == "nan" for row in written["x"])  # the NaN file's max is NaN: `x > 5` keeps it
+    answers = _answers(spark, path)
+    assert answers["x > 5"] == [4, 5, 6] and answers["isnan(x)"] == [5]
+
+    footers_only = build_column_stats_index(str(path), rebuild=True)
+    assert set(footers_only["unindexed_columns"]) == {"x", "f"}
+    assert _stats(path, "x") == [] and _stats(path, "f") == []
+    assert _answers(spark, path) == answers  # every file kept on x / f: same rows
+
+    assert main(["index", str(path), "--rebuild", "--read-floats"]) == 0
+    assert "note: column" not in capsys.readouterr().out
+    assert {c: _stats(path, c) for c in ("x", "f")} == written
+    assert _answers(spark, path) == answers
+    assert hl.explain(str(path), "x < -5").files_after_column_stats == 0
+    assert hl.explain(str(path), "x > 100").files_after_column_stats == 1  # NaN > 100 in Spark: its file stays
+    assert hl.explain(str(path), "x > 5").files_after_column_stats == 2  # 10.0 in one file, NaN and 12.0 in one
+
+
+def test_read_floats_on_a_table_without_float_columns_starts_no_spark(tmp_path: Path, spark) -> None:
+    path = tmp_path / "t"
+    hl.write(spark.createDataFrame([(1, "a"), (2, "b")], "id long, p string"), str(path), OPTS)
+
+    def no_spark():
+        raise AssertionError("Spark was started for a table without float columns")
+
+    done = build_column_stats_index(str(path), rebuild=True, read_floats=True, spark=no_spark)
+    assert done["status"] == "built" and done["unindexed_columns"] == {}
