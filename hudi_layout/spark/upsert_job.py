@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 
 from hudi_layout import options as cfg
-from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.format.capabilities import require_no_bootstrap_skeletons
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
@@ -61,6 +61,7 @@ from hudi_layout.writer.base_file_writer import (
     WriteSpec,
     WrittenFile,
     decode_results,
+    null_key_refusal,
     partition_value_column,
     write_partition,
 )
@@ -166,19 +167,14 @@ def summarise(batch: DataFrame) -> tuple[list[PartitionSummary], pa.Table | None
         F.count(F.lit(1)).alias("n"), F.min(RECORD_KEY_COLUMN).alias("lo"), F.max(RECORD_KEY_COLUMN).alias("hi"),
         F.sum(F.when(F.col(RECORD_KEY_COLUMN).isNull(), 1).otherwise(0)).alias("nulls")).coalesce(1).collect()
     if any(r["nulls"] for r in rows):
-        raise _null_key_error()
+        raise null_key_refusal()
     return [PartitionSummary(r[PARTITION_PATH_COLUMN], int(r["n"]), r["lo"], r["hi"]) for r in rows], None
-
-
-def _null_key_error() -> InvalidArgumentError:
-    return InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
-                                "field(s)", hint="filter those rows out (df.dropna(subset=[...])) or fill them")
 
 
 def _summary_of_pairs(pairs: pa.Table) -> list[PartitionSummary]:
     """:class:`PartitionSummary` rows from ``(partition, key, count)`` rows."""
     if pairs.column(RECORD_KEY_COLUMN).null_count:
-        raise _null_key_error()
+        raise null_key_refusal()
     grouped = pairs.group_by(PARTITION_PATH_COLUMN).aggregate(
         [("count", "sum"), (RECORD_KEY_COLUMN, "min"), (RECORD_KEY_COLUMN, "max")])
     return [PartitionSummary(part, int(n), lo, hi) for part, n, lo, hi in zip(
@@ -390,7 +386,7 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
 
     t0 = time.time()
     if records.column(RECORD_KEY_COLUMN).null_count:  # before combining (session 19: a null key there dropped
-        raise _null_key_error()                        # itself and the next partition's first record, silently)
+        raise null_key_refusal()                        # itself and the next partition's first record, silently)
     combined = combine_records(records, rules)
     ones = pa.array(np.ones(combined.num_rows, dtype=np.int64))
     summary = _summary_of_pairs(combined.select([PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN]).append_column(

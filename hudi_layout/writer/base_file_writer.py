@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
-from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, spark_error_text
+from hudi_layout.errors import SPARK_ERROR_MARKER, HudiLayoutError, InvalidArgumentError, spark_error_text
 from hudi_layout.format import meta_fields
 from hudi_layout.format.file_naming import is_log_file_name
 from hudi_layout.format.meta_fields import META_COLUMNS
@@ -159,10 +159,16 @@ class WriterInputError(ValueError):
         return out
 
 
+def null_key_refusal() -> InvalidArgumentError:
+    """A row without a record key (Hudi's key generators refuse it too): the one message every writer gives,
+    on the driver as it is; executors raise it as :func:`null_key_error`."""
+    return InvalidArgumentError("a record key is null; every row needs a non-null value in the record key "
+                                "field(s)", hint="filter those rows out (df.dropna(subset=[...])) or fill them")
+
+
 def null_key_error() -> WriterInputError:
-    """A row without a record key (Hudi's key generators refuse it too): the one message every writer gives."""
-    return WriterInputError("a record key is null; every row needs a non-null value in the record key field(s)",
-                            hint="filter those rows out (df.dropna(subset=[...])) or fill them")
+    """:func:`null_key_refusal`, carried out of an executor."""
+    return WriterInputError.of(null_key_refusal())
 
 
 @dataclass
