@@ -62,7 +62,7 @@ from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
-from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.format.schema_conversion import readable_arrow_schema
 from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.mdt_clean import obsolete_files as obsolete_mdt_files
 from hudi_layout.metadata.mdt_reader import instant_files
@@ -303,7 +303,7 @@ def tombstone_columns(base: Path, props: TableProperties, opts: Mapping[str, str
             pass
     schema_json = HudiTable(base).schema()
     if schema_json:
-        cols += [f.name for f in avro_to_arrow_schema(schema_json)
+        cols += [f.name for f in readable_arrow_schema(schema_json)
                  if sv.cached_value_type_for_arrow(f.type) is not None]
     return list(dict.fromkeys(cols))
 

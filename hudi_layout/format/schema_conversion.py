@@ -173,13 +173,33 @@ def _arrow_type(avro_t: Any) -> pa.DataType:
 
 
 def avro_to_arrow_schema(avro_schema: str | dict[str, Any]) -> pa.Schema:
-    """Arrow schema of a flat Avro record schema (fields with nested types raise)."""
+    """Arrow schema of a flat Avro record schema, as the write paths need it (a field of a nested type is
+    refused naming it; :func:`readable_arrow_schema` takes those)."""
     parsed = json.loads(avro_schema) if isinstance(avro_schema, str) else avro_schema
     fields = []
     for f in parsed["fields"]:
         nullable = isinstance(f["type"], list) and "null" in f["type"]
-        fields.append(pa.field(f["name"], _arrow_type(f["type"]), nullable=nullable))
+        try:
+            arrow_t = _arrow_type(f["type"])
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(
+                f"column {f['name']!r}: {e}; hudi_layout writes, clusters and compacts tables of flat columns only",
+                hint="reads, explain, inspect, index and clean take such tables; rewrite it without struct / "
+                     "array / map columns (or with Hudi) to change it") from None
+        fields.append(pa.field(f["name"], arrow_t, nullable=nullable))
     return pa.schema(fields)
+
+
+def readable_arrow_schema(avro_schema: str) -> pa.Schema:
+    """Arrow schema of a table's Avro schema for the paths that only read it (scan planning, indexing,
+    cleaning): the flat conversion of the write paths, else, for a schema with struct / array / map fields,
+    the log-block reader's conversion (the same types for flat fields; every field nullable)."""
+    try:
+        return avro_to_arrow_schema(avro_schema)
+    except InvalidArgumentError:
+        from hudi_layout.format.log_blocks import arrow_schema_for_avro
+
+        return arrow_schema_for_avro(avro_schema, where="table schema")
 
 
 def comparable_type(t: pa.DataType) -> str:

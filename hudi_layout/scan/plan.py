@@ -33,9 +33,8 @@ from hudi_layout import options as cfg
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import Action, require, require_no_bootstrap_skeletons
 from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
-from hudi_layout.format.log_blocks import arrow_schema_for_avro
 from hudi_layout.format.properties import constant_partition_columns
-from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+from hudi_layout.format.schema_conversion import readable_arrow_schema
 from hudi_layout.format.spark_calendar import calendar_applies_to, calendar_shift_reason, holds_unshifted_only
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.curve_region import prune_by_curve_region
@@ -215,14 +214,9 @@ def table_schema(table: HudiTable, as_of: str | None = None) -> pa.Schema | None
 
 @functools.lru_cache(maxsize=32)
 def _arrow_schema(schema_json: str) -> pa.Schema | None:
-    """The flat-schema conversion of the write path; schemas with nested types (arrays, maps, records, which
-    it does not take) through the log-block reader's conversion, which gives the same types for flat fields."""
+    """:func:`~hudi_layout.format.schema_conversion.readable_arrow_schema`, cached; None when unreadable."""
     try:
-        return avro_to_arrow_schema(schema_json)
-    except InvalidArgumentError:
-        pass
-    try:
-        return arrow_schema_for_avro(schema_json, where="table schema")
+        return readable_arrow_schema(schema_json)
     except HudiLayoutError:
         return None
 

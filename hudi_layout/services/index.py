@@ -28,13 +28,13 @@ from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.file_naming import is_log_file_name
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
+from hudi_layout.format.schema_conversion import readable_arrow_schema
 from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_properties
 from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
 from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns
-from hudi_layout.writer.transaction import table_arrow_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -80,7 +80,8 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)
     listed = list(columns or ()) or cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
-    schema = table_arrow_schema(base, props)  # the commits' schema: a rebuild of the index does not change it
+    schema_json = HudiTable(str(base)).schema()  # the commits' schema: a rebuild of the index does not change it
+    schema = readable_arrow_schema(schema_json) if schema_json is not None else None  # nested columns too
     if listed:
         _check_indexable(props, schema, listed)
     with TableLock(base):

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from hudi_layout.clustering.workload import Workload
 from hudi_layout.curves import encode_column
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError, NotAHudiTableError
+from hudi_layout.format.parquet_columns import leaf_index
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.scan.plan import plan_scan, table_schema, to_predicate
 from hudi_layout.skipping.bind import bind
@@ -89,7 +90,11 @@ def file_value_ranges(table: HudiTable, column: str) -> tuple[pa.Array, pa.Array
             schema = md.schema.to_arrow_schema()
             if column not in schema.names:
                 raise InvalidArgumentError(f"unknown column {column!r} (columns: {', '.join(schema.names)})")
-            ci = schema.get_field_index(column)
+            leaves = leaf_index(schema)
+            if column not in leaves:
+                raise InvalidArgumentError(f"column {column!r} is nested ({schema.field(column).type}): files have "
+                                           "no min / max for it", hint="name a flat column")
+            ci = leaves[column]
             typ = schema.field(column).type
             lo = hi = None
             for rg in range(md.num_row_groups):

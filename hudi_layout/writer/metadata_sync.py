@@ -30,6 +30,7 @@ from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
 from hudi_layout.format.log_blocks import decode_avro_data_block, decode_parquet_data_block
 from hudi_layout.format.log_format import BlockType, read_log_file
+from hudi_layout.format.parquet_columns import leaf_index
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import FileColumnStats, MetadataWriter, update_data_table_properties
@@ -134,12 +135,12 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
 
 def _table_types(table: HudiTable) -> dict[str, pa.DataType]:
     """The table's column types (meta columns: strings); empty when its schema is unknown."""
-    from hudi_layout.format.schema_conversion import avro_to_arrow_schema
+    from hudi_layout.format.schema_conversion import readable_arrow_schema
 
     text = table.schema()
     types = {c: pa.string() for c in INDEXED_META_FIELDS}
     if text:
-        types.update({f.name: f.type for f in avro_to_arrow_schema(text)})
+        types.update({f.name: f.type for f in readable_arrow_schema(text)})
     return types
 
 
@@ -185,10 +186,12 @@ def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, s
     meta = pq.ParquetFile(path).metadata
     schema = meta.schema.to_arrow_schema()
     wanted = set(indexed_columns(opts, schema))
+    leaves = leaf_index(schema)
     out = []
-    for ci, name in enumerate(schema.names):
-        if name not in wanted or not stats_supported(schema.field(name).type):
+    for name in schema.names:
+        if name not in wanted or not stats_supported(schema.field(name).type) or name not in leaves:
             continue
+        ci = leaves[name]
         lo = hi = None
         nulls = 0
         ok = True
@@ -232,9 +235,10 @@ def exact_float_stats(path: str, partition: str, file_name: str, opts: Mapping[s
     handle = pq.ParquetFile(path)
     meta = handle.metadata
     schema = meta.schema.to_arrow_schema()
+    leaves = leaf_index(schema)
     out: list[FileColumnStats] = []
     for name in float_columns_to_read(schema, opts):
-        ci = schema.get_field_index(name)
+        ci = leaves[name]
         acc = StatsAccumulator()
         size = usize = 0
         for rg in range(meta.num_row_groups):
