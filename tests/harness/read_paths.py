@@ -436,6 +436,19 @@ class ReadPathsHarness:
                         "may be refused")
         self._after_change(reload_frames=False)
 
+    def rebuild_index(self) -> None:
+        """``hudi-layout index --rebuild``, half the time with ``--read-floats``: the metadata table is built
+        again from footers (float columns from their data, or not at all); no row changes."""
+        from hudi_layout.services.index import build_column_stats_index
+
+        if not self.model.current:
+            return
+        read_floats = self.rng.random() < 0.5
+        done = build_column_stats_index(self.path, rebuild=True, read_floats=read_floats, spark=self.spark)
+        self.log.append(f"index --rebuild{' --read-floats' if read_floats else ''}: {done['files']} files, "
+                        f"unindexed {sorted(done['unindexed_columns'])}")
+        self._after_change(reload_frames=False)
+
     def cluster(self, strategy: str, method: str, columns: Sequence[str] | None = None) -> None:
         import hudi_layout as hl
 

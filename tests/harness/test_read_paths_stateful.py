@@ -77,6 +77,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
             self.h.compact()
 
         @rule()
+        def rebuild_index(self) -> None:
+            self.h.rebuild_index()
+
+        @rule()
         def evolve(self) -> None:
             self.h.evolve()
 
