@@ -32,6 +32,12 @@ AVRO_MAGIC = b"Obj\x01"
 #: not carry it (other writers) may leave NaN out and are only used where NaN cannot change the answer.
 NAN_EXACT_STATS_KEY = "hudi_layout.column_stats.nan_exact"
 
+#: ``extraMetadata`` key of the metadata table's column_stats initialisation deltacommit written by ``index
+#: --read-floats``: every base file of the data table whose commit time is at most this instant got NaN-exact
+#: float records from its data. It is the newest completed instant older than every instant pending at that
+#: moment, so a file written later (a newer instant, by any writer) is never covered by it.
+NAN_EXACT_THROUGH_KEY = "hudi_layout.column_stats.nan_exact_through"
+
 #: key order Hudi 0.14/0.15 (Jackson, v6) writes for a HoodieWriteStat / HoodieDeltaWriteStat
 V6_WRITE_STAT_KEYS: tuple[str, ...] = (
     "fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",

@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hudi_layout.errors import CorruptFileError, UnsupportedTableError
 from hudi_layout.format import log_format as L
@@ -37,6 +38,9 @@ from hudi_layout.metadata.records import ColumnStat, FileInfo, MetadataRecord, d
 from hudi_layout.table.timeline import Timeline
 
 SOLO_COMMIT_TIMESTAMP = "00000000000000"
+#: the deltacommits that create our metadata table's partitions (``files`` first, then ``column_stats``)
+FILES_INIT_INSTANT = "00000000000000000"
+COLUMN_STATS_INIT_INSTANT = "00000000000000001"
 METADATA_DIR = "metadata"
 SCHEMA_INFO_KEY = b"schema"
 
@@ -48,6 +52,21 @@ def instant_files(hoodie_dir: Path, props: TableProperties) -> list[Instant]:
     """Every instant file (all states) of the timeline in ``hoodie_dir`` (data table or MDT), sorted, as the
     table layer's :class:`~hudi_layout.table.timeline.Timeline` lists it."""
     return list(Timeline.load(hoodie_dir, props.timeline_layout_version, props.timeline_path).files)
+
+
+def column_stats_init_extra(base_path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``extraMetadata`` of the completed deltacommit that created the column_stats partition of the table at
+    ``base_path`` (hudi_layout's :data:`COLUMN_STATS_INIT_INSTANT`); empty when there is none (no metadata
+    table, one another writer built, or that instant archived)."""
+    mdt_hoodie = Path(base_path) / ".hoodie" / METADATA_DIR / ".hoodie"
+    if not (mdt_hoodie / "hoodie.properties").is_file():
+        return {}
+    timeline = Timeline.load(mdt_hoodie)
+    for instant in timeline.completed():
+        if instant.requested_time == COLUMN_STATS_INIT_INSTANT and instant.action == "deltacommit":
+            extra = timeline.read_commit_metadata_shared(instant).get("extraMetadata")
+            return dict(extra) if isinstance(extra, dict) else {}
+    return {}
 
 
 @dataclass(frozen=True)

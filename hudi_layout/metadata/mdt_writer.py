@@ -33,7 +33,13 @@ from hudi_layout.metadata import mdt_timeline as T
 from hudi_layout.metadata import stats_values as sv
 from hudi_layout.metadata.colstats_encode import encode_column_table
 from hudi_layout.metadata.hfile.writer import write_hfile
-from hudi_layout.metadata.mdt_reader import SOLO_COMMIT_TIMESTAMP, MetadataTableReader, instant_files
+from hudi_layout.metadata.mdt_reader import (
+    COLUMN_STATS_INIT_INSTANT,
+    FILES_INIT_INSTANT,
+    SOLO_COMMIT_TIMESTAMP,
+    MetadataTableReader,
+    instant_files,
+)
 from hudi_layout.metadata.merge import merge_group
 from hudi_layout.metadata.records import (
     MetadataRecord,
@@ -49,8 +55,6 @@ from hudi_layout.table.commit_protocol import CommitHooks
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.partition_metadata import write_partition_metadata
 
-FILES_INIT_INSTANT = "00000000000000000"
-COLUMN_STATS_INIT_INSTANT = "00000000000000001"
 WRITE_TOKEN = "0-0-0"
 DEFAULT_MAX_DELTA_COMMITS = 10
 
@@ -224,8 +228,10 @@ class MetadataWriter:
     # -- initialise ----------------------------------------------------------------------------------------
 
     def initialize(self, existing_files: Mapping[str, Mapping[str, int]] | None = None,
-                   existing_stats: Iterable[FileColumnStats | MetadataRecord] = ()) -> dict[str, str]:
-        """Create the MDT; returns the data-table properties to set once this returns."""
+                   existing_stats: Iterable[FileColumnStats | MetadataRecord] = (),
+                   column_stats_extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Create the MDT; returns the data-table properties to set once this returns. ``column_stats_extra``:
+        ``extraMetadata`` of the column_stats initialisation deltacommit."""
         if self.exists:
             listed = set(self.props.metadata_partitions)
             if {K.FILES, K.COLUMN_STATS} <= listed:
@@ -250,8 +256,9 @@ class MetadataWriter:
             stats = self._init_bases(part, init, recs)
             stats += self._write_group_logs(init, part, [], all_groups=True)
             by_part = {part: stats}
+            extra = dict(column_stats_extra or {}) if part == K.COLUMN_STATS else None
             T.write_instant(self.timeline_dir, init, "deltacommit", State.COMPLETED,
-                            T.commit_bytes(by_part, "BULK_INSERT_PREPPED", self.version),
+                            T.commit_bytes(by_part, "BULK_INSERT_PREPPED", self.version, extra),
                             new_instant_time())
         updates = {"hoodie.table.metadata.partitions": ",".join(sorted(
             set(self.props.metadata_partitions) | {K.FILES, K.COLUMN_STATS})),

@@ -32,11 +32,12 @@ import pyarrow.parquet as pq
 from hudi_layout import options as cfg
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import Action, require, require_no_bootstrap_skeletons
-from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY
+from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY, NAN_EXACT_THROUGH_KEY
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import readable_arrow_schema
 from hudi_layout.format.spark_calendar import calendar_applies_to, calendar_shift_reason, holds_unshifted_only
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
+from hudi_layout.metadata.mdt_reader import column_stats_init_extra
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, with_meta_columns
 from hudi_layout.scan.query import IncrementalSelection, QueryType, ReadQuery, select_incremental
@@ -607,10 +608,18 @@ def _calendar_shift_of(path: str, _mtime_ns: int, _size: int) -> str | None:
 
 def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:
     """Base files whose float column_stats are NaN-exact: those written by a commit that says so in its
-    ``extraMetadata`` (hudi_layout's commits do; see :data:`~hudi_layout.format.commit_metadata.NAN_EXACT_STATS_KEY`).
-    Unknown (an archived commit, unreadable metadata) is not NaN-exact."""
+    ``extraMetadata`` (hudi_layout's commits do; see :data:`~hudi_layout.format.commit_metadata.NAN_EXACT_STATS_KEY`),
+    and those an ``index --read-floats`` described from their data (commit time up to its
+    :data:`~hudi_layout.format.commit_metadata.NAN_EXACT_THROUGH_KEY`). Unknown (an archived commit, unreadable
+    metadata) is not NaN-exact."""
     wanted = {s.commit_time for s in slices}
     marked: set[str] = set()
+    try:
+        through = str(column_stats_init_extra(table.base_path).get(NAN_EXACT_THROUGH_KEY) or "")
+    except HudiLayoutError:
+        through = ""
+    if through:
+        marked |= {t for t in wanted if t and t <= through}
     for instant in table.timeline.completed():
         if instant.requested_time not in wanted or instant.action not in ("commit", "replacecommit"):
             continue

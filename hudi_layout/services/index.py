@@ -25,6 +25,7 @@ import pyarrow as pa
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.commit_metadata import NAN_EXACT_THROUGH_KEY
 from hudi_layout.format.file_naming import is_log_file_name
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
@@ -95,12 +96,16 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             shutil.rmtree(base / ".hoodie" / "metadata")
             props = load_properties(base / ".hoodie")
         files, stats = existing_file_stats(base, props, opts)
+        exact: dict[str, str] = {}
         if read_floats:
-            stats.extend(_float_stats_of_base_files(base, schema, opts, spark))
+            float_stats, through = _float_stats_of_base_files(base, schema, opts, spark)
+            stats.extend(float_stats)
+            if through is not None:
+                exact[NAN_EXACT_THROUGH_KEY] = through
         listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
         writer = MetadataWriter(base, props, columns_to_index=listed or None,
                                 file_group_count=cfg.COLUMN_STATS_FILE_GROUPS.get(opts))
-        updates = writer.initialize(files, stats)
+        updates = writer.initialize(files, stats, column_stats_extra=exact)
         update_data_table_properties(base, updates)
     return {"status": "built", "files": sum(len(v) for v in files.values()), "stats_records": len(stats),
             "partitions": len(files), "seconds": round(time.time() - started, 3),
@@ -108,21 +113,36 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
 
 
 def _float_stats_of_base_files(base: Path, schema: pa.Schema | None, opts: Mapping[str, str],
-                               spark: SparkSession | Callable[[], SparkSession] | None) -> list[Any]:
+                               spark: SparkSession | Callable[[], SparkSession] | None
+                               ) -> tuple[list[Any], str | None]:
     """NaN-exact statistics of the indexed float columns of the latest base files (the files
-    :func:`existing_file_stats` describes), read in a Spark job; none (and no Spark) when no such column is
-    indexed or no base file exists."""
+    :func:`existing_file_stats` describes), read in a Spark job, and the instant through which every base file
+    is so described (:data:`~hudi_layout.format.commit_metadata.NAN_EXACT_THROUGH_KEY`: readers then trust
+    their float bounds like those our writers record). None (and no Spark) when no such column is indexed
+    or no base file exists."""
     if schema is None or not any(pa.types.is_floating(schema.field(c).type)
                                  for c in indexed_columns(opts, schema) if c in schema.names):
-        return []
+        return [], None
+    table = HudiTable(str(base))
     files = [(s.partition_path, s.base_file_name, s.base_file_path, s.size_bytes)
-             for s in HudiTable(str(base)).file_slices() if s.base_file_name]
+             for s in table.file_slices() if s.base_file_name]
     if not files:
-        return []
+        return [], None
     from hudi_layout.spark.index_job import read_float_stats
     from hudi_layout.spark.session import session_or_default
 
-    return read_float_stats(spark() if callable(spark) else session_or_default(spark), files, opts)
+    stats = read_float_stats(spark() if callable(spark) else session_or_default(spark), files, opts)
+    return stats, nan_exact_through(table)
+
+
+def nan_exact_through(table: HudiTable) -> str | None:
+    """The newest completed instant older than every pending one (of any action): every base file with a
+    commit time up to it is in the snapshot just read, and no writer can add one later (a pending instant is
+    newer, a new one newer still)."""
+    pending = [i.requested_time for i in table.timeline.pending()]
+    floor = min(pending) if pending else None
+    done = [i.requested_time for i in table.timeline.completed() if floor is None or i.requested_time < floor]
+    return max(done) if done else None
 
 
 def _float_columns_left_unindexed(schema: pa.Schema | None, opts: Mapping[str, str],

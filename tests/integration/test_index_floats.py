@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import hudi_layout as hl
@@ -113,9 +114,9 @@ def test_a_hudi_table_with_nested_columns_is_indexed_cleaned_and_refused_for_wri
     for where in ("doubleField > 2.5", "floatField < 2", "intField BETWEEN 20000 AND 30000", "doubleField < 1"):
         skipped = sorted(r["id"] for r in hl.read(str(path), where, spark=spark).collect())
         assert skipped == sorted(r["id"] for r in hl.read(str(path), where, spark=spark, skipping=False).collect())
-    # Hudi's commits carry no NaN-exact marker, so a float bound is used only where NaN cannot match
+    # Hudi's commits carry no NaN-exact marker, but the index read the file's data: its bounds are trusted
     assert hl.explain(str(path), "doubleField < 1").files_after_column_stats == 0
-    assert hl.explain(str(path), "doubleField > 99").files_after_column_stats == 1
+    assert hl.explain(str(path), "doubleField > 99").files_after_column_stats == 0
     hl.clean(str(path), options={"hoodie.cleaner.commits.retained": "1"})
     theirs = hudi_rs_read(path)
     assert sorted(theirs.column("id").to_pylist()) == sorted(r["id"] for r in hl.read(str(path), spark=spark).collect())
@@ -123,3 +124,34 @@ def test_a_hudi_table_with_nested_columns_is_indexed_cleaned_and_refused_for_wri
         hl.write(hl.read(str(path), spark=spark).limit(1).select("id"), str(path),
                  {"hoodie.datasource.write.operation": "delete"})
     assert "\n" not in str(info.value)
+
+
+def test_read_floats_makes_foreign_float_bounds_usable_and_keeps_nan_files(spark, tmp_path: Path) -> None:
+    """Files another writer wrote (commits without our NaN-exact marker), one holding a NaN: footers leave the
+    NaN out, so before `--read-floats` their float bounds are used only where NaN cannot match; after it the
+    index says max NaN for that file and the others' bounds are upper bounds too."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from tests.helpers.tablemaker import add_commit, make_table
+
+    t = make_table(tmp_path / "t", partition_field=None)
+    first = add_commit(t, {"": [50, 50, 50]})
+    nan_file = t.base / first.paths[0]
+    rows = pq.read_table(nan_file)
+    y = rows.column("y").to_pylist()
+    y[7] = NAN
+    pq.write_table(rows.set_column(rows.schema.get_field_index("y"), "y", pa.array(y, pa.float64())), nan_file)
+    build_column_stats_index(str(t.base), read_floats=True, spark=spark)
+
+    def answers(where: str) -> None:
+        skipped = sorted(r["id"] for r in hl.read(str(t.base), where, spark=spark).collect())
+        assert skipped == sorted(r["id"] for r in hl.read(str(t.base), where, spark=spark, skipping=False).collect())
+
+    for where in ("y > 0.5", "y > 2", "y < 0", "y = 0.25", "isnan(y)"):
+        answers(where)
+    assert hl.explain(str(t.base), "y > 2").files_after_column_stats == 1  # the NaN file only
+    assert hl.explain(str(t.base), "y < 0").files_after_column_stats == 0
+    records = {r["file_name"]: r for r in hl.ColumnStatsIndex(t.base).load_column("y").to_pylist()}
+    assert math.isnan(records[nan_file.name]["max"])
+    assert records[nan_file.name]["min"] == pc.min(pa.array([v for v in y if v == v])).as_py()
