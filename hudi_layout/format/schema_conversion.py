@@ -183,9 +183,9 @@ def avro_to_arrow_schema(avro_schema: str | dict[str, Any]) -> pa.Schema:
             arrow_t = _arrow_type(f["type"])
         except InvalidArgumentError as e:
             raise InvalidArgumentError(
-                f"column {f['name']!r}: {e}; hudi_layout writes, clusters and compacts tables of flat columns only",
-                hint="reads, explain, inspect, index and clean take such tables; rewrite it without struct / "
-                     "array / map columns (or with Hudi) to change it") from None
+                f"column {f['name']!r}: {e}; hudi_layout writes and compacts tables of flat columns only",
+                hint="reads, explain, index, clean and clustering take such tables; write to it with Hudi, or "
+                     "rewrite it without struct / array / map columns") from None
         fields.append(pa.field(f["name"], arrow_t, nullable=nullable))
     return pa.schema(fields)
 
