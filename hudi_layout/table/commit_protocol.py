@@ -342,15 +342,27 @@ def _reconcile_markers(pending: PendingWrite, committed: set[str]) -> None:
 
 
 def abort_write(pending: PendingWrite) -> None:
-    """Roll back our own failed write right away (bad input found mid-write, an exception...)."""
+    """Roll back our own failed write right away (bad input found mid-write, an exception...).
+
+    Never an instant the timeline shows completed: ``pending.completed`` is this object's view, and a copy
+    of it (the data source writer is pickled into Spark's Python workers; Spark calls ``abort`` in another
+    worker when the one running ``commit`` dies) may not know that the commit finished. Rolling back a
+    completed instant deleted its data files under a completed commit (crash probe, session 27)."""
     if pending.completed:
         return
     try:
         with pending.lock:
+            if _completed_on_timeline(pending):
+                return  # its commit completed in another process: nothing to undo
             _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False,
                               hooks=pending.hooks)
     finally:
         pending.heartbeat.stop()  # whatever happened: never keep holding the heartbeat of a dead instant
+
+
+def _completed_on_timeline(pending: PendingWrite) -> bool:
+    return any(i.requested_time == pending.instant_time and i.is_completed
+               for i in list_instants(pending.base_path, pending.props))
 
 
 def _pending_instant(pending: PendingWrite) -> Instant:

@@ -63,6 +63,24 @@ def test_complete_makes_files_visible_atomically(tmp_path: Path) -> None:
     assert not writer_is_alive(base, pending.instant_time)
 
 
+def test_an_abort_from_a_stale_copy_never_undoes_a_completed_instant(tmp_path: Path) -> None:
+    """The data source writer is pickled into Spark's Python workers: when the worker running ``commit`` died
+    after completing, Spark called ``abort`` on another copy that still saw the write pending, and the
+    rollback deleted the data files of a completed commit (crash probe, session 27)."""
+    import dataclasses
+
+    base = _table(tmp_path)
+    pending = cp.begin_write(base, "commit")
+    name = _data_file(base, pending)
+    stale = dataclasses.replace(pending)  # what another worker unpickled before the commit
+    cp.complete_write(pending, _commit_bytes(base, name, pending.instant_time), committed_files=[name])
+    assert not stale.completed
+    cp.abort_write(stale)
+    assert [s.base_file_name for s in HudiTable(base).file_slices()] == [name]
+    assert (base / name).exists()
+    assert cp.pending_write_instants(base, load_properties(base / ".hoodie")) == []
+
+
 def test_dead_writer_is_rolled_back_with_a_rollback_instant(tmp_path: Path) -> None:
     base = _table(tmp_path)
     pending = cp.begin_write(base, "commit")
