@@ -386,7 +386,7 @@ def broadcast_merge(spark: Any, records: pa.Table, session: WriteSession, rules:
 
     t0 = time.time()
     if records.column(RECORD_KEY_COLUMN).null_count:  # before combining (session 19: a null key there dropped
-        raise null_key_refusal()                        # itself and the next partition's first record, silently)
+        raise null_key_refusal()                       # itself and the next partition's first record, silently)
     combined = combine_records(records, rules)
     ones = pa.array(np.ones(combined.num_rows, dtype=np.int64))
     summary = _summary_of_pairs(combined.select([PARTITION_PATH_COLUMN, RECORD_KEY_COLUMN]).append_column(
