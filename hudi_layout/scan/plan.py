@@ -614,10 +614,7 @@ def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:
     metadata) is not NaN-exact."""
     wanted = {s.commit_time for s in slices}
     marked: set[str] = set()
-    try:
-        through = str(column_stats_init_extra(table.base_path).get(NAN_EXACT_THROUGH_KEY) or "")
-    except HudiLayoutError:
-        through = ""
+    through = _nan_exact_through(table)
     if through:
         marked |= {t for t in wanted if t and t <= through}
     for instant in table.timeline.completed():
@@ -630,6 +627,20 @@ def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:
         if str(extra.get(NAN_EXACT_STATS_KEY, "")).lower() == "true":
             marked.add(instant.requested_time)
     return {s.base_file_name for s in slices if s.commit_time in marked}
+
+
+def _nan_exact_through(table: HudiTable) -> str:
+    """The ``index --read-floats`` marker of the table's metadata table ("" without one), cached per state of
+    the metadata table's timeline: one directory listing per plan instead of loading that timeline."""
+
+    def read() -> str:
+        try:
+            return str(column_stats_init_extra(table.base_path).get(NAN_EXACT_THROUGH_KEY) or "")
+        except HudiLayoutError:
+            return ""
+
+    key = table_cache.timeline_names(table.metadata_table_path / ".hoodie")
+    return table_cache.table_value(Path(table.base_path), "nan_exact_through", key, read)
 
 
 def load_column_stats(table: HudiTable, columns: Sequence[str], slices: Sequence[FileSlice]
