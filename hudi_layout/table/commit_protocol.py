@@ -352,22 +352,21 @@ def abort_write(pending: PendingWrite) -> None:
         return
     try:
         with pending.lock:
-            if _completed_on_timeline(pending):
-                return  # its commit completed in another process: nothing to undo
-            _rollback_instant(pending.base_path, pending.props, _pending_instant(pending), record=False,
-                              hooks=pending.hooks)
+            instant = _instant_to_undo(pending)
+            if instant is not None:  # None: its commit completed in another process, nothing to undo
+                _rollback_instant(pending.base_path, pending.props, instant, record=False, hooks=pending.hooks)
     finally:
         pending.heartbeat.stop()  # whatever happened: never keep holding the heartbeat of a dead instant
 
 
-def _completed_on_timeline(pending: PendingWrite) -> bool:
-    return any(i.requested_time == pending.instant_time and i.is_completed
-               for i in list_instants(pending.base_path, pending.props))
-
-
-def _pending_instant(pending: PendingWrite) -> Instant:
-    for i in list_instants(pending.base_path, pending.props):
-        if i.requested_time == pending.instant_time and i.is_pending:
+def _instant_to_undo(pending: PendingWrite) -> Instant | None:
+    """The pending write's instant as the timeline shows it now (one listing): None when it completed, a
+    ``requested`` stand-in when none of its files is there yet."""
+    mine = [i for i in list_instants(pending.base_path, pending.props) if i.requested_time == pending.instant_time]
+    if any(i.is_completed for i in mine):
+        return None
+    for i in mine:
+        if i.is_pending:
             return i
     return Instant(pending.instant_time, pending.action, State.REQUESTED, None, "")
 
