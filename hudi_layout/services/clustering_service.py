@@ -1,6 +1,8 @@
 """When clustering runs: inline after every N commits, or an async service that runs until stopped.
 
-* Inline (``hoodie.clustering.inline=true``): after a write completes, if at least
+* Inline (``hoodie.clustering.inline=true``): after a write completes, first execute the pending plans whose
+  executor is gone (an inline clustering killed after its plan leaves one; Hudi's writer runs them the same
+  way before it schedules, ``runAnyPendingClustering``), then, if at least
   ``hoodie.clustering.inline.max.commits`` commits landed since the last clustering, schedule and execute
   one right away, in the writer's process.
 * Async (``hudi-layout clustering-service PATH``): a loop that, every ``poll_seconds``, executes pending
@@ -53,11 +55,14 @@ def commits_since_last_clustering(path: str) -> int:
 
 
 def maybe_cluster_inline(spark: SparkSession, path: str, opts: Mapping[str, str]) -> ClusteringMetrics | None:
-    """Called by the writer after each completed commit when ``hoodie.clustering.inline`` is on."""
+    """Called by the writer after each completed commit when ``hoodie.clustering.inline`` is on: pending plans
+    whose executor is gone first (their groups refuse updates until they run), then a new plan when due.
+    Returns the metrics of the last clustering executed, if any."""
+    resumed = execute_pending(spark, path, opts)
     if commits_since_last_clustering(path) < cfg.CLUSTERING_INLINE_MAX_COMMITS.get(opts):
-        return None
+        return resumed[-1] if resumed else None
     log.info("inline clustering of %s", path)
-    return schedule_and_execute(spark, path, opts)
+    return schedule_and_execute(spark, path, opts) or (resumed[-1] if resumed else None)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import hudi_layout
+from hudi_layout.clustering.schedule import schedule_clustering
 from hudi_layout.services.clustering_service import commits_since_last_clustering
 from tests.helpers.clustering import (
     completed_replacecommits,
@@ -151,3 +152,27 @@ def test_inline_clustering_every_two_commits(spark, tmp_path: Path):
     rs = hudi_rs_arrow(path)
     assert rs.num_rows == expected.num_rows
     assert rows_digest(rs.select(expected.column_names)) == rows_digest(expected)
+
+
+def test_inline_clustering_first_runs_a_plan_its_dead_predecessor_left_pending(spark, tmp_path: Path):
+    """An inline clustering killed after its plan leaves the plan pending, and updates to its groups are
+    refused until it runs. The next write with inline clustering on runs it first (Hudi's writer does the same,
+    ``runAnyPendingClustering``), even when no new clustering is due yet."""
+    path = tmp_path / "resume"
+    opts = write_options("resume", **{
+        "hoodie.clustering.inline": "true",
+        "hoodie.clustering.inline.max.commits": 3,
+        "hoodie.clustering.plan.strategy.sort.columns": "x,y",
+        "hoodie.layout.optimize.strategy": "hilbert",
+    })
+    hudi_layout.write(spark.createDataFrame(batch(0, 300)).coalesce(2), str(path), opts)
+    scheduled = schedule_clustering(str(path), opts, columns="x,y", include_all_files=True)
+    assert scheduled is not None  # a plan no process executes: its writer died after writing it
+    assert pending_clusterings(path) == [scheduled[0]]
+    hudi_layout.write(spark.createDataFrame(batch(1, 300)).coalesce(2), str(path), opts)  # new keys only
+    assert pending_clusterings(path) == []
+    assert completed_replacecommits(path) == [scheduled[0]]
+    expected = pa.concat_tables([batch(k, 300) for k in range(2)])
+    for name, t in (("hudi-rs", hudi_rs_arrow(path)), ("ours", hudi_layout.read(str(path), spark=spark).toArrow())):
+        assert t.num_rows == expected.num_rows, name
+        assert rows_digest(t.select(expected.column_names)) == rows_digest(expected), name
