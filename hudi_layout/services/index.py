@@ -1,13 +1,15 @@
 """``hudi-layout index``: build (or rebuild) the ``files`` + ``column_stats`` metadata table of an existing
 table, e.g. one written by Hudi without the index.
 
-Statistics come from the parquet footers of the live base files (no data is read). A column chunk without
+Statistics of base files come from their parquet footers (the driver reads no data). A column chunk without
 footer statistics, and float/double columns (footers drop NaN from min/max, so no safe upper bound exists),
 get no stats record: data skipping then keeps those files. The result names the float columns left so
 (``unindexed_columns``): a rebuild over files our writers indexed exactly would lose their skipping on those
 columns until the files are rewritten. ``read_floats=True`` (CLI ``--read-floats``) closes that gap: a Spark
 job reads those columns of every base file and computes the writers' NaN-exact statistics
-(``spark/index_job.py``); without it no Spark starts. The new MDT is created under the table lock with
+(``spark/index_job.py``). Log files of Merge-on-Read slices carry no statistics at all: the same Spark job
+reads their records, as Hudi's indexer does in its executors. Without floats to read or log files, no Spark
+starts. The new MDT is created under the table lock with
 init instants, exactly as on a first write, and ``hoodie.table.metadata.partitions`` is set last, so readers
 never see a half-built index.
 """
@@ -35,7 +37,7 @@ from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
-from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns
+from hudi_layout.writer.metadata_sync import DataFileToRead, existing_file_stats, indexed_columns, table_types
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -66,8 +68,8 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
                              spark: SparkSession | Callable[[], SparkSession] | None = None) -> dict[str, Any]:
     """Build (``rebuild``: drop and build again) the table's ``files`` + ``column_stats`` metadata table.
     ``read_floats``: also index float / double columns of the existing base files, from their data, in a Spark
-    job. ``spark``: the session, or a function starting one (called only when such a column is indexed and a
-    base file exists); default the active session, else a new one."""
+    job (which also describes the log files of Merge-on-Read slices). ``spark``: the session, or a function
+    starting one (called only when that job has files to read); default the active session, else a new one."""
     started = time.time()
     opts = dict(cfg.resolve_options(options))
     cfg.validate_all(opts)
@@ -95,11 +97,19 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
                                                 "hoodie.table.metadata.partitions.inflight": ""})
             shutil.rmtree(base / ".hoodie" / "metadata")
             props = load_properties(base / ".hoodie")
-        files, stats = existing_file_stats(base, props, opts)
+        existing = existing_file_stats(base, props, opts)
+        files, stats = existing.files, existing.stats
+        float_files = _base_files_with_float_columns(base, schema, opts) if read_floats else []
         exact: dict[str, str] = {}
-        if read_floats:
-            float_stats, through = _float_stats_of_base_files(base, schema, opts, spark)
-            stats.extend(float_stats)
+        if float_files or existing.log_files:
+            from hudi_layout.spark.index_job import read_data_stats
+            from hudi_layout.spark.session import session_or_default
+
+            table = HudiTable(str(base))
+            session = spark() if callable(spark) else session_or_default(spark)
+            stats.extend(read_data_stats(session, float_files=float_files, log_files=existing.log_files,
+                                         types=table_types(table), opts=opts))
+            through = nan_exact_through(table) if float_files else None
             if through is not None:
                 exact[NAN_EXACT_THROUGH_KEY] = through
         listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
@@ -108,31 +118,22 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
         updates = writer.initialize(files, stats, column_stats_extra=exact)
         update_data_table_properties(base, updates)
     return {"status": "built", "files": sum(len(v) for v in files.values()), "stats_records": len(stats),
-            "partitions": len(files), "seconds": round(time.time() - started, 3),
+            "partitions": len(files), "log_files_read": len(existing.log_files),
+            "seconds": round(time.time() - started, 3),
             "unindexed_columns": _float_columns_left_unindexed(schema, opts, stats)}
 
 
-def _float_stats_of_base_files(base: Path, schema: pa.Schema | None, opts: Mapping[str, str],
-                               spark: SparkSession | Callable[[], SparkSession] | None
-                               ) -> tuple[list[Any], str | None]:
-    """NaN-exact statistics of the indexed float columns of the latest base files (the files
-    :func:`existing_file_stats` describes), read in a Spark job, and the instant through which every base file
-    is so described (:data:`~hudi_layout.format.commit_metadata.NAN_EXACT_THROUGH_KEY`: readers then trust
-    their float bounds like those our writers record). None (and no Spark) when no such column is indexed
-    or no base file exists."""
+def _base_files_with_float_columns(base: Path, schema: pa.Schema | None, opts: Mapping[str, str]
+                                  ) -> list[DataFileToRead]:
+    """The latest base files (those :func:`existing_file_stats` describes) when an indexed column is float /
+    double: their NaN-exact statistics are read in the Spark job, and the index then records the instant
+    through which every base file is so described (:func:`nan_exact_through`). Empty when no such column is
+    indexed or no base file exists."""
     if schema is None or not any(pa.types.is_floating(schema.field(c).type)
                                  for c in indexed_columns(opts, schema) if c in schema.names):
-        return [], None
-    table = HudiTable(str(base))
-    files = [(s.partition_path, s.base_file_name, s.base_file_path, s.size_bytes)
-             for s in table.file_slices() if s.base_file_name]
-    if not files:
-        return [], None
-    from hudi_layout.spark.index_job import read_float_stats
-    from hudi_layout.spark.session import session_or_default
-
-    stats = read_float_stats(spark() if callable(spark) else session_or_default(spark), files, opts)
-    return stats, nan_exact_through(table)
+        return []
+    return [DataFileToRead(s.partition_path, s.base_file_name, s.base_file_path, s.size_bytes)
+            for s in HudiTable(str(base)).file_slices() if s.base_file_name]
 
 
 def nan_exact_through(table: HudiTable) -> str | None:

@@ -335,7 +335,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     with _progress():
         result = build_column_stats_index(args.path, _options(args.option), columns=_columns(args.columns) or None,
                                           rebuild=args.rebuild, read_floats=args.read_floats,
-                                          spark=lambda: _spark(args))  # started only when floats are read
+                                          spark=lambda: _spark(args))  # started only to read floats or logs
     if args.json:
         _print_json(result)
     elif result["status"] == "exists":
@@ -343,7 +343,8 @@ def cmd_index(args: argparse.Namespace) -> int:
               f"{result['hint']}")
     else:
         print(f"built column_stats for {result['files']} files in {result['partitions']} partition(s): "
-              f"{result['stats_records']} stats records in {result['seconds']:.1f}s")
+              f"{result['stats_records']} stats records in {result['seconds']:.1f}s"
+              + (f" ({result['log_files_read']} log file(s) read in a Spark job)" if result["log_files_read"] else ""))
         for column, why in result.get("unindexed_columns", {}).items():
             print(f"note: column {column} ({why})")
     return 0
@@ -610,7 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.set_defaults(func=cmd_clustering_service)
 
     sp = sub.add_parser("index", help="build or rebuild the column_stats index of an existing table (from parquet "
-                                      "footers: no Spark unless --read-floats)")
+                                      "footers; a Spark job only for Merge-on-Read log files and --read-floats)")
     sp.add_argument("path")
     sp.add_argument("--columns", help="columns to index (default: all supported)")
     sp.add_argument("--rebuild", action="store_true", help="drop an existing metadata table first")

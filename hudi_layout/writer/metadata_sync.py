@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -87,29 +88,52 @@ def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str
         props = load_properties(base / ".hoodie")
         if metadata_table_exists(base):
             return props
-        existing_files, existing_stats = existing_file_stats(base, props, opts)
+        # a write reads no data on the driver: log files of existing slices get no records here (their
+        # slices are read by every query until a compaction or an 'index --rebuild' describes them)
+        existing = existing_file_stats(base, props, opts)
         writer = _writer(base, props, opts)
-        updates = writer.initialize(existing_files, existing_stats)
+        updates = writer.initialize(existing.files, existing.stats)
         update_data_table_properties(base, updates)
     return load_properties(base / ".hoodie")
 
 
-def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, str]
-                        ) -> tuple[dict[str, dict[str, int]], list[Any]]:
+@dataclass(frozen=True)
+class DataFileToRead:
+    """A file whose statistics only its data can give, for a Spark task to read (``spark/index_job.py``):
+    a log file (no statistics of its own) or a base file's float columns (footers leave NaN out)."""
+
+    partition: str
+    file_name: str
+    path: str
+    size: int
+
+
+@dataclass
+class ExistingFiles:
+    """What indexing an existing table starts from: every committed file (``files``: partition -> name ->
+    size), the footer statistics of the latest base files, and the log files of the latest slices, which only
+    a read of their data can describe. A log file without a stats record keeps its slice in every plan."""
+
+    files: dict[str, dict[str, int]] = field(default_factory=dict)
+    stats: list[Any] = field(default_factory=list)
+    log_files: list[DataFileToRead] = field(default_factory=list)
+
+
+def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, str]) -> ExistingFiles:
     """Files and footer statistics of the table's current base files (for indexing an existing table).
 
-    Reads parquet footers only (no data); a column whose footer has no statistics gets no stats record,
-    so data skipping keeps that file.
+    Reads parquet footers only: the driver reads no data. A column whose footer has no statistics gets no
+    stats record, so data skipping keeps that file; log files are returned for a Spark job to describe
+    (:func:`log_file_stats`), or stay without records (their slices are then always read).
     """
-    files: dict[str, dict[str, int]] = {}
-    stats: list[Any] = []
+    out = ExistingFiles()
+    files, stats = out.files, out.stats
     try:
         table = HudiTable(str(base))
         slices = table.file_slices()
     except Exception:  # a brand-new table has no commits yet
-        return files, stats
+        return out
     read_bytes = 0
-    log_types: dict[str, pa.DataType] | None = None
     # every committed file, not only the latest slices: hudi-rs lists a past view's files through the metadata
     # table once it exists (its time travel to before an upsert read 5 of 10 rows with the latest slices only)
     for part, names in table.fs_view.committed_files().items():
@@ -117,10 +141,8 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
     for i, s in enumerate(slices, start=1):
         listed = files.setdefault(s.partition_path, {})
         for log_name, log_path in zip(s.log_file_names, s.log_file_paths(base)):
-            listed[log_name] = os.stat(log_path).st_size
-            if log_types is None:
-                log_types = _table_types(table)
-            stats.extend(log_file_stats(log_path, s.partition_path, log_name, opts, log_types))
+            listed[log_name] = size = os.stat(log_path).st_size
+            out.log_files.append(DataFileToRead(s.partition_path, log_name, str(log_path), size))
         if not s.base_file_name:
             continue
         listed[s.base_file_name] = s.size_bytes
@@ -130,10 +152,10 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
         if progress.is_listened():
             progress.report(progress.Progress("index: reading parquet footers", i, len(slices), "files",
                                               files=i, bytes=read_bytes, finished=i == len(slices)))
-    return files, stats
+    return out
 
 
-def _table_types(table: HudiTable) -> dict[str, pa.DataType]:
+def table_types(table: HudiTable) -> dict[str, pa.DataType]:
     """The table's column types (meta columns: strings); empty when its schema is unknown."""
     from hudi_layout.format.schema_conversion import readable_arrow_schema
 
@@ -150,7 +172,8 @@ def log_file_stats(path: str, partition: str, file_name: str, opts: Mapping[str,
     PARQUET_DATA block's records; delete and command blocks hold no values). A superset of what the slice's
     merged rows can hold from this file: records of blocks a rollback voided or a merge discards count too, which
     only keeps the slice more often. A column whose values are not in the table's type, a file with another kind
-    of data block, or one that cannot be read get no statistics (the slice is kept)."""
+    of data block, or one that cannot be read get no statistics (the slice is kept). Reads the file's data:
+    runs in Spark tasks (``spark/index_job.py``)."""
     try:
         blocks = read_log_file(path, name=file_name)
         tables = []

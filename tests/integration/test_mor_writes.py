@@ -210,18 +210,26 @@ def test_a_log_written_while_an_upsert_runs_fails_its_commit(spark, tmp_path: Pa
     assert ("e", 7, "e7") in got and ("d", 1, "d") in got
 
 
-def test_index_of_a_merge_on_read_table_indexes_log_files_by_their_records(spark, tmp_path: Path) -> None:
+def test_index_of_a_merge_on_read_table_indexes_log_files_by_their_records(spark, tmp_path: Path,
+                                                                          monkeypatch) -> None:
     """``hudi-layout index`` on a MOR table without a metadata table: base files get statistics from their
     footers, log files from their data records (an update in a log moves a row out of its base file's range:
-    skipping keeps its slice for a predicate it matches, and proves it out for one no record matches)."""
+    skipping keeps its slice for a predicate it matches, and proves it out for one no record matches). The
+    log files are read in a Spark job, not on the driver (which reads metadata only)."""
     from hudi_layout.services.index import build_column_stats_index
+    from hudi_layout.writer import metadata_sync
 
     t = make_mor_table(tmp_path / "t", version=9, column_stats=False)
     g1 = t.deltacommit(inserts={"": [row(k, 1) for k in "abc"]}).file_ids[0]
     t.deltacommit(inserts={"": [row(k, 50) for k in "xyz"]})
     t.deltacommit(logs={g1: [Upserts([row("b", 70, name="b2")])]})
-    done = build_column_stats_index(str(t.base))
-    assert done["status"] == "built" and done["files"] == 3  # two base files and the log
+
+    def no_log_reads_on_the_driver(*_args: Any, **_kw: Any) -> Any:
+        raise AssertionError("the driver read a log file")
+
+    monkeypatch.setattr(metadata_sync, "read_log_file", no_log_reads_on_the_driver)  # Spark's workers import
+    done = build_column_stats_index(str(t.base))  # their own copy of the module
+    assert done["status"] == "built" and done["files"] == 3 and done["log_files_read"] == 1  # two base files, a log
     got = hl.read(str(t.base), "ts >= 60", spark=spark).collect()
     assert [(r["id"], r["name"]) for r in got] == [("b", "b2")]
     plan = hl.explain(str(t.base), "ts >= 60")
@@ -287,3 +295,21 @@ def test_a_delete_without_ordering_value_wins_in_reads_and_rewrites(spark, tmp_p
                                  "id string, ts long, name string, _hoodie_is_deleted boolean")
     hl.write(gone, str(t.base), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
     assert rows_of(hudi_rs_read(t.base)) == [("a", 9, "a9")] == ours(spark, t.base)
+
+
+def test_a_write_that_creates_the_metadata_table_leaves_existing_logs_unindexed_and_their_slices_read(
+        spark, tmp_path: Path) -> None:
+    """A write that creates the metadata table over a Merge-on-Read table with log files reads no data on the
+    driver: the logs get no statistics, so every query keeps their slices (until a compaction, or an index
+    rebuild's Spark job, describes them), and no answer changes."""
+    t = make_mor_table(tmp_path / "t", version=9, column_stats=False)
+    g1 = t.deltacommit(inserts={"": [row(k, 1) for k in "abc"]}).file_ids[0]
+    t.deltacommit(logs={g1: [Upserts([row("b", 70, name="b2")])]})
+    hl.write(spark.createDataFrame([("q", 2, "q", 2.0)], SCHEMA), str(t.base),
+             {**OPTS, "hoodie.datasource.write.operation": "insert"})
+    assert "column_stats" in HudiTable(str(t.base)).properties.metadata_partitions
+    plan = hl.explain(str(t.base), "ts >= 60")
+    assert plan.files_after_column_stats == 1  # the slice with the log, kept; the new file proven out
+    assert hl.explain(str(t.base), "ts >= 80").files_after_column_stats == 1  # no record of the log proves it out
+    assert [(r["id"], r["name"]) for r in hl.read(str(t.base), "ts >= 60", spark=spark).collect()] == [("b", "b2")]
+    assert rows_of(hudi_rs_read(t.base)) == ours(spark, t.base)
