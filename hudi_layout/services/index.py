@@ -37,7 +37,7 @@ from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
-from hudi_layout.writer.metadata_sync import DataFileToRead, existing_file_stats, indexed_columns, table_types
+from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns, table_types
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -99,17 +99,16 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             props = load_properties(base / ".hoodie")
         existing = existing_file_stats(base, props, opts)
         files, stats = existing.files, existing.stats
-        float_files = _base_files_with_float_columns(base, schema, opts) if read_floats else []
+        float_files = existing.base_files if read_floats and _indexes_a_float_column(schema, opts) else []
         exact: dict[str, str] = {}
-        if float_files or existing.log_files:
+        if existing.table is not None and (float_files or existing.log_files):
             from hudi_layout.spark.index_job import read_data_stats
             from hudi_layout.spark.session import session_or_default
 
-            table = HudiTable(str(base))
             session = spark() if callable(spark) else session_or_default(spark)
             stats.extend(read_data_stats(session, float_files=float_files, log_files=existing.log_files,
-                                         types=table_types(table), opts=opts))
-            through = nan_exact_through(table) if float_files else None
+                                         types=table_types(existing.table), opts=opts))
+            through = nan_exact_through(existing.table) if float_files else None
             if through is not None:
                 exact[NAN_EXACT_THROUGH_KEY] = through
         listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
@@ -123,17 +122,11 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             "unindexed_columns": _float_columns_left_unindexed(schema, opts, stats)}
 
 
-def _base_files_with_float_columns(base: Path, schema: pa.Schema | None, opts: Mapping[str, str]
-                                  ) -> list[DataFileToRead]:
-    """The latest base files (those :func:`existing_file_stats` describes) when an indexed column is float /
-    double: their NaN-exact statistics are read in the Spark job, and the index then records the instant
-    through which every base file is so described (:func:`nan_exact_through`). Empty when no such column is
-    indexed or no base file exists."""
-    if schema is None or not any(pa.types.is_floating(schema.field(c).type)
-                                 for c in indexed_columns(opts, schema) if c in schema.names):
-        return []
-    return [DataFileToRead(s.partition_path, s.base_file_name, s.base_file_path, s.size_bytes)
-            for s in HudiTable(str(base)).file_slices() if s.base_file_name]
+def _indexes_a_float_column(schema: pa.Schema | None, opts: Mapping[str, str]) -> bool:
+    """An indexed column is float / double: ``--read-floats`` then reads it from every latest base file, and
+    the index records the instant through which every base file is so described (:func:`nan_exact_through`)."""
+    return schema is not None and any(pa.types.is_floating(schema.field(c).type)
+                                      for c in indexed_columns(opts, schema) if c in schema.names)
 
 
 def nan_exact_through(table: HudiTable) -> str | None:

@@ -110,12 +110,15 @@ class DataFileToRead:
 
 @dataclass
 class ExistingFiles:
-    """What indexing an existing table starts from: every committed file (``files``: partition -> name ->
-    size), the footer statistics of the latest base files, and the log files of the latest slices, which only
-    a read of their data can describe. A log file without a stats record keeps its slice in every plan."""
+    """What indexing an existing table starts from, from one listing (``table``; None for a table without
+    commits): every committed file (``files``: partition -> name -> size), the footer statistics of the
+    latest base files, those base files, and the log files of the latest slices, which only a read of their
+    data can describe. A log file without a stats record keeps its slice in every plan."""
 
+    table: HudiTable | None = None
     files: dict[str, dict[str, int]] = field(default_factory=dict)
     stats: list[Any] = field(default_factory=list)
+    base_files: list[DataFileToRead] = field(default_factory=list)
     log_files: list[DataFileToRead] = field(default_factory=list)
 
 
@@ -133,6 +136,7 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
         slices = table.file_slices()
     except Exception:  # a brand-new table has no commits yet
         return out
+    out.table = table
     read_bytes = 0
     # every committed file, not only the latest slices: hudi-rs lists a past view's files through the metadata
     # table once it exists (its time travel to before an upsert read 5 of 10 rows with the latest slices only)
@@ -146,6 +150,7 @@ def existing_file_stats(base: Path, props: TableProperties, opts: Mapping[str, s
         if not s.base_file_name:
             continue
         listed[s.base_file_name] = s.size_bytes
+        out.base_files.append(DataFileToRead(s.partition_path, s.base_file_name, s.base_file_path, s.size_bytes))
         stats.extend(footer_stats(s.base_file_path, s.partition_path, s.base_file_name, opts,
                                   FileColumnStats))
         read_bytes += s.size_bytes
