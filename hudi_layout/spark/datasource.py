@@ -304,7 +304,10 @@ class HudiLayoutDataSource(DataSource):
     @one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
         if not self.options.get("path"):
-            # Spark shows a data source's exception text, not our hint: the way out goes into the message
+            # SQL INSERT on a SQL table: Spark passes the writer no options, and the schema carries the table's
+            # stored path only when Spark projects the query (``INSERT INTO t SELECT *`` of a matching source
+            # keeps the source's columns as they are). Spark shows a data source's exception text, not our
+            # hint: the way out goes into the message
             raise InvalidArgumentError(
                 "writing through a SQL table of the hudi_layout data source is not supported (Spark passes the "
                 "data source no path for it): write with hudi_layout.write(df, path) or "
@@ -323,6 +326,18 @@ def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_me
     if current is None:
         return
     now = {f.name: f.dataType for f in current.fields}
+    gained = [f.name for f in catalog.fields if f.name not in now]
+    lost = [name for name in now if name not in {f.name for f in catalog.fields}]
+    if gained and lost:
+        # ALTER TABLE ... RENAME COLUMN (or DROP + ADD) changes only Spark's catalog: the renamed column would
+        # read as nulls. A column the catalog only gained (ADD COLUMNS) is null in every row, as Spark's own
+        # ADD COLUMNS says, until a write gives it values; one it only lost is simply not read.
+        raise InvalidArgumentError(
+            f"the SQL table over {path} has column(s) {', '.join(map(repr, gained))} that the table does not, "
+            f"and lacks its column(s) {', '.join(map(repr, lost))}: ALTER TABLE renames change only Spark's "
+            "catalog, not the Hudi table, so the renamed column would read as nulls",
+            hint=f"create the SQL table again with the table's own columns: DROP TABLE <name>; CREATE TABLE <name> "
+                 f"USING hudi_layout LOCATION '{path}'")
     for f in catalog.fields:
         if f.name in now and now[f.name] != f.dataType:
             raise InvalidArgumentError(

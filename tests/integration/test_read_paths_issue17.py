@@ -423,6 +423,34 @@ def test_sql_tables_with_options_path_and_location(spark, float_table):
     assert Path(path, ".hoodie").is_dir()  # dropping the SQL tables leaves the Hudi table alone
 
 
+def test_sql_table_altered_in_the_catalog_never_reads_a_renamed_column_as_nulls(spark, history):
+    """``ALTER TABLE ... RENAME COLUMN`` changes only Spark's catalog, not the Hudi table: the renamed column read
+    as nulls in every row (a wrong answer, found in session 28). Now refused in one line naming both columns.
+    ``ADD COLUMNS`` reads the new column as nulls (Spark's own meaning, until a write gives it values) and
+    ``DROP COLUMN`` simply leaves the column out; ``INSERT`` stays refused for every SQL table."""
+    path, _instants = history
+    names = ("issue17_renamed", "issue17_added", "issue17_dropped")
+    for name in names:
+        spark.sql(f"CREATE TABLE {name} USING hudi_layout LOCATION '{path}'")
+    try:
+        spark.sql("ALTER TABLE issue17_renamed RENAME COLUMN k TO kk")
+        with pytest.raises(Exception, match="'kk' that the table does not, and lacks its column.s. 'k'"):
+            spark.sql("SELECT * FROM issue17_renamed").collect()
+        spark.sql("ALTER TABLE issue17_added ADD COLUMNS (z int)")
+        got = spark.sql("SELECT id, k, z FROM issue17_added").collect()
+        assert sorted((r["id"], r["k"]) for r in got) == [(i, i) for i in range(30)]
+        assert {r["z"] for r in got} == {None}
+        spark.sql("ALTER TABLE issue17_dropped DROP COLUMN k")
+        assert spark.sql("SELECT * FROM issue17_dropped").columns == ["id"]
+        assert _ids(spark.sql("SELECT * FROM issue17_dropped WHERE id >= 25")) == list(range(25, 30))
+        with pytest.raises(Exception, match="hudi_layout.write"):
+            spark.sql("INSERT INTO issue17_added SELECT 99, 99, 1")
+    finally:
+        for name in names:
+            spark.sql(f"DROP TABLE IF EXISTS {name}")
+    assert _ids(hl.read(path, spark=spark)) == list(range(30))
+
+
 def test_sql_table_keeps_its_read_options(spark, history):
     path, instants = history
     t = instants[0].requested
