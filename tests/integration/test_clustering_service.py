@@ -32,7 +32,7 @@ from tests.helpers.clustering import (
 
 pytestmark = pytest.mark.integration
 
-COMMITS = 20
+COMMITS = 12  # enough for several service rounds: a clustering every few commits
 ROWS_PER_COMMIT = 500
 
 

@@ -1,5 +1,6 @@
 """A real Spark standalone cluster on loopback (a master and two workers started with ``spark-class`` from
-the installed pyspark) runs ingest -> cluster -> skipping query with the same results as local mode."""
+the installed pyspark) runs ingest -> cluster -> skipping query; the skipping read must count what a plain
+parquet scan of the same files counts (the long profile also runs the job in local mode and compares)."""
 
 from __future__ import annotations
 
@@ -87,8 +88,10 @@ def test_standalone_cluster_matches_local_mode(tmp_path: Path) -> None:
                 p.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, 9)
-    local = _run_job("local[2]", tmp_path / "local")
     assert cluster["master"].startswith("spark://")
-    assert cluster["records"] == local["records"] == ROWS
-    assert cluster["count"] == cluster["full_count"] == local["count"] == local["full_count"]
+    assert cluster["records"] == ROWS
+    assert cluster["count"] == cluster["full_count"] > 0  # the skipping read against a plain parquet scan
+    if os.environ.get("HUDI_LAYOUT_LONG_TESTS") == "1":  # the same job in local mode (the whole suite's mode)
+        local = _run_job("local[2]", tmp_path / "local")
+        assert local["records"] == ROWS and local["count"] == local["full_count"] == cluster["count"]
     assert cluster["files_after"] < cluster["files_total"], "clustering + index should skip files"
