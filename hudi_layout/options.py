@@ -859,8 +859,31 @@ def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
                            where)
 
 
+#: time-travel and change-feed read options of Spark's other table formats (Delta's, Iceberg's), by lower-cased
+#: key, with the Hudi option that does it: outside our namespaces, a read would otherwise answer them from the
+#: latest snapshot without a word (found in session 28: ``timestampAsOf`` read every row)
+PEER_READ_KEYS = {
+    "timestampasof": AS_OF_INSTANT.key, "versionasof": AS_OF_INSTANT.key, "as-of-timestamp": AS_OF_INSTANT.key,
+    "snapshot-id": AS_OF_INSTANT.key, "startingversion": BEGIN_INSTANT.key, "startingtimestamp": BEGIN_INSTANT.key,
+    "start-snapshot-id": BEGIN_INSTANT.key, "end-snapshot-id": END_INSTANT.key,
+    "readchangefeed": f"{QUERY_TYPE.key}=incremental", "readchangedata": f"{QUERY_TYPE.key}=incremental",
+}
+
+
+def refuse_peer_read_keys(options: Mapping[str, Any]) -> None:
+    """Refuse another table format's time-travel or change-feed option (:data:`PEER_READ_KEYS`) by name."""
+    for key in options:
+        instead = PEER_READ_KEYS.get(str(key).lower())
+        if instead is not None:
+            raise InvalidArgumentError(
+                f"option {key!r} is another table format's read option; hudi_layout does not take it (the read "
+                "would answer from the latest snapshot)", hint=f"use {instead!r} (docs/read-semantics.md)")
+
+
 def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
-    """Refuse the ``hoodie.*`` keys a read does not honour (module docstring)."""
+    """Refuse the ``hoodie.*`` keys a read does not honour (module docstring), and other table formats'
+    time-travel options (:func:`refuse_peer_read_keys`)."""
+    refuse_peer_read_keys(options)
     for key in options:
         if not is_governed(key) or key in READ_KEYS:
             continue

@@ -354,7 +354,9 @@ def _wants_meta_columns(options: Mapping[str, Any]) -> bool:
 
 
 def _read_options(options: Mapping[str, str]) -> dict[str, str]:
-    """The Hudi read options among a data source's options (Spark's own keys, such as ``path``, left out)."""
+    """The Hudi read options among a data source's options (Spark's own keys, such as ``path``, left out;
+    another table format's time-travel options refused, not left out)."""
+    cfg.refuse_peer_read_keys(options)
     return {k: v for k, v in options.items() if cfg.is_governed(k) or k == INCLUDE_META_OPTION}
 
 

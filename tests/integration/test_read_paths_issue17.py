@@ -451,6 +451,20 @@ def test_sql_table_altered_in_the_catalog_never_reads_a_renamed_column_as_nulls(
     assert _ids(hl.read(path, spark=spark)) == list(range(30))
 
 
+def test_other_formats_time_travel_options_are_refused_on_every_read_path(spark, history):
+    """``timestampAsOf`` / ``versionAsOf`` (Delta's, Spark's time-travel keys) were let through and answered from
+    the latest snapshot: 30 rows for a date before the table existed. Refused by the data source, ``hl.read``
+    and a SQL table's creation, each in one line naming ``as.of.instant``."""
+    path, _instants = history
+    with pytest.raises(InvalidArgumentError, match="another table format"):
+        hl.read(path, spark=spark, options={"timestampAsOf": "2020-01-01"})
+    with pytest.raises(Exception, match="another table format.*as.of.instant"):
+        spark.read.format("hudi_layout").option("versionAsOf", "0").load(path).count()
+    with pytest.raises(Exception, match="another table format"):
+        spark.sql(f"CREATE TABLE issue17_tsasof USING hudi_layout OPTIONS (path '{path}', timestampAsOf '2020-01-01')")
+    spark.sql("DROP TABLE IF EXISTS issue17_tsasof")
+
+
 def test_sql_table_keeps_its_read_options(spark, history):
     path, instants = history
     t = instants[0].requested

@@ -61,6 +61,20 @@ def test_read_options_refused(options):
         ReadQuery.from_options(options)
 
 
+@pytest.mark.parametrize(("key", "instead"), [("timestampAsOf", "as.of.instant"), ("versionAsOf", "as.of.instant"),
+                                              ("as-of-timestamp", "as.of.instant"),
+                                              ("startingVersion", "hoodie.datasource.read.begin.instanttime"),
+                                              ("readChangeFeed", "incremental")])
+def test_other_formats_time_travel_options_are_refused_with_the_hudi_one(key, instead):
+    """Delta's and Iceberg's time-travel keys are outside our namespaces: a read answered them from the latest
+    snapshot (session 28's probe: ``timestampAsOf`` read every row). Refused, naming the Hudi option."""
+    with pytest.raises(InvalidArgumentError, match="another table format") as err:
+        cfg.resolve_read_options({key: "2020-01-01"})
+    assert instead in (err.value.hint or "")
+    with pytest.raises(InvalidArgumentError, match="another table format"):
+        cfg.resolve_read_options({key.lower(): "1"})  # Spark hands the data source its keys lower-cased
+
+
 @pytest.mark.parametrize("key", ["hoodie.parquet.max.file.szie", "hoodie.clustering.plan.strategy.sort.colums",
                                  "as.of.instant"])
 def test_write_keys_refused_alike(key):
