@@ -25,7 +25,7 @@ from hudi_layout.format.schema_conversion import require_keepable_column_names
 from hudi_layout.options import WriteOperation
 from hudi_layout.services.clustering_service import check_async_options, ensure_async_clustering, maybe_cluster_inline
 from hudi_layout.services.compaction import maybe_compact_inline
-from hudi_layout.spark.datasource import sync_sql_tables
+from hudi_layout.spark.datasource import refresh_cached_sql_tables, sync_sql_tables
 from hudi_layout.spark.progress import watch
 from hudi_layout.spark.upsert_job import run_packed_insert, run_upsert
 from hudi_layout.spark.write_job import (
@@ -120,6 +120,7 @@ def write(
         raise
     if session.evolves_schema:  # the SQL tables of this session follow the new schema
         sync_sql_tables(df.sparkSession, str(session.base))
+    refresh_cached_sql_tables(df.sparkSession, str(session.base))  # CACHE TABLE answers the new rows
     if session.props.is_mor and cfg.COMPACT_INLINE.get(session.opts):
         maybe_compact_inline(df.sparkSession, str(session.base), session.opts)
     _maybe_inline_cluster(df, session.base, session.opts)

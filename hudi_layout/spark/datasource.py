@@ -410,14 +410,14 @@ def _local_path(p: str) -> str:
     return os.path.abspath(p)
 
 
-def _sync_sql_tables(spark: Any, path: str) -> list[str]:
+def _sql_tables_over(spark: Any, path: str) -> Iterator[tuple[str, Any, Any, dict[str, Any]]]:
+    """``(qualified name, table identifier, stored schema, stored path and options)`` of each SQL table of the
+    session's catalog that reads the table at ``path``."""
     from pyspark.sql.types import StructType
 
     jvm = spark._jvm
     catalog = spark._jsparkSession.sessionState().catalog()
     target = _local_path(path)
-    table = HudiTable(path)
-    synced: list[str] = []
     for db in spark.catalog.listDatabases():
         for t in spark.catalog.listTables(db.name):
             if t.isTemporary or (t.tableType or "").upper() == "VIEW":
@@ -426,21 +426,49 @@ def _sync_sql_tables(spark: Any, path: str) -> list[str]:
             meta = catalog.getTableMetadata(ident)
             if not (meta.provider().isDefined() and meta.provider().get() == SOURCE_NAME):
                 continue
-            old = StructType.fromJson(json.loads(meta.schema().json()))
-            stored = _table_metadata(old)
-            if stored is None or _local_path(str(stored.get("path", ""))) != target:
-                continue
-            current = spark_schema(table, include_meta=_wants_meta_columns(stored.get("options") or {}))
-            if current is None:
-                continue
-            new = _with_table_metadata(current, stored)
-            if new.json() == old.json():
-                continue
-            catalog.alterTableDataSchema(ident, jvm.org.apache.spark.sql.types.DataType.fromJson(new.json()))
-            synced.append(f"{db.name}.{t.name}")
+            schema = StructType.fromJson(json.loads(meta.schema().json()))
+            stored = _table_metadata(schema)
+            if stored is not None and _local_path(str(stored.get("path", ""))) == target:
+                yield f"{db.name}.{t.name}", ident, schema, stored
+
+
+def _sync_sql_tables(spark: Any, path: str) -> list[str]:
+    jvm = spark._jvm
+    catalog = spark._jsparkSession.sessionState().catalog()
+    table = HudiTable(path)
+    synced: list[str] = []
+    for name, ident, old, stored in list(_sql_tables_over(spark, path)):
+        current = spark_schema(table, include_meta=_wants_meta_columns(stored.get("options") or {}))
+        if current is None:
+            continue
+        new = _with_table_metadata(current, stored)
+        if new.json() == old.json():
+            continue
+        catalog.alterTableDataSchema(ident, jvm.org.apache.spark.sql.types.DataType.fromJson(new.json()))
+        synced.append(name)
     if synced:
         log.info("SQL tables over %s now have its evolved schema: %s", path, ", ".join(synced))
     return synced
+
+
+def refresh_cached_sql_tables(spark: Any, path: str) -> list[str]:
+    """Refresh the SQL tables over ``path`` that the session caches (``CACHE TABLE``), after a
+    ``hudi_layout.write`` commit. Spark refreshes a cached table when its own writer changes the table's files;
+    our writes go around Spark's writer, and a cached table kept answering from the rows it held before
+    (session 28's probe). Returns the names refreshed; never raises: the write has committed."""
+    try:
+        if spark._jsparkSession.sharedState().cacheManager().isEmpty():
+            return []  # nothing cached: no catalog walk on every write
+        refreshed = []
+        for name, _ident, _schema, _stored in list(_sql_tables_over(spark, path)):
+            if spark.catalog.isCached(name):
+                spark.catalog.refreshTable(name)
+                refreshed.append(name)
+        return refreshed
+    except Exception as e:  # noqa: BLE001 - the write has committed; the cache is a convenience on top
+        log.warning("cached SQL tables over %s were not refreshed (%s): REFRESH TABLE them", path,
+                    str(e).splitlines()[0][:300] if str(e) else type(e))
+        return []
 
 
 def _with_table_metadata(schema: Any, value: dict[str, Any]) -> Any:

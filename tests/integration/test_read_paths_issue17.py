@@ -465,6 +465,28 @@ def test_other_formats_time_travel_options_are_refused_on_every_read_path(spark,
     spark.sql("DROP TABLE IF EXISTS issue17_tsasof")
 
 
+def test_a_cached_sql_table_answers_the_rows_of_the_latest_write(spark, tmp_path):
+    """``CACHE TABLE t`` kept answering the rows it held before an ``hl.write`` (Spark refreshes a cached table
+    only when its own writer changes the files; session 28's probe). Now the write refreshes the session's cached
+    SQL tables over its path, after an evolving write too (the new column shows)."""
+    path = str(tmp_path / "cached")
+    opts = {"hoodie.table.name": "cached", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.precombine.field": "ts", "hoodie.datasource.write.operation": "upsert"}
+    hl.write(spark.range(10).selectExpr("id", "1L AS ts", "id AS v"), path, opts)
+    spark.sql(f"CREATE TABLE issue17_cached USING hudi_layout LOCATION '{path}'")
+    try:
+        spark.sql("CACHE TABLE issue17_cached")
+        assert tuple(spark.sql("SELECT count(*), sum(v) FROM issue17_cached").collect()[0]) == (10, 45)
+        hl.write(spark.range(5, 15).selectExpr("id", "2L AS ts", "id * 2 AS v"), path, opts)
+        assert tuple(spark.sql("SELECT count(*), sum(v) FROM issue17_cached").collect()[0]) == (15, 200)
+        hl.write(spark.range(20, 22).selectExpr("id", "3L AS ts", "id AS v", "'x' AS extra"), path, opts)
+        got = spark.sql("SELECT * FROM issue17_cached").collect()
+        assert len(got) == 17 and sorted(r["extra"] for r in got if r["extra"] is not None) == ["x", "x"]
+        assert spark.catalog.isCached("issue17_cached")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS issue17_cached")
+
+
 def test_sql_table_keeps_its_read_options(spark, history):
     path, instants = history
     t = instants[0].requested
