@@ -48,3 +48,14 @@ def test_a_users_own_session_reads_the_format_without_registering(spark, tmp_pat
                          cwd=tmp_path, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "rows 100 10 [1]" in out.stdout and "sql 33" in out.stdout, out.stdout
+
+
+def test_a_new_session_of_the_same_context_reads_the_format(spark, tmp_path: Path) -> None:
+    """``spark.newSession()`` finds the format by itself too (Spark discovers ``pyspark_hudi_layout`` per
+    session). In the project's own venv it did not until session 28: the editable install hid the module from
+    that discovery, and every read in the new session failed with a ~180-line ``DATA_SOURCE_NOT_FOUND``."""
+    path = str(tmp_path / "t")
+    hl.write(spark.range(5).selectExpr("id", "id AS ts"), path,
+             {"hoodie.table.name": "t", "hoodie.datasource.write.recordkey.field": "id"})
+    other = spark.newSession()
+    assert other.read.format("hudi_layout").load(path).count() == 5
