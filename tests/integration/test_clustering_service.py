@@ -130,14 +130,17 @@ def test_writer_and_async_service_together(spark, tmp_path: Path):
     assert rows_digest(ours.select(expected.column_names)) == rows_digest(expected)
 
 
+def _inline_options(name: str, *, max_commits: int) -> dict[str, str]:
+    """Write options with inline Hilbert clustering on ``x, y`` every ``max_commits`` commits."""
+    return write_options(name, **{"hoodie.clustering.inline": "true",
+                                  "hoodie.clustering.inline.max.commits": max_commits,
+                                  "hoodie.clustering.plan.strategy.sort.columns": "x,y",
+                                  "hoodie.layout.optimize.strategy": "hilbert"})
+
+
 def test_inline_clustering_every_two_commits(spark, tmp_path: Path):
     path = tmp_path / "inline"
-    opts = write_options("inline", **{
-        "hoodie.clustering.inline": "true",
-        "hoodie.clustering.inline.max.commits": 2,
-        "hoodie.clustering.plan.strategy.sort.columns": "x,y",
-        "hoodie.layout.optimize.strategy": "hilbert",
-    })
+    opts = _inline_options("inline", max_commits=2)
     hudi_layout.write(spark.createDataFrame(batch(0, 300)).coalesce(2), str(path), opts)
     assert completed_replacecommits(path) == []
     hudi_layout.write(spark.createDataFrame(batch(1, 300)).coalesce(2), str(path), opts)
@@ -159,12 +162,7 @@ def test_inline_clustering_first_runs_a_plan_its_dead_predecessor_left_pending(s
     refused until it runs. The next write with inline clustering on runs it first (Hudi's writer does the same,
     ``runAnyPendingClustering``), even when no new clustering is due yet."""
     path = tmp_path / "resume"
-    opts = write_options("resume", **{
-        "hoodie.clustering.inline": "true",
-        "hoodie.clustering.inline.max.commits": 3,
-        "hoodie.clustering.plan.strategy.sort.columns": "x,y",
-        "hoodie.layout.optimize.strategy": "hilbert",
-    })
+    opts = _inline_options("resume", max_commits=3)
     hudi_layout.write(spark.createDataFrame(batch(0, 300)).coalesce(2), str(path), opts)
     scheduled = schedule_clustering(str(path), opts, columns="x,y", include_all_files=True)
     assert scheduled is not None  # a plan no process executes: its writer died after writing it
