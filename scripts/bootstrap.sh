@@ -23,11 +23,11 @@ stamp=.venv/.hudi_layout-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "==> installing hudi_layout and its test/bench extras into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check -U pip 2>&1 | grep -v "^WARNING: Location" || true
-  # compat: the project folder goes on sys.path, where Spark's discovery of Python data sources (modules
-  # named pyspark_*, in every new session) finds pyspark_hudi_layout; the default editable mode hides it
-  # behind an import hook, and spark.newSession() then did not know the format
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,bench]" \
-    --config-settings editable_mode=compat 2>&1 | grep -v "^WARNING: Location" || true
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,bench]" 2>&1 | grep -v "^WARNING: Location" || true
+  # the project folder on sys.path too: Spark's discovery of Python data sources (modules named pyspark_*,
+  # in every new session) lists sys.path, where the editable install's import hook does not show
+  # pyspark_hudi_layout, and spark.newSession() then did not know the format
+  HUDI_LAYOUT_ROOT="$(pwd)" .venv/bin/python -c "import os, pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'hudi_layout_project.pth').write_text(os.environ['HUDI_LAYOUT_ROOT'] + '\n')"
   .venv/bin/python -c "import hudi_layout, pyspark, pyarrow, fastavro, xxhash, hudi" 
   touch "$stamp"
 fi
