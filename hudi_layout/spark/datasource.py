@@ -315,6 +315,23 @@ class HudiLayoutDataSource(DataSource):
         return HudiLayoutWriter(self._path(), {k: v for k, v in self.options.items() if k != INCLUDE_META_OPTION},
                                 schema, overwrite)
 
+    @one_line_errors
+    def streamWriter(self, schema: Any, overwrite: bool) -> Any:  # noqa: N802 - Spark's method name
+        """Structured Streaming sinks are not built (Spark's default answer is a traceback-laden NOT_IMPLEMENTED):
+        one line with the way that works, a ``foreachBatch`` that writes each micro-batch."""
+        raise InvalidArgumentError(
+            "writeStream.format('hudi_layout') is not supported: write each micro-batch with "
+            ".foreachBatch(lambda batch, _id: hudi_layout.write(batch, path, options)); use the upsert operation, "
+            "which gives the same table when Spark replays a batch after a failure (insert would store it twice)")
+
+    @one_line_errors
+    def streamReader(self, schema: Any) -> Any:  # noqa: N802 - Spark's method name
+        """Structured Streaming sources are not built: one line pointing to incremental queries."""
+        raise InvalidArgumentError(
+            "readStream.format('hudi_layout') is not supported: read what changed since an instant with an "
+            "incremental query (hoodie.datasource.query.type=incremental, "
+            "hoodie.datasource.read.begin.instanttime=<the last instant you read>)")
+
 
 def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_meta: bool,
                            as_of: str | None = None) -> None:
