@@ -59,15 +59,16 @@ def maybe_cluster_inline(spark: SparkSession, path: str, opts: Mapping[str, str]
     whose executor is gone first (their groups refuse updates until they run), then a new plan when due.
     Returns the metrics of the last clustering executed, if any. The write has completed by now: a pending plan
     that cannot run is left pending with a warning (its groups keep refusing updates, as before), not raised."""
+    last_resumed: ClusteringMetrics | None = None
     try:
         resumed = execute_pending(spark, path, opts)
+        last_resumed = resumed[-1] if resumed else None
     except HudiLayoutError as exc:
         log.warning("inline clustering of %s left a pending plan as it is: %s", path, exc)
-        resumed = []
     if commits_since_last_clustering(path) < cfg.CLUSTERING_INLINE_MAX_COMMITS.get(opts):
-        return resumed[-1] if resumed else None
+        return last_resumed
     log.info("inline clustering of %s", path)
-    return schedule_and_execute(spark, path, opts) or (resumed[-1] if resumed else None)
+    return schedule_and_execute(spark, path, opts) or last_resumed
 
 
 @dataclass(frozen=True)

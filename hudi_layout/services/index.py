@@ -37,7 +37,7 @@ from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import stats_supported
-from hudi_layout.writer.metadata_sync import existing_file_stats, indexed_columns, table_types
+from hudi_layout.writer.metadata_sync import existing_file_stats, float_columns_to_read, indexed_columns, table_types
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -99,7 +99,8 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             props = load_properties(base / ".hoodie")
         existing = existing_file_stats(base, props, opts)
         files, stats = existing.files, existing.stats
-        float_files = existing.base_files if read_floats and _indexes_a_float_column(schema, opts) else []
+        reads_floats = read_floats and schema is not None and bool(float_columns_to_read(schema, opts))
+        float_files = existing.base_files if reads_floats else []
         exact: dict[str, str] = {}
         if existing.table is not None and (float_files or existing.log_files):
             from hudi_layout.spark.index_job import read_data_stats
@@ -120,13 +121,6 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             "partitions": len(files), "log_files_read": len(existing.log_files),
             "seconds": round(time.time() - started, 3),
             "unindexed_columns": _float_columns_left_unindexed(schema, opts, stats)}
-
-
-def _indexes_a_float_column(schema: pa.Schema | None, opts: Mapping[str, str]) -> bool:
-    """An indexed column is float / double: ``--read-floats`` then reads it from every latest base file, and
-    the index records the instant through which every base file is so described (:func:`nan_exact_through`)."""
-    return schema is not None and any(pa.types.is_floating(schema.field(c).type)
-                                      for c in indexed_columns(opts, schema) if c in schema.names)
 
 
 def nan_exact_through(table: HudiTable) -> str | None:

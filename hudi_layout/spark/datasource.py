@@ -343,8 +343,9 @@ def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_me
     if current is None:
         return
     now = {f.name: f.dataType for f in current.fields}
+    stored = {f.name for f in catalog.fields}
     gained = [f.name for f in catalog.fields if f.name not in now]
-    lost = [name for name in now if name not in {f.name for f in catalog.fields}]
+    lost = [name for name in now if name not in stored]
     if gained and lost:
         # ALTER TABLE ... RENAME COLUMN (or DROP + ADD) changes only Spark's catalog: the renamed column would
         # read as nulls. A column the catalog only gained (ADD COLUMNS) is null in every row, as Spark's own
