@@ -850,7 +850,9 @@ def _nearest(key: str, honoured: frozenset[str]) -> str | None:
 
 
 def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
-    """Refuse the ``hoodie.*`` keys a write / clustering / indexing run does not honour (module docstring)."""
+    """Refuse the ``hoodie.*`` keys a write / clustering / indexing run does not honour (module docstring), and
+    the write options of Spark's file sources and other table formats (:func:`refuse_peer_write_keys`)."""
+    refuse_peer_write_keys(options)
     for key in options:
         if not is_governed(key) or key in WRITE_KEYS or key in ACCEPTED_WITHOUT_EFFECT \
                 or key.startswith(TABLE_CONFIG_PREFIX):
@@ -870,14 +872,71 @@ PEER_READ_KEYS = {
 }
 
 
+#: read options of Spark's file sources that change which files or values a read gives; a Hudi table's files
+#: come from its timeline, so the read would go on without them (session 29)
+PEER_FILE_READ_KEYS = {
+    "pathglobfilter": "a predicate (where=...) on the table's columns",
+    "recursivefilelookup": "the table's base path (its timeline lists the files)",
+    "modifiedbefore": f"{AS_OF_INSTANT.key} (time travel by commit time)",
+    "modifiedafter": f"{QUERY_TYPE.key}=incremental with {BEGIN_INSTANT.key}",
+    "datetimerebasemode": "the session setting spark.sql.parquet.datetimeRebaseModeInRead",
+    "int96rebasemode": "the session setting spark.sql.parquet.int96RebaseModeInRead",
+    "mergeschema": "nothing: a read already gives the table's latest schema, see docs/schema-evolution.md",
+}
+
+#: write options of Spark's file sources and of Delta / Iceberg, by lower-cased key, with what does it here.
+#: Outside our namespaces, a write would otherwise go on without them (session 29: ``compression``,
+#: ``maxRecordsPerFile`` and ``partitionOverwriteMode`` were taken and did nothing; with ``mode("overwrite")``
+#: the last replaced the whole table where the user asked for the written partitions only)
+PEER_WRITE_KEYS = {
+    "compression": "hoodie.parquet.compression.codec", "parquet.compression": "hoodie.parquet.compression.codec",
+    "compression-codec": "hoodie.parquet.compression.codec",
+    "maxrecordsperfile": "hoodie.parquet.max.file.size", "target-file-size-bytes": "hoodie.parquet.max.file.size",
+    "partitionoverwritemode": "hoodie.datasource.write.operation=insert_overwrite (replaces the partitions the "
+                              "rows fall in) or insert_overwrite_table",
+    "replacewhere": "hoodie.datasource.write.operation=insert_overwrite, or delete then insert",
+    "mergeschema": "nothing: a write evolves the table's schema by itself, see docs/schema-evolution.md",
+    "overwriteschema": "nothing: a table's columns are only added or widened, see "
+                       "docs/schema-evolution.md; write a new table to change them",
+    "txnappid": "hoodie.datasource.write.operation=upsert (a replayed batch leaves the same table)",
+    "txnversion": "hoodie.datasource.write.operation=upsert (a replayed batch leaves the same table)",
+    "usermetadata": "nothing: commit metadata extras are not written",
+    "datachange": "nothing: every hudi_layout commit is a data change or a clustering",
+    "write-format": "nothing: base files are parquet", "distribution-mode": "hudi_layout.cluster after the write",
+    "fanout-enabled": "nothing: writers are chosen per task",
+}
+#: the one value of a peer key that says what hudi_layout does anyway: accepted (``mergeSchema=true``)
+PEER_KEYS_SAME_AS_OURS = {"mergeschema": "true"}
+_NOTHING = "nothing: "
+
+
+def _refuse_peer_keys(options: Mapping[str, Any], table: Mapping[str, str], kind: str, consequence: str) -> None:
+    for key, value in options.items():
+        instead = table.get(str(key).lower())
+        if instead is None or PEER_KEYS_SAME_AS_OURS.get(str(key).lower()) == str(value).strip().lower():
+            continue
+        nothing = instead.startswith(_NOTHING)
+        raise InvalidArgumentError(f"option {key!r} is {kind}; hudi_layout does not take it ({consequence})",
+                                   hint=f"drop it: {instead[len(_NOTHING):]}" if nothing else f"use {instead}")
+
+
 def refuse_peer_read_keys(options: Mapping[str, Any]) -> None:
-    """Refuse another table format's time-travel or change-feed option (:data:`PEER_READ_KEYS`) by name."""
+    """Refuse another table format's time-travel or change-feed option (:data:`PEER_READ_KEYS`) and the file
+    sources' read options (:data:`PEER_FILE_READ_KEYS`) by name."""
     for key in options:
         instead = PEER_READ_KEYS.get(str(key).lower())
         if instead is not None:
             raise InvalidArgumentError(
                 f"option {key!r} is another table format's read option; hudi_layout does not take it (the read "
                 "would answer from the latest snapshot)", hint=f"use {instead!r} (docs/read-semantics.md)")
+    _refuse_peer_keys(options, PEER_FILE_READ_KEYS, "a read option of Spark's file sources",
+                      "the read would go on without it")
+
+
+def refuse_peer_write_keys(options: Mapping[str, Any]) -> None:
+    """Refuse the write options of Spark's file sources and of Delta / Iceberg (:data:`PEER_WRITE_KEYS`)."""
+    _refuse_peer_keys(options, PEER_WRITE_KEYS, "a write option of Spark's file sources or another table format",
+                      "the write would go on without it")
 
 
 def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:

@@ -463,6 +463,26 @@ def test_other_formats_time_travel_options_are_refused_on_every_read_path(spark,
     with pytest.raises(Exception, match="another table format"):
         spark.sql(f"CREATE TABLE issue17_tsasof USING hudi_layout OPTIONS (path '{path}', timestampAsOf '2020-01-01')")
     spark.sql("DROP TABLE IF EXISTS issue17_tsasof")
+    with pytest.raises(Exception, match="file sources"):
+        spark.read.format("hudi_layout").option("pathGlobFilter", "*.parquet").load(path).count()
+
+
+def test_peer_write_options_are_refused_and_leave_the_table_as_it_was(spark, history):
+    """``df.write.format("hudi_layout").option("partitionOverwriteMode", "dynamic").mode("overwrite")`` replaced
+    the whole table where Spark's file sources and Delta replace only the partitions written (session 29), and
+    ``compression`` / ``maxRecordsPerFile`` did nothing. Each is refused in one line by the data source and by
+    ``hl.write``, before anything is written."""
+    path, _instants = history
+    before = sorted(str(f.relative_to(path)) for f in Path(path).rglob("*"))
+    rows = spark.range(3).selectExpr("id", "CAST(id AS INT) AS k")
+    opts = {"hoodie.table.name": "hist", "hoodie.datasource.write.recordkey.field": "id"}
+    with pytest.raises(Exception, match="another table format.*insert_overwrite"):
+        rows.write.format("hudi_layout").options(**opts).option("partitionOverwriteMode", "dynamic") \
+            .mode("overwrite").save(path)
+    for key, value in (("compression", "zstd"), ("maxRecordsPerFile", "10")):
+        with pytest.raises(InvalidArgumentError, match="another table format"):
+            hl.write(rows, path, {**opts, key: value})
+    assert sorted(str(f.relative_to(path)) for f in Path(path).rglob("*")) == before
 
 
 def test_a_cached_sql_table_answers_the_rows_of_the_latest_write(spark, tmp_path):

@@ -75,6 +75,37 @@ def test_other_formats_time_travel_options_are_refused_with_the_hudi_one(key, in
         cfg.resolve_read_options({key.lower(): "1"})  # Spark hands the data source its keys lower-cased
 
 
+@pytest.mark.parametrize(("key", "instead"), [("pathGlobFilter", "predicate"), ("modifiedBefore", "as.of.instant"),
+                                              ("datetimeRebaseMode", "datetimeRebaseModeInRead"),
+                                              ("mergeSchema", "latest schema")])
+def test_file_source_read_options_are_refused_naming_what_does_it(key, instead):
+    """Spark's file-source read options were taken and did nothing (session 29): ``pathGlobFilter`` read every
+    file. Refused in one line; ``mergeSchema=true`` says what a read does anyway and is accepted."""
+    with pytest.raises(InvalidArgumentError, match="file sources") as err:
+        cfg.resolve_read_options({key: "false" if key == "mergeSchema" else "x"})
+    assert instead in (err.value.hint or "")
+    assert cfg.resolve_read_options({"mergeSchema": "true"}) == {"mergeSchema": "true"}
+
+
+@pytest.mark.parametrize(("key", "instead"), [("compression", "hoodie.parquet.compression.codec"),
+                                              ("maxRecordsPerFile", "hoodie.parquet.max.file.size"),
+                                              ("partitionOverwriteMode", "insert_overwrite"),
+                                              ("replaceWhere", "insert_overwrite"), ("txnAppId", "upsert"),
+                                              ("overwriteSchema", "widened"), ("mergeSchema", "evolves"),
+                                              ("target-file-size-bytes", "hoodie.parquet.max.file.size")])
+def test_peer_write_options_are_refused_naming_what_does_it(key, instead):
+    """Spark's file-source, Delta's and Iceberg's write options were taken and did nothing (session 29's probe:
+    ``partitionOverwriteMode=dynamic`` with ``mode("overwrite")`` replaced the whole table). Refused in one line,
+    in Spark's lower-cased spelling too; ``mergeSchema=true`` is what a write does anyway and is accepted."""
+    value = "false" if key == "mergeSchema" else "dynamic"
+    with pytest.raises(InvalidArgumentError, match="another table format") as err:
+        cfg.resolve_options({key: value}, use_defaults_file=False)
+    assert instead in (err.value.hint or "")
+    with pytest.raises(InvalidArgumentError, match="another table format"):
+        cfg.resolve_options({key.lower(): value}, use_defaults_file=False)
+    assert cfg.resolve_options({"mergeSchema": "true"}, use_defaults_file=False) == {"mergeSchema": "true"}
+
+
 @pytest.mark.parametrize("key", ["hoodie.parquet.max.file.szie", "hoodie.clustering.plan.strategy.sort.colums",
                                  "as.of.instant"])
 def test_write_keys_refused_alike(key):
