@@ -180,12 +180,40 @@ def _session_value(v: Any, column_type: pa.DataType, zone: _dt.tzinfo | None) ->
             if v.tzinfo is not None:
                 return v
             return _UNKNOWN if zone is None else v.replace(tzinfo=zone)
-        if v.tzinfo is None:
-            return v
-        return _UNKNOWN if zone is None else v.astimezone(zone).replace(tzinfo=None)
+        if zone is None:
+            return _UNKNOWN
+        wall = v if v.tzinfo is None else v.astimezone(zone).replace(tzinfo=None)
+        return wall if offset_fixed_around(wall, zone) else _UNKNOWN
     if isinstance(v, _dt.date) and instant_column:
         return _UNKNOWN if zone is None else _dt.datetime(v.year, v.month, v.day, tzinfo=zone)
     return v
+
+
+#: beyond this distance from a wall-clock time, no zone's offset change can reorder it against another one
+#: (offsets span UTC-12 .. UTC+14), plus an hour of margin
+_OFFSET_REACH = _dt.timedelta(hours=27)
+_OFFSET_STEP = _dt.timedelta(minutes=15)
+
+
+def offset_fixed_around(wall: _dt.datetime, zone: _dt.tzinfo) -> bool:
+    """Whether ``zone`` keeps one UTC offset for the wall-clock times within :data:`_OFFSET_REACH` of ``wall``
+    (sampled every 15 minutes; no zone changes its offset twice within that).
+
+    A date or ``timestamp_ntz`` column compared with a timestamp (an instant, or ``TIMESTAMP '...'`` text) is
+    compared by Spark as instants: each column value is read as a wall-clock time in the session zone, a time
+    that a daylight-saving gap skips moving forward and a repeated one taking the earlier offset (Python's
+    ``fold=0`` reads both the same way). That reading is not order-preserving across a gap, so the wall-clock
+    comparison skipping does (file bounds are wall-clock values) equals Spark's only when the offset is fixed
+    near the literal: then ``wall_a < wall`` and ``instant(wall_a) < instant(wall)`` agree for every
+    ``wall_a``, near or far (session 29's probe: ``ntz < TIMESTAMP '2020-11-01 01:15:00-08:00'`` in
+    Los Angeles read 60 of 100 rows). Elsewhere the leaf does not skip."""
+    try:
+        first = (wall - _OFFSET_REACH).replace(tzinfo=zone).utcoffset()
+        steps = int(2 * _OFFSET_REACH / _OFFSET_STEP)
+        return all((wall - _OFFSET_REACH + i * _OFFSET_STEP).replace(tzinfo=zone).utcoffset() == first
+                   for i in range(1, steps + 1))
+    except OverflowError:  # within a day of datetime's range
+        return False
 
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1

@@ -129,6 +129,52 @@ def test_pruning_keeps_every_file_holding_a_row_spark_matches(zone: str) -> None
         assert len(kept) < len(files), (zone, text)  # and still skips
 
 
+@pytest.mark.parametrize(("zone", "day"), [("America/Los_Angeles", dt.datetime(2020, 11, 1)),
+                                         ("America/Los_Angeles", dt.datetime(2020, 3, 8)),
+                                         ("America/Sao_Paulo", dt.datetime(2018, 11, 4)),
+                                         ("Pacific/Apia", dt.datetime(2011, 12, 30))])
+def test_wall_clock_columns_against_instants_keep_every_file_across_offset_changes(zone: str, day: dt.datetime) -> None:
+    """``timestamp_ntz`` and date columns compared with an instant: Spark reads each value as a wall-clock time
+    in the session zone (a skipped time moves forward, a repeated one takes the earlier offset: Python's
+    ``fold=0``), and that reading reorders values around an offset change. Session 29's probe: in Los Angeles,
+    ``ntz < TIMESTAMP '2020-11-01 01:15:00-08:00'`` read 60 of 100 rows; in Sao Paulo, whose 2018-11-04 began
+    at 01:00, ``d = TIMESTAMP '2018-11-04 01:00:00'`` read none of 40. Every file holding a matching row is
+    kept (Samoa skipped 2011-12-30 whole); far from an offset change the leaves still skip."""
+    tz = ZoneInfo(zone)
+    walls = [day - dt.timedelta(hours=30) + dt.timedelta(minutes=10 * i) for i in range(360)]
+    files = [walls[i:i + 6] for i in range(0, len(walls), 6)]
+    names = [f"f{i}" for i in range(len(files))]
+    dates = [sorted({w.date() for w in f}) for f in files]
+    stats = {"ntz": pa.table({"file_name": names, "min": pa.array([f[0] for f in files], pa.timestamp("us")),
+                              "max": pa.array([f[-1] for f in files], pa.timestamp("us")),
+                              "null_count": [0] * len(files), "value_count": [len(f) for f in files]}),
+             "d": pa.table({"file_name": names, "min": pa.array([d[0] for d in dates], pa.date32()),
+                            "max": pa.array([d[-1] for d in dates], pa.date32()),
+                            "null_count": [0] * len(files), "value_count": [len(d) for d in dates]})}
+
+    def instant(wall: dt.datetime) -> dt.datetime:
+        return wall.replace(tzinfo=tz).astimezone(UTC)
+
+    ops = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+           "=": lambda a, b: a == b, "<>": lambda a, b: a != b}
+    for literal_wall in walls[162:199:2] + walls[::60]:  # dense around the change, sparse elsewhere
+        at = instant(literal_wall)
+        texts = {f"TIMESTAMP '{at.isoformat(sep=' ')}'": at,  # an instant with its offset
+                 f"TIMESTAMP '{literal_wall.isoformat(sep=' ')}'": at}  # text read in the session zone
+        for text, lit in texts.items():
+            for op, holds in ops.items():
+                for column, values in (("ntz", files), ("d", [[dt.datetime.combine(x, dt.time()) for x in d]
+                                                               for d in dates])):
+                    pred = bind(from_sql(f"{column} {op} {text}", SCHEMA), SCHEMA, zone)
+                    kept = set(prune(pred, names, stats, schema=SCHEMA).kept)
+                    needed = {i for i, f in enumerate(values) if any(holds(instant(w), lit) for w in f)}
+                    assert needed <= kept, (zone, column, op, text, sorted(needed - kept))
+    far = bind(from_sql("ntz < TIMESTAMP '2020-07-01 00:00:00'", SCHEMA), SCHEMA, "America/Los_Angeles")
+    assert far == Lt(Ref("ntz"), Literal(dt.datetime(2020, 7, 1)))
+    near = bind(from_sql("ntz < TIMESTAMP '2020-11-01 01:15:00-08:00'", SCHEMA), SCHEMA, "America/Los_Angeles")
+    assert isinstance(near, Unsupported)
+
+
 def test_a_time_zone_the_caller_names_must_be_one(tmp_path) -> None:
     """``explain(time_zone=...)`` with a zone we cannot read is an error, not a plan that skips nothing; the
     table is not even opened (a session's own zone we cannot read only stops its time leaves from skipping)."""
