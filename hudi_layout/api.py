@@ -111,7 +111,7 @@ def explain(path: str, where: Any = None, *, spark: SparkSession | None = None, 
 
 
 def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any, spark: SparkSession | None = None,
-            strategy: str = "z-order", method: str = "direct", options: Mapping[str, Any] | None = None,
+            strategy: str | None = None, method: str | None = None, options: Mapping[str, Any] | None = None,
             include_all_files: bool = True, resume: bool = True, abandon_pending: bool = False,
             workload: Any = None, column_weights: Mapping[str, float] | str | None = None
             ) -> ClusteringMetrics | None:
@@ -119,7 +119,9 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
     clustering, or the last pending plan it resumed instead, or ``None`` (no file group qualified).
 
     ``strategy`` is ``linear``, ``z-order``, ``hilbert`` or ``qdtree`` (a layout cut along the ``workload``'s
-    predicates, see docs/layouts.md); ``method`` is ``direct`` or ``sample``.
+    predicates, see docs/layouts.md); ``method`` is ``direct`` or ``sample``. Unset, they come from the options
+    ``hoodie.layout.optimize.strategy`` / ``...curve.build.method``, else z-order / direct; ``columns`` unset
+    come from ``hoodie.clustering.plan.strategy.sort.columns`` (an argument the option contradicts is refused).
     ``include_all_files`` (default True here, unlike Hudi's scheduler) plans every file group regardless
     of ``hoodie.clustering.plan.strategy.small.file.limit``: asking to lay a table out along a curve means
     the whole table. Set it to False for Hudi's small-files-only behaviour.
@@ -151,8 +153,6 @@ def cluster(path: str, columns: Sequence[str] | str | None = None, *legacy: Any,
     elif legacy:
         raise TypeError(f"cluster() takes 2 positional arguments but {2 + len(legacy)} were given")
     check_argument_types(path=path, options=options, columns=columns)
-    if columns is None and not resume:
-        raise TypeError("cluster() missing the columns to cluster by")
     if column_weights is not None:
         options = dict(options or {})
         options[cfg.CURVE_COLUMN_WEIGHTS.key] = (

@@ -85,6 +85,10 @@ class Option(Generic[T]):
                                                hint=self.value_hint()) from e
         return self.default
 
+    def is_given(self, options: Mapping[str, Any]) -> bool:
+        """Whether ``options`` set this option (under its key or an alias)."""
+        return any(options.get(k) is not None for k in (self.key, *self.aliases))
+
     def value_hint(self) -> str:
         """What the option takes: the first sentence of its description and its default."""
         first = self.doc.split(". ")[0].rstrip(".") if self.doc else "see the options table of the README"
@@ -627,7 +631,7 @@ CLUSTERING_MAX_PARALLELISM = Option("hoodie.clustering.max.parallelism", 15, int
 LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse,
                          "Row order of a clustering: `linear`, `z-order`, `hilbert` or hudi_layout's own "
                          "`qdtree` (alias `workload`: cuts along a workload's predicates, docs/layouts.md) "
-                         "(`--strategy`).",
+                         "(`--strategy`). The `cluster` command without either defaults to `z-order`.",
                          used_by=(CLUSTER, SERVICE))
 CURVE_BUILD_METHOD = Option("hoodie.layout.optimize.curve.build.method", CurveBuildMethod.DIRECT,
                             CurveBuildMethod.parse,

@@ -159,8 +159,8 @@ def prepare_layout_options(spark: SparkSession | Callable[[], SparkSession], pat
 
 
 def cluster(spark: SparkSession, path: str, columns: Sequence[str] | str | None,
-            strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
-            method: str | CurveBuildMethod = CurveBuildMethod.DIRECT, options: Mapping[str, Any] | None = None, *,
+            strategy: str | LayoutStrategy | None = None, method: str | CurveBuildMethod | None = None,
+            options: Mapping[str, Any] | None = None, *,
             include_all_files: bool = True, resume: bool = True, abandon_pending: bool = False,
             workload: Any = None) -> ClusteringMetrics | None:
     """Schedule a clustering of ``path`` on ``columns`` and execute it. Returns what it did: the new
@@ -480,22 +480,58 @@ class ClusteringRun:
     waiting: tuple[PendingClustering, ...] = ()
 
 
-def preview_clustering(path: str, columns: Sequence[str] | str, strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
-                       method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
+#: what the ``cluster`` command lays a table out with when neither the call nor the options name it; the
+#: options' own defaults (linear, direct) are Hudi's and serve the inline and background services
+COMMAND_STRATEGY = LayoutStrategy.Z_ORDER
+COMMAND_METHOD = CurveBuildMethod.DIRECT
+
+
+def command_layout(opts: Mapping[str, Any], strategy: str | LayoutStrategy | None,
+                   method: str | CurveBuildMethod | None) -> tuple[LayoutStrategy, CurveBuildMethod]:
+    """The strategy and method of a ``cluster`` command: the argument, else the option
+    (``hoodie.layout.optimize.strategy`` / ``...curve.build.method``), else :data:`COMMAND_STRATEGY` /
+    :data:`COMMAND_METHOD`. An argument the option contradicts is refused, since one of the two would be ignored
+    (until session 29 the argument's default won over the option without a word)."""
+    layout = parse_layout_strategy(strategy, what="strategy") if strategy is not None else None
+    build = CurveBuildMethod.parse(method) if method is not None else None
+    for option, given in ((cfg.LAYOUT_STRATEGY, layout), (cfg.CURVE_BUILD_METHOD, build)):
+        if given is not None and option.is_given(opts) and option.get(opts) != given:
+            raise InvalidArgumentError(
+                f"{given} and option {option.key}={option.get(opts)} disagree",
+                hint=f"name the {'strategy' if option is cfg.LAYOUT_STRATEGY else 'method'} once")
+    layout = layout or (cfg.LAYOUT_STRATEGY.get(opts) if cfg.LAYOUT_STRATEGY.is_given(opts) else COMMAND_STRATEGY)
+    build = build or (cfg.CURVE_BUILD_METHOD.get(opts) if cfg.CURVE_BUILD_METHOD.is_given(opts) else COMMAND_METHOD)
+    return layout, build
+
+
+def command_columns(opts: Mapping[str, Any], columns: Sequence[str] | str | None) -> Sequence[str] | str | None:
+    """The sort columns of a ``cluster`` command: the argument, else ``hoodie.clustering.plan.strategy.sort.columns``
+    (until session 29 a command without columns only resumed pending plans, whatever the option said)."""
+    if columns is not None:
+        return columns
+    return cfg.split_fields(cfg.SORT_COLUMNS.get(opts)) or None
+
+
+def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy: str | LayoutStrategy | None = None,
+                       method: str | CurveBuildMethod | None = None,
                        options: Mapping[str, Any] | None = None, *,
                        include_all_files: bool = True) -> ClusteringPlanSpec | None:
     """The plan :func:`cluster` would schedule now, without writing anything (no Spark)."""
     table = HudiTable(path)
-    opts = prepare_clustering_options(table, options, columns=columns,
-                                      strategy=parse_layout_strategy(strategy, what="strategy"), method=method,
+    resolved = cfg.resolve_options(options)
+    layout, build = command_layout(resolved, strategy, method)
+    columns = command_columns(resolved, columns)
+    if columns is None:
+        raise InvalidArgumentError("name the columns to cluster by",
+                                   hint=f"--columns a,b (or the option {cfg.SORT_COLUMNS.key})")
+    opts = prepare_clustering_options(table, options, columns=columns, strategy=layout, method=build,
                                       include_all_files=include_all_files)
     partitions = [p for p in table.partitions() if opts.selects_partition(p)]
     return plan_clustering(table.file_slices(partitions=partitions), opts, table.pending_clustering_file_groups())
 
 
 def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequence[str] | str | None,
-                   strategy: str | LayoutStrategy = LayoutStrategy.Z_ORDER,
-                   method: str | CurveBuildMethod = CurveBuildMethod.DIRECT,
+                   strategy: str | LayoutStrategy | None = None, method: str | CurveBuildMethod | None = None,
                    options: Mapping[str, Any] | None = None, *, include_all_files: bool = True,
                    resume: bool = True, abandon_pending: bool = False,
                    schedule_only: bool = False, workload: Any = None) -> ClusteringRun:
@@ -512,7 +548,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
     CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
-    layout = parse_layout_strategy(strategy, what="strategy")
+    layout, method = command_layout(opts, strategy, method)
+    columns = command_columns(opts, columns)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
@@ -536,7 +573,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     if not columns:
         if resume and not abandon_pending:  # "resume only": nothing was pending
             return ClusteringRun((), None, None, tuple(pending_clusterings(str(base))))
-        raise InvalidArgumentError("name the columns to cluster by", hint="--columns a,b")
+        raise InvalidArgumentError("name the columns to cluster by",
+                                   hint=f"--columns a,b (or the option {cfg.SORT_COLUMNS.key})")
     timer = PhaseTimer()
     with timer.phase("prepare"):
         opts = prepare_layout_options(spark, path, opts, columns=columns, strategy=layout, method=method,

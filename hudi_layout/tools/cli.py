@@ -244,7 +244,7 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     from hudi_layout.services import clustering as svc
 
     opts = _layout_options(args)
-    columns = _columns(args.columns)
+    columns = _columns(args.columns) if args.columns is not None else None
     if args.dry_run and (args.schedule_only or args.abandon_pending):
         raise InvalidArgumentError("--dry-run writes nothing, so it excludes --schedule-only and --abandon-pending",
                                    hint="drop --dry-run to act, or the other flag to preview")
@@ -286,8 +286,8 @@ def cmd_cluster(args: argparse.Namespace) -> int:
     if run.new is not None:
         _print_metrics(run.new, "clustered")
     if run.scheduled is not None:
-        print(f"scheduled clustering {run.scheduled} (not executed: run `hudi-layout cluster {args.path} "
-              f"--columns {args.columns}` to execute it)")
+        again = f"hudi-layout cluster {args.path}" + (f" --columns {args.columns}" if args.columns else "")
+        print(f"scheduled clustering {run.scheduled} (not executed: run `{again}` to execute it)")
     for p in run.waiting:
         if p.instant_time == run.scheduled:
             continue
@@ -576,9 +576,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--abandon-pending", action="store_true",
                     help="roll back plans an interrupted run left pending (a rollback instant each), then "
                          "cluster --columns, if given")
-    sp.add_argument("--strategy", default="z-order", choices=STRATEGY_CHOICES,
-                    help="qdtree (alias workload): cut along the workload's predicates, Hilbert inside each leaf")
-    sp.add_argument("--method", default="direct", choices=["direct", "sample"])
+    sp.add_argument("--strategy", choices=STRATEGY_CHOICES,
+                    help="default: the option hoodie.layout.optimize.strategy, else z-order; qdtree (alias "
+                         "workload): cut along the workload's predicates, Hilbert inside each leaf")
+    sp.add_argument("--method", choices=["direct", "sample"],
+                    help="default: the option hoodie.layout.optimize.curve.build.method, else direct")
     sp.add_argument("--small-files-only", action="store_true",
                     help="plan only files below hoodie.clustering.plan.strategy.small.file.limit (Hudi's default)")
     layout_flags(sp)

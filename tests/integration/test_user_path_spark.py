@@ -106,3 +106,33 @@ def test_data_source_errors_come_back_as_our_one_line(spark, tmp_path: Path, cap
     sys.excepthook(type(caught.value), caught.value, caught.value.__traceback__)
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("error: hoodie.clustering.inline=true") and err[1].startswith("hint: ")
+
+
+def test_cluster_takes_strategy_method_and_columns_from_the_options(spark, tmp_path: Path) -> None:
+    """``hoodie.layout.optimize.strategy`` / ``...curve.build.method`` and the sort-column option were accepted by
+    ``cluster`` and had no effect (session 29's probe): the keyword defaults (z-order, direct) always won, and
+    without ``columns`` the command only resumed pending plans. Now the argument, else the option, else z-order /
+    direct; an argument the option contradicts is refused, before anything is written (the CLI likewise)."""
+    from hudi_layout.clustering.schedule import load_pending_plans
+    from hudi_layout.tools.cli import main as cli_main
+
+    path = str(tmp_path / "t")
+    hudi_layout.write(spark.createDataFrame(rows(0, 600)).repartition(3), path, write_options("t"))
+    opts = {"hoodie.layout.optimize.strategy": "hilbert", "hoodie.layout.optimize.curve.build.method": "sample",
+            "hoodie.clustering.plan.strategy.sort.columns": "y,x"}
+    run = svc.run_clustering(lambda: pytest.fail("scheduling must not start Spark"), path, None, options=opts,
+                             schedule_only=True)
+    (instant, plan), = load_pending_plans(path)
+    assert instant == run.scheduled
+    assert (plan.options.layout_strategy, plan.options.curve_build_method, plan.options.sort_columns) == \
+        ("hilbert", "sample", ("y", "x"))
+    svc.abandon_pending_clustering(path)
+    for strategy, method in (("z-order", None), (None, "direct")):
+        with pytest.raises(InvalidArgumentError, match="disagree"):
+            hudi_layout.cluster(path, ["x"], spark=spark, strategy=strategy, method=method, options=opts)
+    assert svc.pending_clusterings(path) == []
+    assert cli_main(["cluster", path, "--columns", "x", "--strategy", "linear", "-o",
+                     "hoodie.layout.optimize.strategy=hilbert"]) == 2
+    assert cli_main(["cluster", path, "--dry-run", "-o", "hoodie.clustering.plan.strategy.sort.columns=x,y",
+                     "-o", "hoodie.layout.optimize.strategy=hilbert"]) == 0
+    assert svc.pending_clusterings(path) == []
