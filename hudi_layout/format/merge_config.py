@@ -44,6 +44,22 @@ class MergeMode(str, enum.Enum):
         return cls[raw]
 
 
+#: the merge mode Hudi 1.x reads a payload class as (``HoodieTableConfig.inferMergingConfigsForV9TableCreation``
+#: for a new table, the same rule for version-6 tables): the only two payloads we merge
+PAYLOAD_MERGE_MODES = {DEFAULT_PAYLOAD: MergeMode.EVENT_TIME_ORDERING,
+                       OVERWRITE_WITH_LATEST_PAYLOAD: MergeMode.COMMIT_TIME_ORDERING}
+
+
+def payload_merge_mode(payload: str) -> MergeMode:
+    """The merge mode of a payload class, by full or simple name; ``ValueError`` for any other payload."""
+    name = payload.strip()
+    for full, mode in PAYLOAD_MERGE_MODES.items():
+        if name in (full, full.rsplit(".", 1)[1]):
+            return mode
+    raise ValueError(f"payload class {name} is not supported; only DefaultHoodieRecordPayload and "
+                     "OverwriteWithLatestAvroPayload can be merged")
+
+
 def _unsupported(message: str, hint: str | None) -> UnsupportedTableError:
     return UnsupportedTableError(message, hint=hint or READ_HINT)
 
@@ -80,13 +96,10 @@ def merge_config(props: Mapping[str, str], *, hint: str | None = None) -> tuple[
                                "only COMMIT_TIME_ORDERING and EVENT_TIME_ORDERING can be merged", hint)
     else:
         payload = (props.get("hoodie.compaction.payload.class") or OVERWRITE_WITH_LATEST_PAYLOAD).strip()
-        if payload == DEFAULT_PAYLOAD:
-            mode = MergeMode.EVENT_TIME_ORDERING
-        elif payload == OVERWRITE_WITH_LATEST_PAYLOAD:
-            mode = MergeMode.COMMIT_TIME_ORDERING
-        else:
+        if payload not in PAYLOAD_MERGE_MODES:
             raise _unsupported(f"table {name}: payload class {payload} is not supported; only "
                                "DefaultHoodieRecordPayload and OverwriteWithLatestAvroPayload can be merged", hint)
+        mode = PAYLOAD_MERGE_MODES[payload]
         strategy = (props.get("hoodie.compaction.record.merger.strategy") or PAYLOAD_BASED_STRATEGY_ID).strip()
         if strategy != PAYLOAD_BASED_STRATEGY_ID:
             raise _unsupported(f"table {name}: record merger strategy {strategy} is not supported", hint)

@@ -69,7 +69,7 @@ from hudi_layout.format.file_naming import (
     try_parse_data_log_file_name,
     try_parse_log_file_name,
 )
-from hudi_layout.format.merge_config import MergeMode, merge_config
+from hudi_layout.format.merge_config import MergeMode, merge_config, payload_merge_mode
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema, comparable_type
@@ -244,6 +244,7 @@ class WriteSession:
             arrow_to_avro_schema_json(pa.schema([f]), "check")  # unsupported types -> clear error
         if _is_table(base):
             layout, new_props = _existing_table_layout(base, df_schema, given, operation), None
+            _check_merge_mode(layout.props, opts)
         else:
             if operation in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION):
                 raise NotAHudiTableError(f"{base}: no Hudi table to {operation.value} from",
@@ -471,12 +472,48 @@ def _check_write_options(opts: Mapping[str, str], operation: WriteOperation) -> 
         raise InvalidArgumentError(f"{cfg.COMBINE_BEFORE_UPSERT.key}=false is not supported: an upsert combines "
                                    "incoming records with the same key first",
                                    hint="drop the option (or de-duplicate and use insert)")
-    payload = cfg.PAYLOAD_CLASS.get(opts).strip()
-    if payload and operation.merges_by_key and not payload.endswith(
-            ("OverwriteWithLatestAvroPayload", "DefaultHoodieRecordPayload")):
-        raise InvalidArgumentError(f"{cfg.PAYLOAD_CLASS.key}={payload} is not supported",
-                                   hint="hudi_layout merges by the table's merge mode (COMMIT_TIME_ORDERING or "
-                                        "EVENT_TIME_ORDERING)")
+    requested_merge_mode(opts)  # a bad merge mode or payload class is refused by any operation
+
+
+def requested_merge_mode(opts: Mapping[str, str]) -> MergeMode | None:
+    """The merge mode the options ask for: ``hoodie.record.merge.mode``, or the mode Hudi 1.x reads
+    ``hoodie.datasource.write.payload.class`` as (``format.merge_config.payload_merge_mode``); the two must
+    agree. Until session 29 the payload class was checked by name only, and ``OverwriteWithLatestAvroPayload``
+    (the latest write wins) created a table that merged by event time."""
+    modes = []
+    if cfg.MERGE_MODE.get(opts):
+        try:
+            modes.append(MergeMode.parse(cfg.MERGE_MODE.get(opts)))
+        except ValueError as e:
+            raise InvalidArgumentError(f"option {cfg.MERGE_MODE.key}={cfg.MERGE_MODE.get(opts)} is not supported: "
+                                       f"{e}", hint="CUSTOM merging is not supported by hudi_layout") from None
+    if cfg.PAYLOAD_CLASS.get(opts).strip():
+        try:
+            modes.append(payload_merge_mode(cfg.PAYLOAD_CLASS.get(opts)))
+        except ValueError as e:
+            raise InvalidArgumentError(f"option {cfg.PAYLOAD_CLASS.key}: {e}",
+                                       hint="hudi_layout merges by the table's merge mode (COMMIT_TIME_ORDERING "
+                                            "or EVENT_TIME_ORDERING)") from None
+    if len(set(modes)) > 1:
+        raise InvalidArgumentError(f"{cfg.MERGE_MODE.key}={modes[0].value} and {cfg.PAYLOAD_CLASS.key}="
+                                   f"{cfg.PAYLOAD_CLASS.get(opts).strip()} ({modes[1].value}) disagree",
+                                   hint="give one of them")
+    return modes[0] if modes else None
+
+
+def _check_merge_mode(props: TableProperties, opts: Mapping[str, str]) -> None:
+    """A merge mode the options ask for must be the table's, whatever the operation (a later upsert merges by
+    the table's)."""
+    requested = requested_merge_mode(opts)
+    if requested is None:
+        return
+    mode, _ordering = merge_config(props, hint="hudi_layout upserts tables whose merge mode is "
+                                               "COMMIT_TIME_ORDERING or EVENT_TIME_ORDERING")
+    if requested is not mode:
+        given = cfg.MERGE_MODE.key if cfg.MERGE_MODE.get(opts) else cfg.PAYLOAD_CLASS.key
+        raise InvalidArgumentError(f"{given}={cfg.MERGE_MODE.get(opts) or cfg.PAYLOAD_CLASS.get(opts).strip()} "
+                                   f"({requested.value}) conflicts with the table's {mode.value}",
+                                   hint="drop the option; the table decides how records merge")
 
 
 def _ordering_option(opts: Mapping[str, str]) -> tuple[str, ...]:
@@ -493,10 +530,6 @@ def _merge_rules(props: TableProperties, opts: Mapping[str, str], operation: Wri
         raise InvalidArgumentError(
             f"{cfg.PRECOMBINE_FIELD.key}={','.join(given)} conflicts with the table's ordering field(s) "
             f"{','.join(ordering) or '(none)'}", hint="drop the option; the table decides how records merge")
-    mode_given = cfg.MERGE_MODE.get(opts)
-    if mode_given and mode_given != mode.value:
-        raise InvalidArgumentError(f"{cfg.MERGE_MODE.key}={mode_given} conflicts with the table's {mode.value}",
-                                   hint="drop the option; the table decides how records merge")
     if operation is WriteOperation.UPSERT and mode is MergeMode.EVENT_TIME_ORDERING:
         _check_columns(df_schema, list(ordering), "ordering")
     if IS_DELETED_FIELD in df_schema.names and not pa.types.is_boolean(df_schema.field(IS_DELETED_FIELD).type):
@@ -624,13 +657,7 @@ def _new_table_layout(base: Path, opts: Mapping[str, str], df_schema: pa.Schema
     _check_columns(df_schema, partition_fields, "partition path")
     ordering = _ordering_option(opts)
     _check_columns(df_schema, list(ordering), "ordering (precombine)")
-    merge_mode = None
-    if cfg.MERGE_MODE.get(opts):
-        try:
-            merge_mode = MergeMode.parse(cfg.MERGE_MODE.get(opts))
-        except ValueError as e:
-            raise InvalidArgumentError(f"option {cfg.MERGE_MODE.key}={cfg.MERGE_MODE.get(opts)} is not supported: {e}",
-                                       hint="CUSTOM merging is not supported by hudi_layout") from None
+    merge_mode = requested_merge_mode(opts)
     table_type = cfg.TABLE_TYPE.get(opts)
     require_creatable(table_type=table_type)
     table_name = cfg.TABLE_NAME.get(opts) or base.name

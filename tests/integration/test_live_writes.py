@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudi_layout as hl
-from hudi_layout.errors import CommitConflictError, UnsupportedTableError
+from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.tools.cli import main as cli_main
 from tests.helpers.integration import hudi_rs_read
@@ -263,6 +263,37 @@ def test_upsert_refused_on_a_table_with_a_custom_merge_mode(spark, table) -> Non
     update_data_table_properties(table, {"hoodie.record.merge.mode": "CUSTOM"})
     with pytest.raises(UnsupportedTableError, match="CUSTOM"):
         hl.write(spark.createDataFrame(rows([1]), SCHEMA), str(table), {"hoodie.datasource.write.operation": "upsert"})
+
+
+def test_the_payload_class_and_merge_mode_options_mean_what_hudi_reads_them_as(spark, table, tmp_path) -> None:
+    """``OverwriteWithLatestAvroPayload`` (the latest write wins) created a table that merged by event time, and
+    a merge mode was checked only by upserts: ``FOO``, ``CUSTOM`` or one contradicting the table went through an
+    insert (session 29's probe). The payload now sets the new table's merge mode as in Hudi 1.x, and every
+    operation refuses a bad or contradicting mode or payload before writing."""
+    path = str(tmp_path / "latest")
+    latest = {**OPTS, "hoodie.table.name": "latest",
+              "hoodie.datasource.write.payload.class": "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"}
+    hl.write(spark.createDataFrame(rows([1, 2], ts=10, name="old"), SCHEMA), path, latest)
+    assert HudiTable(path).properties.get("hoodie.record.merge.mode") == "COMMIT_TIME_ORDERING"
+    hl.write(spark.createDataFrame(rows([1], ts=5, name="new"), SCHEMA), path,
+             {**latest, "hoodie.datasource.write.operation": "upsert"})
+    assert read_rs(path)[1][0] == "new1" and read_ours(spark, path)[1][0] == "new1"
+    files = sorted(str(f) for f in Path(table).rglob("*"))
+    for operation in ("insert", "bulk_insert", "upsert"):
+        for bad in ({"hoodie.record.merge.mode": "FOO"}, {"hoodie.record.merge.mode": "CUSTOM"},
+                    {"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"},  # the table merges by event time
+                    {"hoodie.datasource.write.payload.class": "OverwriteWithLatestAvroPayload"},
+                    {"hoodie.datasource.write.payload.class": "com.example.MyPayload"},
+                    {"hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+                     "hoodie.datasource.write.payload.class": "OverwriteWithLatestAvroPayload"}):
+            with pytest.raises(InvalidArgumentError):
+                hl.write(spark.createDataFrame(rows([900]), SCHEMA), str(table),
+                         {**bad, "hoodie.datasource.write.operation": operation})
+    assert sorted(str(f) for f in Path(table).rglob("*")) == files
+    hl.write(spark.createDataFrame(rows([900]), SCHEMA), str(table),
+             {"hoodie.datasource.write.payload.class": "DefaultHoodieRecordPayload",
+              "hoodie.datasource.write.operation": "insert"})
+    assert 900 in read_rs(table)
 
 
 @pytest.mark.parametrize("codec", ["snappy", "gzip"])
