@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -73,6 +73,10 @@ class Option(Generic[T]):
     used_by: tuple[str, ...] = ()
 
     def get(self, options: Mapping[str, Any]) -> T:
+        spelled = [k for k in (self.key, *self.aliases) if options.get(k) is not None]
+        if len(spelled) > 1 and len({self._parsed_or_text(options[k]) for k in spelled}) > 1:  # one would be ignored
+            raise InvalidArgumentError(f"options {' and '.join(f'{k}={options[k]!r}' for k in spelled)} name the "
+                                       "same setting with different values", hint=f"give {self.key} once")
         for k in (self.key, *self.aliases):
             if k in options and options[k] is not None:
                 raw = options[k]
@@ -84,6 +88,14 @@ class Option(Generic[T]):
                     raise InvalidArgumentError(f"option {k}={options[k]!r} is invalid: {e}",
                                                hint=self.value_hint()) from e
         return self.default
+
+    def _parsed_or_text(self, raw: Any) -> Any:
+        text = option_text(raw)
+        try:
+            value = self.parse(text)
+            return value if isinstance(value, Hashable) else text.strip()
+        except (ValueError, TypeError, InvalidArgumentError):
+            return text.strip()
 
     def is_given(self, options: Mapping[str, Any]) -> bool:
         """Whether ``options`` set this option (under its key or an alias)."""
@@ -450,7 +462,7 @@ RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
                               "Partition column(s), comma-separated; empty for an unpartitioned table.",
                               aliases=("hoodie.table.partition.fields",), used_by=(INGEST,))
-KEY_GENERATOR = Option("hoodie.datasource.write.keygenerator.type", "", _str,
+KEY_GENERATOR = Option("hoodie.datasource.write.keygenerator.type", "", lambda v: _keygen_type(v),
                        "Hudi's key generator, by type (`SIMPLE`) or class (`org.apache.hudi.keygen.SimpleKeyGenerator`)"
                        ": accepted when it names the one hudi_layout uses for the table's fields (`SIMPLE`: one key "
                        "and one partition field, `COMPLEX`: more, `NON_PARTITION`: no partition field; the Avro "

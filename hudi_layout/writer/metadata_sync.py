@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout import progress
-from hudi_layout.errors import CommitConflictError, HudiLayoutError, UnsupportedTableError
+from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format import meta_fields
 from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
@@ -49,6 +49,23 @@ def stats_columns_for(props: TableProperties, opts: Mapping[str, str], schema: p
     if not enabled and "column_stats" not in props.metadata_partitions:
         return ()
     return indexed_columns(opts, schema)
+
+
+def refuse_unhonoured_index_options(props: TableProperties, opts: Mapping[str, str], schema: pa.Schema) -> None:
+    """Index options a write could not honour, refused before anything is written (session 29's probe found
+    them taken without effect): a listed column the table does not have, and
+    ``hoodie.metadata.index.column.stats.enable=false`` on a table that keeps the index (every write keeps it
+    exact; Hudi's writer would delete it, which hudi_layout does only for the whole metadata table)."""
+    missing = [c for c in cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
+               if c not in schema.names and c not in INDEXED_META_FIELDS]
+    if missing:
+        raise InvalidArgumentError(f"option {cfg.COLUMN_STATS_COLUMNS.key} names {', '.join(map(repr, missing))}, "
+                                   "which the table does not have", hint=f"columns: {', '.join(schema.names)}")
+    if "column_stats" in props.metadata_partitions and cfg.METADATA_ENABLE.get(opts) \
+            and cfg.COLUMN_STATS_ENABLE.is_given(opts) and not cfg.COLUMN_STATS_ENABLE.get(opts):
+        raise InvalidArgumentError(
+            f"{cfg.COLUMN_STATS_ENABLE.key}=false: the table keeps a column_stats index, which every write keeps "
+            "exact", hint=f"drop the option, or set {cfg.METADATA_ENABLE.key}=false to delete the metadata table")
 
 
 def indexed_columns(opts: Mapping[str, str], schema: pa.Schema) -> tuple[str, ...]:

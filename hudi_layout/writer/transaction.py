@@ -99,6 +99,7 @@ from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
     metadata_update_hook,
     prepare_metadata_table,
+    refuse_unhonoured_index_options,
     stats_columns_for,
 )
 
@@ -255,6 +256,7 @@ class WriteSession:
             refuse_unformattable(df_schema, layout.record_keys, "record key")
             refuse_unformattable(df_schema, layout.partition_fields, "partition path")
         rules = _merge_rules(layout.props, opts, operation, df_schema) if operation.merges_by_key else None
+        refuse_unhonoured_index_options(layout.props, opts, layout.schema)
         to_delete = _partitions_to_delete(base, opts, partitions_in_data) \
             if operation is WriteOperation.DELETE_PARTITION else ()
         keys_only = operation in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION)

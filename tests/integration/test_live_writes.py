@@ -296,6 +296,21 @@ def test_the_payload_class_and_merge_mode_options_mean_what_hudi_reads_them_as(s
     assert 900 in read_rs(table)
 
 
+def test_index_options_a_write_cannot_honour_are_refused_before_writing(spark, table) -> None:
+    """A column list naming a column the table lacks, and ``column.stats.enable=false`` on a table keeping the
+    index, were taken without effect (session 29's probe); a key and its alias with different values likewise
+    (one was ignored). Each is refused in one line and the table stays as it was."""
+    files = sorted(str(f) for f in Path(table).rglob("*"))
+    for bad in ({"hoodie.metadata.index.column.stats.column.list": "v,nope"},
+                {"hoodie.metadata.index.column.stats.enable": "false"},
+                {"hoodie.datasource.write.operation": "insert", "hoodie.datasource.write.precombine.field": "ts",
+                 "hoodie.table.ordering.fields": "v"}):
+        with pytest.raises(InvalidArgumentError):
+            hl.write(spark.createDataFrame(rows([901]), SCHEMA), str(table),
+                     {"hoodie.datasource.write.operation": "upsert", **bad})
+    assert sorted(str(f) for f in Path(table).rglob("*")) == files
+
+
 @pytest.mark.parametrize("codec", ["snappy", "gzip"])
 def test_upsert_and_delete_on_a_java_written_table(spark, fixture_table, codec: str) -> None:
     """A v9 table Hudi wrote (hive-style partitions, event-time ordering on txn_ts, decimals, timestamps):

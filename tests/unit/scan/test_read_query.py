@@ -106,6 +106,18 @@ def test_peer_write_options_are_refused_naming_what_does_it(key, instead):
     assert cfg.resolve_options({"mergeSchema": "true"}, use_defaults_file=False) == {"mergeSchema": "true"}
 
 
+def test_a_key_and_its_alias_with_different_values_are_refused() -> None:
+    """``Option.get`` took the first spelling it found and ignored the other (session 29's probe); the same
+    setting spelled twice with equal meaning is fine."""
+    with pytest.raises(InvalidArgumentError, match="same setting"):
+        cfg.resolve_read_options({"as.of.instant": "20200101000000000", "hoodie.read.as.of.timestamp": "20210101"})
+    with pytest.raises(InvalidArgumentError, match="same setting"):
+        cfg.validate_all({"hoodie.clustering.inline": "true", "hoodie.datasource.clustering.inline.enable": "false"})
+    cfg.validate_all({"hoodie.datasource.write.keygenerator.type": "SIMPLE",
+                      "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+                      "hoodie.clustering.inline": True, "hoodie.datasource.clustering.inline.enable": "true"})
+
+
 @pytest.mark.parametrize("key", ["hoodie.parquet.max.file.szie", "hoodie.clustering.plan.strategy.sort.colums",
                                  "as.of.instant"])
 def test_write_keys_refused_alike(key):
