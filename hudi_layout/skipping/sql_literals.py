@@ -157,6 +157,8 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
         if type_name in ("STRING", "VARCHAR", "CHAR"):
             if isinstance(v, _dt.datetime):  # Spark renders it in the session time zone
                 return NO_CAST
+            if isinstance(v, bytes):  # the bytes as UTF-8 (until session 29 folded as Python's "b'..'" text)
+                return v.decode("utf-8")
             return v.isoformat() if isinstance(v, _dt.date) else str(v)
         if type_name == "DATE":
             if isinstance(v, str):
