@@ -246,12 +246,7 @@ def _row_counts(table: HudiTable, slices: Sequence[FileSlice]) -> dict[str, int]
             if instant.action not in ("commit", "replacecommit", "deltacommit") or (
                     instant.requested_time not in wanted):
                 continue
-            meta = table.timeline.read_commit_metadata_shared(instant)
-            for stats in (meta.get("partitionToWriteStats") or {}).values():
-                for s in stats or []:
-                    path = s.get("path") or ""
-                    if path and s.get("numWrites") is not None:
-                        counts[path.rsplit("/", 1)[-1]] = int(s["numWrites"])
+            counts.update(table.timeline.rows_written(instant))
     except HudiLayoutError as e:  # counts are informational only
         log.debug("row counts unavailable: %s", e)
     return counts
@@ -621,10 +616,10 @@ def nan_exact_files(table: HudiTable, slices: Sequence[FileSlice]) -> set[str]:
         if instant.requested_time not in wanted or instant.action not in ("commit", "replacecommit"):
             continue
         try:
-            extra = table.timeline.read_commit_metadata_shared(instant).get("extraMetadata") or {}
+            flag = table.timeline.extra_metadata_value(instant, NAN_EXACT_STATS_KEY)
         except HudiLayoutError:
             continue
-        if str(extra.get(NAN_EXACT_STATS_KEY, "")).lower() == "true":
+        if flag.lower() == "true":
             marked.add(instant.requested_time)
     return {s.base_file_name for s in slices if s.commit_time in marked}
 
