@@ -51,6 +51,9 @@ INDEX = "index"
 READ = "read"
 CLEAN = "clean"
 COMPACT = "compact"
+#: the commands whose commits end with the automatic clean, and those with ``clean`` itself (cleaner options)
+AUTOMATIC_CLEAN = (INGEST, CLUSTER, SERVICE, COMPACT)
+CLEANING = (CLEAN, *AUTOMATIC_CLEAN)
 HONOURED_BY_LEGEND = {
     INGEST: "`hudi-layout ingest`, `hl.write()`, `df.write.format(\"hudi_layout\")`",
     CLUSTER: "`hudi-layout cluster`, `hl.cluster()`, `hl.execute_pending()`, inline clustering after a write",
@@ -657,36 +660,36 @@ SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_8
                              "data means more tasks.", used_by=(CLUSTER, SERVICE))
 # --- cleaning (docs/cleaning.md) --------------------------------------------------------------------
 CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, _parse_bool,
-                         "Clean (delete file slices no longer needed) after every write and clustering.",
-                         used_by=(INGEST, CLUSTER, CLEAN))
+                         "Clean (delete file slices no longer needed) after every write, clustering and "
+                         "compaction.", used_by=CLEANING)
 CLEAN_ASYNC = Option("hoodie.clean.async", False, _parse_bool,
                      "Background cleaning: not supported (cleans run inline); `true` is refused.", used_by=(CLEAN,))
 CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, _positive_int,
                            "Completed commits since the last clean before an automatic clean is attempted.",
-                           used_by=(INGEST, CLUSTER))
+                           used_by=AUTOMATIC_CLEAN)
 CLEAN_TRIGGER_STRATEGY = Option("hoodie.clean.trigger.strategy", "NUM_COMMITS", lambda v: v.strip().upper(),
                                 "When an automatic clean is attempted (Hudi's `NUM_COMMITS`).",
-                                used_by=(INGEST, CLUSTER))
+                                used_by=AUTOMATIC_CLEAN)
 CLEANER_POLICY = Option("hoodie.cleaner.policy", CleaningPolicy.KEEP_LATEST_COMMITS, CleaningPolicy.parse,
                         "Which file slices a clean keeps: `KEEP_LATEST_COMMITS`, `KEEP_LATEST_FILE_VERSIONS` or "
-                        "`KEEP_LATEST_BY_HOURS`.", used_by=(CLEAN,))
+                        "`KEEP_LATEST_BY_HOURS`.", used_by=CLEANING)
 CLEANER_COMMITS_RETAINED = Option("hoodie.cleaner.commits.retained", 10, _positive_int,
                                   "KEEP_LATEST_COMMITS: the slices the last this many commits read stay.",
-                                  used_by=(CLEAN,))
+                                  used_by=CLEANING)
 CLEANER_FILE_VERSIONS_RETAINED = Option("hoodie.cleaner.fileversions.retained", 3, _positive_int,
                                         "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.",
-                                        used_by=(CLEAN,))
+                                        used_by=CLEANING)
 CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, _positive_int,
                                 "KEEP_LATEST_BY_HOURS: slices needed by commits of the last this many hours stay.",
-                                used_by=(CLEAN,))
+                                used_by=CLEANING)
 CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, _parse_bool,
                                             "Bootstrap tables are not supported; `true` is refused.",
-                                            used_by=(CLEAN,))
+                                            used_by=CLEANING)
 # hudi_layout's own: a file that stopped being part of the latest snapshot less than this long ago is kept,
 # so a reader (any engine) that planned its scan before the change has this long to finish (docs/cleaning.md)
 CLEAN_GRACE_SECONDS = Option("hudi_layout.clean.grace.period.seconds", 600, _non_negative_int,
                              "hudi_layout's own: a file replaced less than this long ago is kept, so readers that "
-                             "planned before the change can finish.", used_by=(CLEAN,))
+                             "planned before the change can finish.", used_by=CLEANING)
 # hudi_layout's own (Hudi has no such keys): column weights for the curves, the workload of the qdtree
 # strategy, the tree a plan records, the opt-in query log, and curve-region pruning (docs/layouts.md)
 CURVE_COLUMN_WEIGHTS: Option[dict[str, float] | str] = Option(
