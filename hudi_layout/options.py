@@ -856,6 +856,38 @@ def read_defaults_file(path: str | os.PathLike[str] | None) -> dict[str, str]:
     return out
 
 
+_defaults_cache: dict[str, tuple[tuple[str, int, int], dict[str, str]]] = {}
+
+
+def defaults_file_values() -> dict[str, str]:
+    """The defaults file in use, parsed (re-read only when its size or modification time changes); ``{}`` when
+    there is none or it cannot be read (a read then keeps its defaults; a write refuses such a file)."""
+    try:
+        path = default_conf_path()
+        if path is None:
+            return {}
+        st = path.stat()
+    except (OSError, InvalidArgumentError):
+        return {}
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    got = _defaults_cache.get("conf")
+    if got is not None and got[0] == key:
+        return got[1]
+    try:
+        values = read_defaults_file(path)
+    except (OSError, InvalidArgumentError):
+        values = {}
+    _defaults_cache["conf"] = (key, values)
+    return values
+
+
+def defaults_file_read_options() -> dict[str, str]:
+    """The Hudi read options a defaults file sets (:data:`SESSION_READ_KEYS`): a read takes them beneath the
+    session's settings and its own options, as Hudi's reads take ``hudi-defaults.conf``; writes leave them
+    (until session 29 reads ignored them and every write refused the file for them)."""
+    return {k: v for k, v in defaults_file_values().items() if k in SESSION_READ_KEYS}
+
+
 def is_governed(key: str) -> bool:
     """Keys under the policy of the module docstring (Spark's and other libraries' options are not)."""
     return key.startswith(("hoodie.", "hudi_layout.")) or key == "as.of.instant"
@@ -985,7 +1017,8 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
     merged: dict[str, str] = {}
     defaults_path = (conf_file or default_conf_path()) if use_defaults_file else None
     if defaults_path is not None:
-        defaults = read_defaults_file(defaults_path)
+        # the file's read options are the reads' (defaults_file_read_options), not refused here
+        defaults = {k: v for k, v in read_defaults_file(defaults_path).items() if k not in SESSION_READ_KEYS}
         check_write_keys(defaults, where=str(defaults_path))
         merged.update(defaults)
     caller = {k: option_text(v) for k, v in (options or {}).items()}

@@ -150,6 +150,10 @@ class ClusteringOptions:
         selected = tuple(cfg.split_fields(cfg.PARTITION_SELECTED.get(opts)))
         weights = cfg.CURVE_COLUMN_WEIGHTS.get(opts)
         regex = cfg.PARTITION_REGEX.get(opts).strip()
+        if selected and regex:  # Hudi takes the list and drops the regex; intersecting them was ours (session 29)
+            raise InvalidArgumentError(
+                f"{cfg.PARTITION_SELECTED.key} and {cfg.PARTITION_REGEX.key} are both given; Hudi's planner takes "
+                "the list and ignores the pattern", hint="give one of them")
         out = cls(
             small_file_limit=_positive(cfg.SMALL_FILE_LIMIT, cfg.SMALL_FILE_LIMIT.get(opts), allow_zero=True),
             max_bytes_per_group=_positive(cfg.MAX_BYTES_PER_GROUP, cfg.MAX_BYTES_PER_GROUP.get(opts)),

@@ -283,7 +283,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     in_session = session_settings(spark)  # one JVM round trip for every session setting the plan asks about
     if query is None:
         # Hudi's Spark reads take the session's hoodie.* read settings beneath the read's options
-        query = ReadQuery.from_options(cfg.read_options_beneath_session(session_read_options(in_session), options))
+        query = ReadQuery.from_options(cfg.read_options_beneath_session(
+            {**cfg.defaults_file_read_options(), **session_read_options(in_session)}, options))
     elif options and set(options) - _READ_SETTING_KEYS:
         raise InvalidArgumentError("give either a read query or read options, not both",
                                    hint="with a read query, only hudi_layout's read settings may be given as "
@@ -445,9 +446,6 @@ def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_
              f"more history with hoodie.cleaner.commits.retained{fallback}")
 
 
-_settings_cache: dict[str, tuple[tuple[str, int, int], dict[str, str]]] = {}
-
-
 def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
     """hudi_layout's read-side settings (:data:`~hudi_layout.options.READ_SETTINGS`): the defaults file
     (``conf/hudi-layout-defaults.conf`` or ``$HUDI_LAYOUT_CONF``, re-read only when its size or modification
@@ -461,28 +459,7 @@ _READ_SETTING_KEYS = frozenset(k for o in cfg.READ_SETTINGS for k in (o.key, *o.
 
 
 def _defaults_file_settings() -> dict[str, str]:
-    try:
-        path = cfg.default_conf_path()
-    except HudiLayoutError as e:  # a bad $HUDI_LAYOUT_CONF: reads keep their defaults (writes refuse it)
-        log.debug("defaults file not read: %s", e)
-        return {}
-    if path is None:
-        return {}
-    try:
-        st = path.stat()
-    except OSError:
-        return {}
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    got = _settings_cache.get("conf")
-    if got is not None and got[0] == key:
-        return got[1]
-    try:
-        values = cfg.read_defaults_file(path)
-    except (OSError, HudiLayoutError) as e:
-        log.debug("defaults file %s not read: %s", path, e)
-        values = {}
-    _settings_cache["conf"] = (key, values)
-    return values
+    return cfg.defaults_file_values()
 
 
 def _record_query(table: HudiTable, pred: Predicate, source: str, settings: dict[str, str]) -> None:

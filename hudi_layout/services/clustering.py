@@ -519,6 +519,8 @@ def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy:
     """The plan :func:`cluster` would schedule now, without writing anything (no Spark)."""
     table = HudiTable(path)
     resolved = cfg.resolve_options(options)
+    cfg.validate_all(resolved)  # what the run refuses, a preview refuses too
+    CleanConfig.from_options(resolved)
     layout, build = command_layout(resolved, strategy, method)
     columns = command_columns(resolved, columns)
     if columns is None:

@@ -375,7 +375,9 @@ def _read_options(options: Mapping[str, str]) -> dict[str, str]:
     """The Hudi read options among a data source's options (Spark's own keys, such as ``path``, left out;
     another table format's time-travel options refused, not left out)."""
     cfg.refuse_peer_read_keys(options)
-    return {k: v for k, v in options.items() if cfg.is_governed(k) or k == INCLUDE_META_OPTION}
+    given = {k: v for k, v in options.items() if cfg.is_governed(k) or k == INCLUDE_META_OPTION}
+    return {str(k): str(v) for k, v in cfg.read_options_beneath_session(cfg.defaults_file_read_options(),
+                                                                        given).items()}
 
 
 def _latest_completion(path: str | None) -> str | None:

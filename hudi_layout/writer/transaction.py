@@ -232,6 +232,7 @@ class WriteSession:
                 "the rows as they come)", hint="write with hudi_layout.write(df, path, options), which casts the "
                 "batch to the table's schema first, or cast the DataFrame yourself")
         _check_write_options(opts, operation)
+        _refuse_options_the_operation_ignores(given, operation)
         if datasource and cfg.WRITE_SMALL_FILE_LIMIT.get(opts) and operation is WriteOperation.INSERT:
             raise InvalidArgumentError(
                 f"{cfg.WRITE_SMALL_FILE_LIMIT.key}={cfg.WRITE_SMALL_FILE_LIMIT.get(opts)} is not supported by the data "
@@ -475,6 +476,20 @@ def _check_write_options(opts: Mapping[str, str], operation: WriteOperation) -> 
                                    "incoming records with the same key first",
                                    hint="drop the option (or de-duplicate and use insert)")
     requested_merge_mode(opts)  # a bad merge mode or payload class is refused by any operation
+
+
+def _refuse_options_the_operation_ignores(given: Mapping[str, Any], operation: WriteOperation) -> None:
+    """Options the caller gave that this operation would take without effect (session 29's probe; a defaults
+    file, shared by every write, may hold them)."""
+    if cfg.PARTITIONS_TO_DELETE.get(given) and operation is not WriteOperation.DELETE_PARTITION:
+        raise InvalidArgumentError(f"{cfg.PARTITIONS_TO_DELETE.key} applies to operation delete_partition only "
+                                   f"(this write is {operation.value})",
+                                   hint="set hoodie.datasource.write.operation=delete_partition, or drop the option")
+    if cfg.WRITE_SMALL_FILE_LIMIT.get(given) and operation not in (WriteOperation.UPSERT, WriteOperation.INSERT):
+        raise InvalidArgumentError(f"{cfg.WRITE_SMALL_FILE_LIMIT.key} applies to upsert and insert, which pack new "
+                                   f"records into small files; {operation.value} never packs (as in Hudi)",
+                                   hint="set hoodie.datasource.write.operation=insert (or upsert), or drop the "
+                                        "option")
 
 
 def requested_merge_mode(opts: Mapping[str, str]) -> MergeMode | None:

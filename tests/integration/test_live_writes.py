@@ -299,12 +299,15 @@ def test_the_payload_class_and_merge_mode_options_mean_what_hudi_reads_them_as(s
 def test_index_options_a_write_cannot_honour_are_refused_before_writing(spark, table) -> None:
     """A column list naming a column the table lacks, and ``column.stats.enable=false`` on a table keeping the
     index, were taken without effect (session 29's probe); a key and its alias with different values likewise
-    (one was ignored). Each is refused in one line and the table stays as it was."""
+    (one was ignored), partitions to delete given to an upsert and a small-file limit to a bulk insert. Each is
+    refused in one line and the table stays as it was."""
     files = sorted(str(f) for f in Path(table).rglob("*"))
     for bad in ({"hoodie.metadata.index.column.stats.column.list": "v,nope"},
                 {"hoodie.metadata.index.column.stats.enable": "false"},
                 {"hoodie.datasource.write.operation": "insert", "hoodie.datasource.write.precombine.field": "ts",
-                 "hoodie.table.ordering.fields": "v"}):
+                 "hoodie.table.ordering.fields": "v"},
+                {"hoodie.datasource.write.partitions.to.delete": "a"},  # an upsert deletes no partition
+                {"hoodie.datasource.write.operation": "bulk_insert", "hoodie.parquet.small.file.limit": "100000"}):
         with pytest.raises(InvalidArgumentError):
             hl.write(spark.createDataFrame(rows([901]), SCHEMA), str(table),
                      {"hoodie.datasource.write.operation": "upsert", **bad})

@@ -181,8 +181,12 @@ def test_partition_selection() -> None:
     plan = plan_clustering(slices, opts(**{"hoodie.clustering.plan.strategy.partition.selected":
                                            "2024/02/01,2024/01/02"}), set())
     assert plan is not None and plan.partitions == ("2024/01/02", "2024/02/01")
-    # both filters: intersection; regex must match the whole path
+    # the regex must match the whole path
+    plan = plan_clustering(slices, opts(**{"hoodie.clustering.plan.strategy.partition.regex.pattern": "2024/0"}),
+                           set())
+    assert plan is None
+    # both filters: Hudi takes the list and ignores the pattern; we intersected them (session 29): refused
     both = {"hoodie.clustering.plan.strategy.partition.selected": "2024/02/01",
             "hoodie.clustering.plan.strategy.partition.regex.pattern": "2024/0"}
-    plan = plan_clustering(slices, opts(**both), set())
-    assert plan is None
+    with pytest.raises(InvalidArgumentError, match="both given"):
+        opts(**both)

@@ -191,6 +191,24 @@ def test_read_settings_are_read_options_and_override_the_defaults_file(tmp_path,
     cfg.resolve_options({}, conf_file=conf)  # a write with that defaults file is not refused
 
 
+def test_a_defaults_files_read_options_are_the_reads_and_writes_leave_them(tmp_path, monkeypatch):
+    """``hoodie.enable.data.skipping false`` in the defaults file: reads skipped by column_stats anyway and every
+    write refused the file for holding a read option (session 29's probe). Reads now take the file's Hudi read
+    options beneath the session's and their own, as Hudi reads ``hudi-defaults.conf``; writes leave them."""
+    from hudi_layout.spark.datasource import _read_options
+
+    conf = tmp_path / "defaults.conf"
+    conf.write_text("hoodie.enable.data.skipping false\nhoodie.datasource.query.type read_optimized\n"
+                    "hoodie.parquet.max.file.size 1000\n")
+    monkeypatch.setenv("HUDI_LAYOUT_CONF", str(conf))
+    file_only = cfg.read_options_beneath_session(cfg.defaults_file_read_options(), {})
+    assert ReadQuery.from_options(file_only) == ReadQuery(QueryType.READ_OPTIMIZED, use_column_stats=False)
+    over = cfg.read_options_beneath_session(cfg.defaults_file_read_options(), {"hoodie.enable.data.skipping": "true"})
+    assert ReadQuery.from_options(over).use_column_stats
+    assert ReadQuery.from_options(_read_options({"path": "/t"})).query_type is QueryType.READ_OPTIMIZED
+    assert cfg.resolve_options({}) == {"hoodie.parquet.max.file.size": "1000"}  # the write takes its own keys
+
+
 def test_zeros_begin_an_incremental_read_at_the_start_as_in_hudi_docs():
     """Hudi's docs start incremental reads with begin instant "000"; the read-path soak asked that and every
     entry point refused it (regression)."""
