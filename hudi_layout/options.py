@@ -780,7 +780,8 @@ SESSION_READ_KEYS: frozenset[str] = frozenset(o.key for o in _SESSION_READ_OPTIO
 def read_options_beneath_session(session: Mapping[str, str], options: Mapping[str, Any] | None) -> dict[str, Any]:
     """A read's options over the session's read settings (:func:`session_read_options` of the Spark layer):
     an option the read names (by its key or an alias) hides the session's value; the session's begin / end
-    instants count only when the resulting query type is incremental (Hudi's snapshot reads ignore them)."""
+    instants and incremental fallback count only when the resulting query type is incremental (Hudi's snapshot
+    reads ignore them)."""
     given = dict(options or {})
     out: dict[str, Any] = {}
     for option in _SESSION_READ_OPTIONS:
@@ -790,7 +791,7 @@ def read_options_beneath_session(session: Mapping[str, str], options: Mapping[st
         out.update({n: session[n] for n in names if n in session})
     out.update(given)
     if QUERY_TYPE.get(out) is not QueryType.INCREMENTAL:
-        for option in (BEGIN_INSTANT, END_INSTANT):
+        for option in (BEGIN_INSTANT, END_INSTANT, INCREMENTAL_FALLBACK):
             for n in (option.key, *option.aliases):
                 if n not in given:
                     out.pop(n, None)

@@ -63,6 +63,9 @@ class ReadQuery:
             raise InvalidArgumentError(
                 f"{cfg.BEGIN_INSTANT.key} / {cfg.END_INSTANT.key} only apply to incremental reads",
                 hint=f"set {cfg.QUERY_TYPE.key}=incremental")
+        elif cfg.INCREMENTAL_FALLBACK.get(opts):
+            raise InvalidArgumentError(f"{cfg.INCREMENTAL_FALLBACK.key}=true only applies to incremental reads",
+                                       hint=f"set {cfg.QUERY_TYPE.key}=incremental, or drop the option")
         return cls(query_type, as_of, completed_by, begin, end,
                    cfg.DATA_SKIPPING.get(opts) and cfg.METADATA_ENABLE.get(opts),
                    query_type is QueryType.INCREMENTAL and cfg.INCREMENTAL_FALLBACK.get(opts))

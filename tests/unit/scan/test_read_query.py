@@ -191,6 +191,15 @@ def test_read_settings_are_read_options_and_override_the_defaults_file(tmp_path,
     cfg.resolve_options({}, conf_file=conf)  # a write with that defaults file is not refused
 
 
+def test_the_incremental_fallback_on_a_snapshot_read_is_refused_as_begin_and_end_are():
+    """It was taken without effect by snapshot reads (session 29's probe); a session setting of it still only
+    counts for incremental reads."""
+    with pytest.raises(InvalidArgumentError, match="only applies to incremental"):
+        ReadQuery.from_options({"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
+    session = {"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"}
+    assert ReadQuery.from_options(cfg.read_options_beneath_session(session, {})) == ReadQuery()
+
+
 def test_a_defaults_files_read_options_are_the_reads_and_writes_leave_them(tmp_path, monkeypatch):
     """``hoodie.enable.data.skipping false`` in the defaults file: reads skipped by column_stats anyway and every
     write refused the file for holding a read option (session 29's probe). Reads now take the file's Hudi read
