@@ -782,7 +782,7 @@ def read_options_beneath_session(session: Mapping[str, str], options: Mapping[st
     an option the read names (by its key or an alias) hides the session's value; the session's begin / end
     instants and incremental fallback count only when the resulting query type is incremental (Hudi's snapshot
     reads ignore them)."""
-    given = dict(options or {})
+    given = canonical_options(options or {})
     out: dict[str, Any] = {}
     for option in _SESSION_READ_OPTIONS:
         names = (option.key, *option.aliases)
@@ -886,12 +886,37 @@ def defaults_file_read_options() -> dict[str, str]:
     """The Hudi read options a defaults file sets (:data:`SESSION_READ_KEYS`): a read takes them beneath the
     session's settings and its own options, as Hudi's reads take ``hudi-defaults.conf``; writes leave them
     (until session 29 reads ignored them and every write refused the file for them)."""
-    return {k: v for k, v in defaults_file_values().items() if k in SESSION_READ_KEYS}
+    return {k: v for k, v in canonical_options(defaults_file_values()).items() if k in SESSION_READ_KEYS}
+
+
+def canonical_key(key: Any) -> str:
+    """A key as the registry spells it: one of our namespaces' keys trimmed and lower-cased (every registry key
+    is lower-case), as Spark's case-insensitive options already hand them to the data source; others as given.
+    Until session 29 ``{"Hoodie.Datasource.Write.Operation": "upsert"}`` passed ``hl.write`` as a key of no
+    namespace and the write was a bulk insert: the key stored twice (a probe)."""
+    text = str(key).strip()
+    low = text.lower()
+    return low if low.startswith(("hoodie.", "hudi_layout.")) or low == "as.of.instant" else str(key)
+
+
+def canonical_options(options: Mapping[Any, Any]) -> dict[str, Any]:
+    """``options`` with :func:`canonical_key` keys; two spellings of one key with different values are
+    refused (one of them would be ignored)."""
+    out: dict[str, Any] = {}
+    spelled: dict[str, Any] = {}
+    for key, value in options.items():
+        canon = canonical_key(key)
+        if canon in out and option_text(out[canon]).strip() != option_text(value).strip():
+            raise InvalidArgumentError(f"options {spelled[canon]!r} and {key!r} name the same key {canon!r} with "
+                                       "different values", hint=f"give {canon} once")
+        out[canon], spelled[canon] = value, key
+    return out
 
 
 def is_governed(key: str) -> bool:
     """Keys under the policy of the module docstring (Spark's and other libraries' options are not)."""
-    return key.startswith(("hoodie.", "hudi_layout.")) or key == "as.of.instant"
+    canon = canonical_key(key)
+    return canon.startswith(("hoodie.", "hudi_layout.")) or canon == "as.of.instant"
 
 
 def _nearest(key: str, honoured: frozenset[str]) -> str | None:
@@ -1019,10 +1044,11 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
     defaults_path = (conf_file or default_conf_path()) if use_defaults_file else None
     if defaults_path is not None:
         # the file's read options are the reads' (defaults_file_read_options), not refused here
-        defaults = {k: v for k, v in read_defaults_file(defaults_path).items() if k not in SESSION_READ_KEYS}
+        defaults = {k: v for k, v in canonical_options(read_defaults_file(defaults_path)).items()
+                    if k not in SESSION_READ_KEYS}
         check_write_keys(defaults, where=str(defaults_path))
         merged.update(defaults)
-    caller = {k: option_text(v) for k, v in (options or {}).items()}
+    caller = {k: option_text(v) for k, v in canonical_options(options or {}).items()}
     check_write_keys(caller)
     merged.update(caller)
     return merged
@@ -1031,7 +1057,7 @@ def resolve_options(options: Mapping[str, Any] | None, *, conf_file: str | os.Pa
 def resolve_read_options(options: Mapping[str, Any] | None) -> dict[str, str]:
     """The caller's read options as ``{key: str}``: keys a read does not honour are refused by name, and
     the values of the known ones are parsed now (errors name the key) so nothing runs with a bad value."""
-    out = {k: option_text(v) for k, v in (options or {}).items()
+    out = {k: option_text(v) for k, v in canonical_options(options or {}).items()
            if v is not None}
     check_read_keys(out)
     for option in (*READ_OPTIONS, *READ_SETTINGS):
@@ -1147,7 +1173,7 @@ def refuse_table_config_conflicts(table_props: Mapping[str, str], given: Mapping
     """Raise for options that contradict an existing table's ``hoodie.properties``
     (:func:`table_config_conflicts`): every command that takes options on a table (write, cluster, index,
     clean) refuses them instead of ignoring them."""
-    conflicts = table_config_conflicts(table_props, given or {})
+    conflicts = table_config_conflicts(table_props, canonical_options(given or {}))
     if conflicts:
         text = "; ".join(f"{k}={v!r} but the table has {t!r}" for k, t, v in conflicts)
         raise InvalidArgumentError(

@@ -222,7 +222,7 @@ class WriteSession:
         (:attr:`WriteSpec.datetime_rebase_mode`).
         """
         started = time.time()
-        given = {k: v for k, v in (options or {}).items() if k != "path"}
+        given = cfg.canonical_options({k: v for k, v in (options or {}).items() if k != "path"})
         opts = cfg.resolve_options(given)
         cfg.validate_all(opts)
         operation = _write_operation(opts, overwrite, datasource=datasource)

@@ -200,6 +200,21 @@ def test_the_incremental_fallback_on_a_snapshot_read_is_refused_as_begin_and_end
     assert ReadQuery.from_options(cfg.read_options_beneath_session(session, {})) == ReadQuery()
 
 
+def test_option_keys_are_matched_in_any_letter_case_and_trimmed():
+    """``{"Hoodie.Datasource.Write.Operation": "upsert"}`` passed ``hl.write`` as a key of no namespace (the write
+    was a bulk insert) and ``{"AS.OF.INSTANT": ...}`` read the latest snapshot (session 29's probe); Spark
+    already hands the data source its keys lower-cased. Two spellings with different values are refused."""
+    assert cfg.resolve_options({" Hoodie.Datasource.Write.Operation ": "upsert"}, use_defaults_file=False) == \
+        {"hoodie.datasource.write.operation": "upsert"}
+    assert cfg.resolve_read_options({"AS.OF.INSTANT": "20240101000000000"}) == {"as.of.instant": "20240101000000000"}
+    with pytest.raises(InvalidArgumentError, match="same key"):
+        cfg.resolve_options({"hoodie.datasource.write.operation": "upsert",
+                             "HOODIE.DATASOURCE.WRITE.OPERATION": "insert"}, use_defaults_file=False)
+    with pytest.raises(InvalidArgumentError, match="not supported"):
+        cfg.resolve_options({"Hoodie.Parquet.Max.File.Szie": "1"}, use_defaults_file=False)
+    assert cfg.resolve_options({"header": "true"}, use_defaults_file=False) == {"header": "true"}  # not ours
+
+
 def test_a_defaults_files_read_options_are_the_reads_and_writes_leave_them(tmp_path, monkeypatch):
     """``hoodie.enable.data.skipping false`` in the defaults file: reads skipped by column_stats anyway and every
     write refused the file for holding a read option (session 29's probe). Reads now take the file's Hudi read
