@@ -83,6 +83,7 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
     if only is not None and not any(i.requested_time == only for i, _plan in table.timeline.pending_clustering()):
         raise InvalidArgumentError(f"no pending clustering plan {only} in {base}",
                                    hint="hudi-layout inspect PATH lists the pending clustering plans")
+    _refuse_options_plans_override(table, cfg.canonical_options(options or {}), only)
     drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []
@@ -94,6 +95,30 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
         log.info("executing clustering %s (%d groups)", instant_time, len(plan.groups))
         done.append(execute_plan(spark, str(base), instant_time, plan, options))
     return done
+
+
+def _refuse_options_plans_override(table: HudiTable, given: Mapping[str, Any], only: str | None) -> None:
+    """A pending plan runs as it was scheduled: the settings its strategy parameters record (sort columns,
+    layout, curve method, qdtree cuts, ...) win over the options. An option the caller gives that contradicts
+    one of them is refused before anything runs (until session 29 it was taken without effect; a probe)."""
+    for instant, plan in table.timeline.pending_clustering():
+        if only is not None and instant.requested_time != only:
+            continue
+        recorded = ((plan.get("clusteringPlan") or plan).get("strategy") or {}).get("strategyParams") or {}
+        for key, value in recorded.items():
+            option = next((o for o in cfg.ALL_OPTIONS if key in (o.key, *o.aliases)), None)
+            if option is None or not option.is_given(given):
+                continue
+            try:
+                same = option.get(given) == option.get({key: value})
+            except InvalidArgumentError:  # a recorded value we cannot parse: compare the text
+                same = cfg.option_text(given.get(option.key, "")).strip() == str(value).strip()
+            if not same:
+                raise InvalidArgumentError(
+                    f"option {option.key}={cfg.option_text(option.get(given))} contradicts pending clustering "
+                    f"{instant.requested_time}, which records {key}={value} (a plan runs as it was scheduled)",
+                    hint="drop the option, or roll the plan back (hudi-layout cluster --abandon-pending) and "
+                         "cluster anew")
 
 
 def resolve_workload(path: str, workload: Any, opts: Mapping[str, str]) -> Workload | None:

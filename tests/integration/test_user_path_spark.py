@@ -136,3 +136,18 @@ def test_cluster_takes_strategy_method_and_columns_from_the_options(spark, tmp_p
     assert cli_main(["cluster", path, "--dry-run", "-o", "hoodie.clustering.plan.strategy.sort.columns=x,y",
                      "-o", "hoodie.layout.optimize.strategy=hilbert"]) == 0
     assert svc.pending_clusterings(path) == []
+
+
+def test_execute_pending_refuses_options_its_plan_overrides(spark, tmp_path: Path) -> None:
+    """A pending plan runs as it was scheduled; ``execute_pending`` took a contradicting layout or sort-column
+    option without effect (session 29's probe). Refused before anything runs; an agreeing one is fine."""
+    path = str(tmp_path / "t")
+    hudi_layout.write(spark.createDataFrame(rows(0, 300)).repartition(2), path, write_options("t"))
+    run = svc.run_clustering(lambda: pytest.fail("scheduling must not start Spark"), path, ["x", "y"], "linear",
+                             schedule_only=True)
+    for bad in ({"hoodie.layout.optimize.strategy": "hilbert"}, {"hoodie.clustering.plan.strategy.sort.columns": "y"}):
+        with pytest.raises(InvalidArgumentError, match="contradicts pending clustering"):
+            hudi_layout.execute_pending(path, spark=spark, options=bad)
+    assert [p.instant_time for p in svc.pending_clusterings(path)] == [run.scheduled]
+    done = hudi_layout.execute_pending(path, spark=spark, options={"hoodie.layout.optimize.strategy": "linear"})
+    assert [m.instant_time for m in done] == [run.scheduled]
