@@ -477,8 +477,19 @@ def _normalise(cells: list[tuple[bytes, bytes, str]]) -> tuple[list[bytes], list
     unique = len(set(keys)) == len(keys) and all(c[1] for c in cells)
     if unique and len(distinct) == 1 and None not in distinct:
         return keys, [c[1] for c in cells], distinct.pop()  # type: ignore[return-value]
+    # in the v9 form, a key met once keeps its bytes: only keys the logs update or delete are decoded and
+    # merged (after a write, a plan decoded every record of the partition's logs, 3,202 records in 0.43 s on
+    # a table of 400 small upserts; session 29)
+    once: dict[bytes, bytes] = {}
+    if distinct == {9}:
+        seen: dict[bytes, int] = {}
+        for k in keys:
+            seen[k] = seen.get(k, 0) + 1
+        once = {k: v for k, v, _schema in cells if seen[k] == 1 and v}
     merged: dict[bytes, ColumnStat] = {}
     for k, v, schema in cells:
+        if k in once:
+            continue
         if not v:  # DELETE block entry
             merged.pop(k, None)
             continue
@@ -487,7 +498,8 @@ def _normalise(cells: list[tuple[bytes, bytes, str]]) -> tuple[list[bytes], list
             continue
         old = merged.get(k)
         merged[k] = rec.column_stats if old is None else merge_column_stats(old, rec.column_stats)
-    out_keys = sorted(merged)
-    out_vals = [encode_record(MetadataRecord(k.decode(), TYPE_COLUMN_STATS, column_stats=merged[k]), 9)
-                for k in out_keys]
+    encoded = {k: encode_record(MetadataRecord(k.decode(), TYPE_COLUMN_STATS, column_stats=stat), 9)
+               for k, stat in merged.items()}
+    out_keys = sorted([*once, *encoded])
+    out_vals = [once[k] if k in once else encoded[k] for k in out_keys]
     return out_keys, out_vals, 9

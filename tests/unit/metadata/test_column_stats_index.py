@@ -264,3 +264,42 @@ def test_the_inflation_pool_works_after_a_fork() -> None:
     child.start()
     child.join(timeout=30)
     assert child.exitcode == 0 and queue.get(timeout=5) == 42
+
+
+def test_normalise_keeps_keys_met_once_and_merges_the_rest_as_decoding_everything_does() -> None:
+    """Cells of base + log files: keys met once keep their bytes (session 29: a plan after each write decoded
+    every log record), keys updated or deleted by a log are merged with the MDT rule; the result equals
+    decoding and merging every cell."""
+    import random
+
+    from hudi_layout.metadata import stats_values as SV
+    from hudi_layout.metadata.merge import merge_column_stats
+    from hudi_layout.metadata.schema import metadata_record_schema_str
+
+    rng = random.Random(29)
+    info = SV.value_type_for_arrow(pa.int64())
+    schema = metadata_record_schema_str(9)
+
+    def cell(key: str, lo: int, hi: int) -> tuple[bytes, bytes, str]:
+        stat = R.ColumnStat(key, "c", SV.encode(lo, info, 2), SV.encode(hi, info, 2), 10, 0, value_type=info)
+        return key.encode(), R.encode_record(R.MetadataRecord(key, R.TYPE_COLUMN_STATS, column_stats=stat), 9), \
+            schema
+
+    for _ in range(20):
+        cells = []
+        for i in range(60):
+            key = f"k{rng.randrange(40):03d}"
+            lo = rng.randrange(-100, 100)
+            cells.append((key.encode(), b"", schema) if rng.random() < 0.1 else cell(key, lo, lo + rng.randrange(50)))
+        merged: dict[bytes, R.ColumnStat] = {}
+        for k, v, _s in cells:
+            if not v:
+                merged.pop(k, None)
+                continue
+            stat = R.decode_record(k.decode(), v, schema).column_stats
+            assert stat is not None
+            merged[k] = stat if k not in merged else merge_column_stats(merged[k], stat)
+        keys, values, form = _normalise(cells)
+        assert form == 9 and keys == sorted(merged)
+        assert [R.decode_record(k.decode(), v, schema).column_stats for k, v in zip(keys, values)] == \
+            [merged[k] for k in keys]
