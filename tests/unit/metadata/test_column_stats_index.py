@@ -287,7 +287,7 @@ def test_normalise_keeps_keys_met_once_and_merges_the_rest_as_decoding_everythin
 
     for _ in range(20):
         cells = []
-        for i in range(60):
+        for _ in range(60):
             key = f"k{rng.randrange(40):03d}"
             lo = rng.randrange(-100, 100)
             cells.append((key.encode(), b"", schema) if rng.random() < 0.1 else cell(key, lo, lo + rng.randrange(50)))
