@@ -1,7 +1,7 @@
 """Benchmark: what a long-lived table's growing timeline costs, commit after commit.
 
 hudi_layout does not archive the timeline (Hudi's archiver moves old instants out of the active timeline;
-docs/safety.md says why it is not written). This run measures what that costs a living table: one partitioned
+docs/live-writes.md, "Not done here"). This run measures what that costs a living table: one partitioned
 Copy-on-Write table takes ``--rounds`` small upserts (``--updates`` stored keys + ``--inserts`` new keys each),
 with Hudi's defaults for the services our writer runs inline (automatic clean, metadata-table compaction).
 After every round it records
