@@ -22,9 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from .common import bench_arg_parser, fresh_dir, log, median, rows_of, spark_session, timed
+from .common import UpsertStream, bench_arg_parser, fresh_dir, log, median, rows_of, spark_session, timed
 from .report import md_table, write_report
 
 VARIANTS = {"off": "0", "on": "104857600"}
@@ -45,7 +43,6 @@ def row(i: int, ts: int, v: int) -> tuple[Any, ...]:
 def main(argv: list[str] | None = None) -> int:
     import hudi_layout
     from hudi_layout import HudiTable
-    from tests.helpers.integration import hudi_rs_read
 
     p = bench_arg_parser(__doc__ or "", default_rows=20_000, quick_rows=4_000)
     p.add_argument("--rounds", type=int, default=100)
@@ -57,24 +54,16 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or ("small_files_quick" if args.quick else "small_files")
     spark = spark_session("bench_small_files")
     work = fresh_dir(Path(args.work_dir) / "small_files")
-    rng = np.random.default_rng(11)
-    model = {i: row(i, 0, i % 97) for i in range(rows)}
-    base = [model[i] for i in range(rows)]
+    stream = UpsertStream(rows, row, seed=11, value_range=1000, first_values=lambda i: i % 97)
+    base = stream.initial_rows()
     paths = {k: work / k for k in VARIANTS}
     for path in paths.values():
         hudi_layout.write(spark.createDataFrame(base, SCHEMA), str(path),
                           {**table_options(), "hoodie.datasource.write.operation": "bulk_insert"})
     groups: dict[str, list[int]] = {k: [len(HudiTable(str(path)).file_slices())] for k, path in paths.items()}
     seconds: dict[str, list[float]] = {k: [] for k in VARIANTS}
-    next_id = rows
     for r in range(rounds):
-        stored = rng.choice(sorted(model), args.updates, replace=False).tolist()
-        batch = [row(int(i), r + 1, int(rng.integers(0, 1000))) for i in stored]
-        batch += [row(i, r + 1, int(rng.integers(0, 1000))) for i in range(next_id, next_id + args.inserts)]
-        next_id += args.inserts
-        for b in batch:
-            model[b[0]] = b
-        df = spark.createDataFrame(batch, SCHEMA).cache()
+        df = spark.createDataFrame(stream.batch(r + 1, args.updates, args.inserts), SCHEMA).cache()
         df.count()
         order = list(VARIANTS) if r % 2 == 0 else list(VARIANTS)[::-1]
         for k in order:
@@ -86,12 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         df.unpersist()
         if (r + 1) % 10 == 0:
             log(f"round {r + 1}: file groups {groups['off'][-1]} (off) / {groups['on'][-1]} (on)")
-    want = sorted(model.values())
     for k, path in paths.items():
-        ours = sorted(tuple(x) for x in hudi_layout.read(str(path), spark=spark).select(
-            "id", "name", "v", "ts", "part").collect())
-        theirs = hudi_rs_read(str(path)).select(["id", "name", "v", "ts", "part"]).to_pylist()
-        if ours != want or sorted(tuple(d.values()) for d in theirs) != want:
+        if not stream.read_as_model(spark, path, ("id", "name", "v", "ts", "part")):
             log(f"{k}: the table does not read as the model of its upserts")
             return 1
     ratios = [on / off for on, off in zip(seconds["on"], seconds["off"])]

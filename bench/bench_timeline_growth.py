@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import bench_arg_parser, fresh_dir, log, median, rows_of, spark_session, timed
+from .common import UpsertStream, bench_arg_parser, fresh_dir, log, median, rows_of, spark_session, timed
 from .report import md_table, write_report
 
 SCHEMA = "id long, name string, v int, ts long, part string"
@@ -60,7 +60,6 @@ def slope(xs: list[int], ys: list[float]) -> float:
 def main(argv: list[str] | None = None) -> int:
     import hudi_layout
     from hudi_layout import HudiTable
-    from tests.helpers.integration import hudi_rs_read
 
     p = bench_arg_parser(__doc__ or "", default_rows=20_000, quick_rows=2_000)
     p.add_argument("--rounds", type=int, default=400)
@@ -72,22 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or ("timeline_growth_quick" if args.quick else "timeline_growth")
     spark = spark_session("bench_timeline_growth")
     path = fresh_dir(Path(args.work_dir) / "timeline_growth") / "t"
-    rng = np.random.default_rng(29)
-    model = {i: row(i, 0, i % 997) for i in range(rows)}
-    hudi_layout.write(spark.createDataFrame([model[i] for i in range(rows)], SCHEMA), str(path),
+    stream = UpsertStream(rows, row, seed=29, value_range=997, first_values=lambda i: i % 997)
+    hudi_layout.write(spark.createDataFrame(stream.initial_rows(), SCHEMA), str(path),
                       {**table_options(), "hoodie.datasource.write.operation": "bulk_insert"})
     series: dict[str, list[float]] = {"upsert_s": [], "explain_s": [], "file_slices_s": [],
                                       "active_instants": [], "hoodie_files": [], "files_read": []}
-    next_id = rows
     started = time.monotonic()
     for r in range(rounds):
-        stored = rng.choice(sorted(model), args.updates, replace=False).tolist()
-        batch = [row(int(i), r + 1, int(rng.integers(0, 997))) for i in stored]
-        batch += [row(i, r + 1, int(rng.integers(0, 997))) for i in range(next_id, next_id + args.inserts)]
-        next_id += args.inserts
-        for b in batch:
-            model[b[0]] = b
-        df = spark.createDataFrame(batch, SCHEMA)
+        df = spark.createDataFrame(stream.batch(r + 1, args.updates, args.inserts), SCHEMA)
         t_write, _ = timed(hudi_layout.write, df, str(path),
                            {**table_options(), "hoodie.datasource.write.operation": "upsert"})
         t_plan, plan = timed(hudi_layout.explain, str(path), QUERY)
@@ -102,12 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             log(f"round {r + 1}: upsert {t_write:.2f} s, explain {t_plan * 1000:.0f} ms, view {t_view * 1000:.0f} ms, "
                 f"{series['active_instants'][-1]} instants, {series['hoodie_files'][-1]} files under .hoodie")
     total = time.monotonic() - started
-    want = sorted(model.values())
-    ours = sorted(tuple(x) for x in hudi_layout.read(str(path), spark=spark).select(
-        "id", "name", "v", "ts", "part").collect())
-    theirs = sorted(tuple(d.values()) for d in
-                    hudi_rs_read(str(path)).select(["id", "name", "v", "ts", "part"]).to_pylist())
-    if ours != want or theirs != want:
+    if not stream.read_as_model(spark, path, ("id", "name", "v", "ts", "part")):
         log("the table does not read as the model of its upserts")
         return 1
     half = rounds // 2

@@ -265,3 +265,43 @@ def read_parquet(spark: Any, path_or_files: str | Sequence[str]) -> Any:
     """``spark.read.parquet`` of a folder or of a list of files."""
     paths = [path_or_files] if isinstance(path_or_files, (str, os.PathLike)) else list(path_or_files)
     return spark.read.parquet(*[str(p) for p in paths])
+
+
+# -- streams of small upserts (bench_small_files, bench_timeline_growth) ------------------------------------
+
+class UpsertStream:
+    """Batches of ``updates`` stored keys and ``inserts`` new keys, and the model of the table they leave.
+
+    ``make_row(key, round, value)`` builds a row; the model starts as rows ``0 .. rows-1`` of round 0."""
+
+    def __init__(self, rows: int, make_row: Callable[[int, int, int], tuple[Any, ...]], *, seed: int,
+                 value_range: int, first_values: Callable[[int], int]) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.make_row = make_row
+        self.value_range = value_range
+        self.model = {i: make_row(i, 0, first_values(i)) for i in range(rows)}
+        self.next_id = rows
+
+    def initial_rows(self) -> list[tuple[Any, ...]]:
+        return [self.model[i] for i in sorted(self.model)]
+
+    def batch(self, round_no: int, updates: int, inserts: int) -> list[tuple[Any, ...]]:
+        """The next batch (round ``round_no``), applied to the model."""
+        stored = self.rng.choice(sorted(self.model), updates, replace=False).tolist()
+        keys = [int(i) for i in stored] + list(range(self.next_id, self.next_id + inserts))
+        self.next_id += inserts
+        out = [self.make_row(k, round_no, int(self.rng.integers(0, self.value_range))) for k in keys]
+        for row in out:
+            self.model[row[0]] = row
+        return out
+
+    def read_as_model(self, spark: Any, path: str | os.PathLike[str], columns: Sequence[str]) -> bool:
+        """Whether ``hudi_layout.read`` and hudi-rs both read the table as the model, each key once."""
+        import hudi_layout
+        from tests.helpers.integration import hudi_rs_read
+
+        want = sorted(self.model.values())
+        ours = sorted(tuple(x) for x in hudi_layout.read(str(path), spark=spark).select(*columns).collect())
+        theirs = sorted(tuple(d[c] for c in columns) for d in hudi_rs_read(str(path)).select(list(columns))
+                        .to_pylist())
+        return ours == want and theirs == want

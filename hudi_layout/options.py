@@ -1017,8 +1017,8 @@ def refuse_peer_write_keys(options: Mapping[str, Any]) -> None:
 
 
 def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
-    """Refuse the ``hoodie.*`` keys a read does not honour (module docstring), and other table formats'
-    time-travel options (:func:`refuse_peer_read_keys`)."""
+    """Refuse the ``hoodie.*`` keys a read does not honour (module docstring), other table formats'
+    time-travel options and Spark's file-source read options (:func:`refuse_peer_read_keys`)."""
     refuse_peer_read_keys(options)
     for key in options:
         if not is_governed(key) or key in READ_KEYS:

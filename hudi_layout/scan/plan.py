@@ -452,14 +452,10 @@ def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
     time changes), overridden by the same keys given as read ``options``."""
     given = {k: cfg.option_text(v) for k, v in (options or {}).items()
              if v is not None and k in _READ_SETTING_KEYS}
-    return {**_defaults_file_settings(), **given} if given else _defaults_file_settings()
+    return {**cfg.defaults_file_values(), **given} if given else cfg.defaults_file_values()
 
 
 _READ_SETTING_KEYS = frozenset(k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases))
-
-
-def _defaults_file_settings() -> dict[str, str]:
-    return cfg.defaults_file_values()
 
 
 def _record_query(table: HudiTable, pred: Predicate, source: str, settings: dict[str, str]) -> None:
