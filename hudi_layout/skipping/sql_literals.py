@@ -157,8 +157,14 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
         if type_name in ("STRING", "VARCHAR", "CHAR"):
             if isinstance(v, _dt.datetime):  # Spark renders it in the session time zone
                 return NO_CAST
-            if isinstance(v, bytes):  # the bytes as UTF-8 (until session 29 folded as Python's "b'..'" text)
+            # Spark's text of the value; until session 29 Python's str() was taken, which differs for booleans
+            # ('True'), bytes ("b'..'") and floats ('1e+20' for Spark's '1.0E20'): files were skipped (a probe)
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            if isinstance(v, bytes):  # the bytes as UTF-8; invalid UTF-8 is not folded (ValueError below)
                 return v.decode("utf-8")
+            if isinstance(v, (float, Decimal)):  # Java's number formatting: not folded
+                return NO_CAST
             return v.isoformat() if isinstance(v, _dt.date) else str(v)
         if type_name == "DATE":
             if isinstance(v, str):

@@ -108,3 +108,16 @@ def test_strings_with_backslashes_or_quotes_read_back_the_same_under_any_parser_
             assert from_sql(text) == pred
     assert from_sql("s = CAST(X'41' AS STRING)") == Eq(Ref("s"), Literal("A"))
     assert isinstance(from_sql("s = CAST(X'FF' AS STRING)"), Unsupported)  # not UTF-8: not folded
+
+
+@pytest.mark.parametrize(("text", "folded"), [("CAST(true AS STRING)", "true"),
+                                              ("CAST(X'706C61696E' AS STRING)", "plain"), ("CAST(12 AS STRING)", "12"),
+                                              ("CAST(DATE '2020-01-02' AS STRING)", "2020-01-02")])
+def test_cast_to_string_folds_to_sparks_text(text: str, folded: str) -> None:
+    """``CAST(true AS STRING)`` was folded with Python's ``str()`` as ``'True'`` (Spark: ``'true'``) and skipped
+    every file holding ``'true'`` (session 29's probe); bytes as ``"b'..'"``; floats and decimals, whose text
+    follows Java's formatting, are not folded."""
+    assert from_sql(f"s = {text}") == Eq(Ref("s"), Literal(folded))
+    for unfolded in ("CAST(1e20 AS STRING)", "CAST(1e-5 AS STRING)", "CAST(CAST(0.1 AS FLOAT) AS STRING)",
+                     "CAST(1.50 AS STRING)"):
+        assert isinstance(from_sql(f"s = {unfolded}"), Unsupported), unfolded
