@@ -635,7 +635,8 @@ TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.
 SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str,
                       "Columns to cluster by, comma-separated (`--columns`).", used_by=(CLUSTER, SERVICE))
 SINGLE_GROUP_CLUSTERING = Option("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
-                                 _parse_bool, "Also cluster a partition that forms a single group of one file.",
+                                 _parse_bool, "Also cluster a partition that forms a single group of one file. "
+                                 "As in Hudi, a plan with sort columns (every `cluster` command's) always does.",
                                  used_by=(CLUSTER, SERVICE))
 PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str,
                             "Cluster only these partitions, comma-separated.", used_by=(CLUSTER, SERVICE))
