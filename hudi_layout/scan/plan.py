@@ -53,6 +53,7 @@ from hudi_layout.skipping.partitions import prune_partitions
 from hudi_layout.skipping.pruning import PruneResult, prune
 from hudi_layout.skipping.spark_column import (
     from_spark_column,
+    jvm_zone,
     session_read_options,
     session_rebases_legacy,
     session_settings,
@@ -299,7 +300,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
     time_zone = time_zone or session_time_zone(spark, in_session)
     if filter_schema is not None:
-        pred = bind(pred, filter_schema, time_zone)
+        pred = bind(pred, filter_schema, time_zone, zone_rules=jvm_zone(spark, time_zone))
     elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:
         pred = session_time_unknown(pred)  # no column types to read them against
     if session_rebases_legacy(in_session):  # Spark shifts old dates of some files away from their statistics

@@ -207,6 +207,9 @@ def offset_fixed_around(wall: _dt.datetime, zone: _dt.tzinfo) -> bool:
     near the literal: then ``wall_a < wall`` and ``instant(wall_a) < instant(wall)`` agree for every
     ``wall_a``, near or far (session 29's probe: ``ntz < TIMESTAMP '2020-11-01 01:15:00-08:00'`` in
     Los Angeles read 60 of 100 rows). Elsewhere the leaf does not skip."""
+    fixed_between = getattr(zone, "offset_fixed_between", None)  # a zone that can answer it directly
+    if fixed_between is not None:
+        return bool(fixed_between(wall - _OFFSET_REACH, wall + _OFFSET_REACH))
     try:
         first = (wall - _OFFSET_REACH).replace(tzinfo=zone).utcoffset()
         steps = int(2 * _OFFSET_REACH / _OFFSET_STEP)
@@ -256,10 +259,14 @@ def _field_type(name: str, schema: pa.Schema) -> pa.DataType | None:
 
 
 
-def bind(pred: Predicate, schema: pa.Schema, time_zone: str | None = None) -> Predicate:
+def bind(pred: Predicate, schema: pa.Schema, time_zone: str | None = None, *,
+         zone_rules: _dt.tzinfo | None = None) -> Predicate:
     """``pred`` with every column resolved against ``schema``; with ``time_zone`` (the session's), its date and
-    timestamp literals resolved in that zone (see the module docstring)."""
-    zone = None if time_zone is None else session_zone(time_zone)
+    timestamp literals resolved in that zone (see the module docstring). ``zone_rules``: that zone's rules as
+    the session's JVM has them (``spark_column.jvm_zone``), used instead of the OS's tz database, which can
+    differ from the JDK's (session 29's probe: Asia/Tehran in 1978, half an hour apart)."""
+    zone = zone_rules if zone_rules is not None and time_zone is not None else \
+        None if time_zone is None else session_zone(time_zone)
     return visit(pred, _BindVisitor(schema, time_zone is not None, zone))
 
 

@@ -95,7 +95,8 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
     pred = _Walker(spark, settings).predicate(jc.node())
     if schema is None:
         return pred
-    return bind(pred, schema, session_time_zone(spark))
+    zone_name = session_time_zone(spark)
+    return bind(pred, schema, zone_name, zone_rules=jvm_zone(spark, zone_name))
 
 
 def _session(spark: Any) -> Any:
@@ -104,6 +105,85 @@ def _session(spark: Any) -> Any:
         return spark
     module = sys.modules.get("pyspark.sql")
     return None if module is None else module.SparkSession.getActiveSession()
+
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+
+
+class JvmZone(_dt.tzinfo):
+    """A time zone with the rules of the session's JVM (``java.time``'s tz database, which Spark reads datetime
+    text with), through py4j. Python's ``zoneinfo`` reads the OS's tz database, which can be another release:
+    here tzdata 2025b against the JDK's 2025a, and ``ts >= TIMESTAMP '1978-12-15 12:00:00'`` in Asia/Tehran was
+    08:00Z for Spark and 08:30Z for the planner, which skipped every file (session 29's probe).
+
+    ``utcoffset`` of a wall-clock time is ``ZoneRules.getOffset(LocalDateTime)``: a time a gap skips and a
+    repeated one both take the offset before the change, as Spark reads them (and as ``fold=0`` does)."""
+
+    def __init__(self, name: str, rules: Any, jvm: Any) -> None:
+        self.name, self._rules, self._jvm = name, rules, jvm
+        self._offsets: dict[_dt.datetime, _dt.timedelta] = {}
+
+    def utcoffset(self, dt: _dt.datetime | None) -> _dt.timedelta | None:
+        if dt is None:
+            return None
+        wall = dt.replace(tzinfo=None, fold=0)
+        got = self._offsets.get(wall)
+        if got is None:
+            local = self._jvm.java.time.LocalDateTime.of(wall.year, wall.month, wall.day, wall.hour, wall.minute,
+                                                         wall.second, wall.microsecond * 1000)
+            got = _dt.timedelta(seconds=int(self._rules.getOffset(local).getTotalSeconds()))
+            if len(self._offsets) > 4096:
+                self._offsets.clear()
+            self._offsets[wall] = got
+        return got
+
+    def dst(self, dt: _dt.datetime | None) -> _dt.timedelta | None:
+        return None
+
+    def tzname(self, dt: _dt.datetime | None) -> str:
+        return self.name
+
+    def _instant_offset(self, utc: _dt.datetime) -> _dt.timedelta:
+        seconds = (utc - _EPOCH) // _dt.timedelta(seconds=1)
+        instant = self._jvm.java.time.Instant.ofEpochSecond(seconds)
+        return _dt.timedelta(seconds=int(self._rules.getOffset(instant).getTotalSeconds()))
+
+    def fromutc(self, dt: _dt.datetime) -> _dt.datetime:
+        utc = dt.replace(tzinfo=None)
+        return (utc + self._instant_offset(utc)).replace(tzinfo=self)
+
+    def offset_fixed_between(self, lo: _dt.datetime, hi: _dt.datetime) -> bool:
+        """Whether the zone keeps one offset for the wall-clock times from ``lo`` to ``hi`` (no transition of the
+        JVM's rules between them, a day of margin either side)."""
+        try:
+            start = lo - _dt.timedelta(days=1) - _EPOCH
+            end = hi + _dt.timedelta(days=1) - _EPOCH
+            instant = self._jvm.java.time.Instant.ofEpochSecond(start // _dt.timedelta(seconds=1))
+            nxt = self._rules.nextTransition(instant)
+            return nxt is None or int(nxt.toEpochSecond()) > end // _dt.timedelta(seconds=1)
+        except Exception:  # noqa: BLE001 - py4j errors: not known to be fixed
+            return False
+
+
+_JVM_ZONES: dict[tuple[int, str], JvmZone | None] = {}
+
+
+def jvm_zone(spark: Any, name: str | None) -> JvmZone | None:
+    """The session's JVM rules for zone ``name`` (cached per JVM); ``None`` without a session or for a name the
+    JVM does not know (the planner then reads the zone itself, or leaves its leaves unskipped)."""
+    spark = _session(spark)
+    if spark is None or not name:
+        return None
+    try:
+        gateway = spark.sparkContext._gateway
+        key = (id(gateway), name)
+        if key not in _JVM_ZONES:
+            jvm = spark.sparkContext._jvm
+            zone_id = jvm.java.time.ZoneId
+            _JVM_ZONES[key] = JvmZone(name, zone_id.of(name, zone_id.SHORT_IDS).getRules(), jvm)
+        return _JVM_ZONES[key]
+    except Exception:  # noqa: BLE001 - a zone the JVM refuses, or no JVM: not ours to fail a plan for
+        return None
 
 
 def session_time_zone(spark: Any, settings: Mapping[str, str] | None = None) -> str | None:

@@ -187,3 +187,25 @@ def test_date_partitions_are_pruned_in_the_session_zone(spark, tmp_path):
     finally:
         spark.conf.set("spark.sql.session.timeZone", "UTC")
     assert not wrong, "\n".join(wrong)
+
+
+def test_datetime_text_is_read_with_the_jvms_zone_rules_not_the_oss(spark, tmp_path):
+    """Spark reads datetime text with java.time's tz database; Python's zoneinfo reads the OS's, which can be
+    another release (here the JDK's 2025a against tzdata 2025b): in Asia/Tehran,
+    ``TIMESTAMP '1978-12-15 12:00:00'`` was 08:00Z for Spark and 08:30Z for the planner, and the read skipped
+    the file holding the matching rows (session 29's probe). With a session, the planner takes the JVM's rules;
+    the answer equals Spark's over the same rows whatever the two databases say."""
+    path = str(tmp_path / "tehran")
+    opts = {"hoodie.table.name": "tehran", "hoodie.datasource.write.recordkey.field": "id"}
+    for lo, start in ((0, "1978-12-15 07:40:00"), (10, "1978-12-15 08:10:00")):
+        hl.write(spark.range(lo, lo + 10).selectExpr(
+            "id", f"TIMESTAMP '{start}+00:00' + make_interval(0, 0, 0, 0, 0, CAST(id % 10 AS INT), 0) AS ts"),
+            path, opts)
+    plain = spark.read.parquet(*glob.glob(path + "/*.parquet"))
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Tehran")
+    try:
+        for where in ("ts >= TIMESTAMP '1978-12-15 12:00:00'", "ts < TIMESTAMP '1978-12-15 12:00:00'",
+                      "ts = TIMESTAMP '1978-12-15 12:15:00'"):
+            assert hl.read(path, where, spark=spark).count() == plain.where(where).count(), where
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
