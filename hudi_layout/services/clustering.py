@@ -512,17 +512,20 @@ COMMAND_METHOD = CurveBuildMethod.DIRECT
 
 
 def command_layout(opts: Mapping[str, Any], strategy: str | LayoutStrategy | None,
-                   method: str | CurveBuildMethod | None) -> tuple[LayoutStrategy, CurveBuildMethod]:
+                   method: str | CurveBuildMethod | None, *, caller: Mapping[str, Any] | None = None
+                   ) -> tuple[LayoutStrategy, CurveBuildMethod]:
     """The strategy and method of a ``cluster`` command: the argument, else the option
-    (``hoodie.layout.optimize.strategy`` / ``...curve.build.method``), else :data:`COMMAND_STRATEGY` /
-    :data:`COMMAND_METHOD`. An argument the option contradicts is refused, since one of the two would be ignored
-    (until session 29 the argument's default won over the option without a word)."""
+    (``hoodie.layout.optimize.strategy`` / ``...curve.build.method``; ``opts`` holds the defaults file's beneath
+    the caller's), else :data:`COMMAND_STRATEGY` / :data:`COMMAND_METHOD`. An argument that the caller's own
+    options (``caller``) contradict is refused, since one of the two would be ignored (until session 29 the
+    argument's default won over the option without a word); the defaults file only fills in."""
     layout = parse_layout_strategy(strategy, what="strategy") if strategy is not None else None
     build = CurveBuildMethod.parse(method) if method is not None else None
+    mine = opts if caller is None else caller
     for option, given in ((cfg.LAYOUT_STRATEGY, layout), (cfg.CURVE_BUILD_METHOD, build)):
-        if given is not None and option.is_given(opts) and option.get(opts) != given:
+        if given is not None and option.is_given(mine) and option.get(mine) != given:
             raise InvalidArgumentError(
-                f"{given} and option {option.key}={option.get(opts)} disagree",
+                f"{given} and option {option.key}={option.get(mine)} disagree",
                 hint=f"name the {'strategy' if option is cfg.LAYOUT_STRATEGY else 'method'} once")
     layout = layout or (cfg.LAYOUT_STRATEGY.get(opts) if cfg.LAYOUT_STRATEGY.is_given(opts) else COMMAND_STRATEGY)
     build = build or (cfg.CURVE_BUILD_METHOD.get(opts) if cfg.CURVE_BUILD_METHOD.is_given(opts) else COMMAND_METHOD)
@@ -546,7 +549,7 @@ def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy:
     resolved = cfg.resolve_options(options)
     cfg.validate_all(resolved)  # what the run refuses, a preview refuses too
     CleanConfig.from_options(resolved)
-    layout, build = command_layout(resolved, strategy, method)
+    layout, build = command_layout(resolved, strategy, method, caller=cfg.canonical_options(options or {}))
     columns = command_columns(resolved, columns)
     if columns is None:
         raise InvalidArgumentError("name the columns to cluster by",
@@ -575,7 +578,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
     CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
-    layout, method = command_layout(opts, strategy, method)
+    layout, method = command_layout(opts, strategy, method, caller=cfg.canonical_options(options or {}))
     columns = command_columns(opts, columns)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")

@@ -257,7 +257,8 @@ class WriteSession:
             refuse_unformattable(df_schema, layout.record_keys, "record key")
             refuse_unformattable(df_schema, layout.partition_fields, "partition path")
         rules = _merge_rules(layout.props, opts, operation, df_schema) if operation.merges_by_key else None
-        refuse_unhonoured_index_options(layout.props, opts, layout.schema)
+        refuse_unhonoured_index_options(layout.props, given, layout.schema)  # the caller's: a defaults file
+        # is shared by tables with other columns
         to_delete = _partitions_to_delete(base, opts, partitions_in_data) \
             if operation is WriteOperation.DELETE_PARTITION else ()
         keys_only = operation in (WriteOperation.DELETE, WriteOperation.DELETE_PARTITION)
