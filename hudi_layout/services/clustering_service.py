@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from hudi_layout import options as cfg
 from hudi_layout.clustering.metrics import ClusteringMetrics
+from hudi_layout.clustering.plan import ClusteringOptions
 from hudi_layout.clustering.schedule import prepare_clustering_options, schedule_clustering
 from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
@@ -68,7 +69,11 @@ def maybe_cluster_inline(spark: SparkSession, path: str, opts: Mapping[str, str]
     if commits_since_last_clustering(path) < cfg.CLUSTERING_INLINE_MAX_COMMITS.get(opts):
         return last_resumed
     log.info("inline clustering of %s", path)
-    return schedule_and_execute(spark, path, opts) or last_resumed
+    try:
+        return schedule_and_execute(spark, path, opts) or last_resumed
+    except HudiLayoutError as exc:  # the write has completed: raising now would have its caller write it again
+        log.warning("inline clustering of %s did not run: %s", path, exc)
+        return last_resumed
 
 
 @dataclass(frozen=True)
@@ -253,11 +258,18 @@ def check_async_options(opts: Mapping[str, str], columns: Sequence[str] | None =
     (async or inline) by columns the written rows do not have (``columns``), before anything is written: the
     background thread would only log it, hours later."""
     sort_columns = cfg.split_fields(cfg.SORT_COLUMNS.get(opts))
-    if cfg.CLUSTERING_ASYNC_ENABLED.get(opts) and not sort_columns:
-        raise InvalidArgumentError(
-            f"{cfg.CLUSTERING_ASYNC_ENABLED.key}=true needs {cfg.SORT_COLUMNS.key} (the columns to cluster by)",
-            hint=f"-o {cfg.SORT_COLUMNS.key}=a,b (and hoodie.layout.optimize.strategy=hilbert)")
     clusters = cfg.CLUSTERING_ASYNC_ENABLED.get(opts) or cfg.CLUSTERING_INLINE.get(opts)
+    if clusters and not sort_columns:  # inline too (session 29: it failed after the write's commit)
+        service = cfg.CLUSTERING_ASYNC_ENABLED if cfg.CLUSTERING_ASYNC_ENABLED.get(opts) else cfg.CLUSTERING_INLINE
+        raise InvalidArgumentError(
+            f"{service.key}=true needs {cfg.SORT_COLUMNS.key} (the columns to cluster by)",
+            hint=f"-o {cfg.SORT_COLUMNS.key}=a,b (and hoodie.layout.optimize.strategy=hilbert)")
+    if clusters:
+        checked = ClusteringOptions.from_options(opts)  # names, sizes, patterns: refused now, not after the commit
+        if checked.is_qdtree and not (cfg.WORKLOAD.get(opts).strip() or checked.qdtree_cuts):
+            raise InvalidArgumentError(
+                "clustering after a write with strategy qdtree needs a workload, and none was given",
+                hint=f"set {cfg.WORKLOAD.key} (a file of predicates, or 'log')")
     missing = [c for c in sort_columns if columns is not None and c not in columns]
     if clusters and missing:
         raise InvalidArgumentError(

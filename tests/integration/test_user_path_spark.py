@@ -151,3 +151,26 @@ def test_execute_pending_refuses_options_its_plan_overrides(spark, tmp_path: Pat
     assert [p.instant_time for p in svc.pending_clusterings(path)] == [run.scheduled]
     done = hudi_layout.execute_pending(path, spark=spark, options={"hoodie.layout.optimize.strategy": "linear"})
     assert [m.instant_time for m in done] == [run.scheduled]
+
+
+def test_inline_clustering_settings_are_checked_before_the_write_and_never_fail_it_after(spark, tmp_path: Path,
+                                                                                        caplog) -> None:
+    """``hoodie.clustering.inline=true`` without sort columns, or with qdtree and no workload, was accepted; the
+    write committed its rows and then raised, so a caller retrying it wrote them twice (session 29's probe).
+    Such settings are refused before anything is written; a clustering that fails once the write has
+    completed (a partition the table lacks) is a warning, not an error."""
+    path = str(tmp_path / "t")
+    base = write_options("t", partition="p")
+    frame = spark.range(0, 20).selectExpr("CAST(id AS STRING) AS id", "CAST(id % 3 AS INT) AS x", "id % 2 AS p")
+    for bad in ({"hoodie.clustering.inline": "true"},
+                {"hoodie.clustering.inline": "true", "hoodie.clustering.plan.strategy.sort.columns": "x",
+                 "hoodie.layout.optimize.strategy": "qdtree"}):
+        with pytest.raises(InvalidArgumentError, match="needs"):
+            hudi_layout.write(frame, path, {**base, **bad})
+        assert not Path(path).exists()
+    late = {"hoodie.clustering.inline": "true", "hoodie.clustering.inline.max.commits": "1",
+            "hoodie.clustering.plan.strategy.sort.columns": "x",
+            "hoodie.clustering.plan.strategy.partition.selected": "p=9"}
+    hudi_layout.write(frame, path, {**base, **late})
+    assert hudi_rs_arrow(path).num_rows == 20
+    assert completed_replacecommits(path) == []
