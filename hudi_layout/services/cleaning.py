@@ -17,7 +17,7 @@ from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.properties import load_properties
-from hudi_layout.services.clustering import drop_metadata_table_if_disabled
+from hudi_layout.writer.metadata_sync import drop_metadata_table_if_disabled
 
 
 def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResult]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -50,7 +49,7 @@ from hudi_layout.format.file_naming import try_parse_log_file_name
 from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
-from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, update_data_table_properties
+from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.scan.merge import merge_config
 from hudi_layout.spark.clustering_job import MergeInputs, build_workload_tree, data_schema, run_groups
@@ -65,7 +64,11 @@ from hudi_layout.table.commit_protocol import (
 )
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock, writer_is_alive
-from hudi_layout.writer.metadata_sync import compact_metadata_if_due, metadata_update_hook
+from hudi_layout.writer.metadata_sync import (
+    compact_metadata_if_due,
+    drop_metadata_table_if_disabled,
+    metadata_update_hook,
+)
 from hudi_layout.writer.transaction import commit_metadata_for
 
 if TYPE_CHECKING:
@@ -254,23 +257,6 @@ def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]
         return None
     instant_time, plan = scheduled
     return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
-
-
-def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
-    """``hoodie.metadata.enable=false`` on a table that has an MDT: delete it, as Hudi's writer does, so
-    no index can go stale. The data table's ``hoodie.table.metadata.partitions`` is cleared first."""
-    if "hoodie.metadata.enable" not in opts or cfg.METADATA_ENABLE.get(opts):
-        return False
-    base = Path(path).absolute()
-    mdt = base / ".hoodie" / "metadata"
-    if not mdt.exists():
-        return False
-    with TableLock(base):
-        update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
-                                            "hoodie.table.metadata.partitions.inflight": ""})
-        shutil.rmtree(mdt)
-    log.warning("hoodie.metadata.enable=false: deleted the metadata table of %s", base)
-    return True
 
 
 def _failure(exc: Exception, base: Path, instant_time: str, plan: ClusteringPlanSpec) -> Exception:

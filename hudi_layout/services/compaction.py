@@ -33,7 +33,6 @@ from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
-from hudi_layout.services.clustering import drop_metadata_table_if_disabled
 from hudi_layout.spark.compaction_job import compaction_merge_spec, compaction_targets, run_compaction
 from hudi_layout.spark.progress import watch
 from hudi_layout.spark.write_job import datetime_rebase_write_mode
@@ -48,6 +47,7 @@ from hudi_layout.table.locks import writer_is_alive
 from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
+    drop_metadata_table_if_disabled,
     metadata_update_hook,
     stats_columns_for,
 )

@@ -14,7 +14,9 @@ Rules we follow (docs/hudi-format.md §5):
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,8 @@ from hudi_layout.table.commit_protocol import latest_time_with_metadata
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.writer.base_file_writer import StatsAccumulator, WrittenFile, stats_supported
+
+log = logging.getLogger(__name__)
 
 INDEXED_META_FIELDS = (meta_fields.COMMIT_TIME, meta_fields.PARTITION_PATH, meta_fields.RECORD_KEY)
 
@@ -357,3 +361,21 @@ def compact_metadata_if_due(base: Path, opts: Mapping[str, str]) -> None:
             writer.compact(instant)
         except CommitConflictError:  # a data write is pending: compact after a later commit
             return
+
+
+def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
+    """``hoodie.metadata.enable=false`` on a table that has an MDT: delete it, as Hudi's writer does, so
+    no index can go stale. The data table's ``hoodie.table.metadata.partitions`` is cleared first. Every command
+    that takes the option calls it (writes since session 29: they kept and updated the MDT)."""
+    if "hoodie.metadata.enable" not in opts or cfg.METADATA_ENABLE.get(opts):
+        return False
+    base = Path(path).absolute()
+    mdt = base / ".hoodie" / "metadata"
+    if not mdt.exists():
+        return False
+    with TableLock(base):
+        update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
+                                            "hoodie.table.metadata.partitions.inflight": ""})
+        shutil.rmtree(mdt)
+    log.warning("hoodie.metadata.enable=false: deleted the metadata table of %s", base)
+    return True

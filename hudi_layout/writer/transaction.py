@@ -97,6 +97,7 @@ from hudi_layout.writer.log_file_writer import LOG_VERSION
 from hudi_layout.writer.merge import MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
+    drop_metadata_table_if_disabled,
     metadata_update_hook,
     prepare_metadata_table,
     refuse_unhonoured_index_options,
@@ -284,6 +285,8 @@ class WriteSession:
                 base.mkdir(parents=True, exist_ok=True)
                 create_table_layout(base, new_props)
                 props = load_properties(base / ".hoodie")
+            if new_props is None and drop_metadata_table_if_disabled(str(base), opts):
+                props = load_properties(base / ".hoodie")  # hoodie.metadata.enable=false, as Hudi's writer
             props = prepare_metadata_table(base, props, opts)
             pending = _begin_instant(base, operation, merge_on_read=props.is_mor)
         except BaseException:

@@ -417,3 +417,19 @@ def test_a_composite_key_entirely_null_or_empty_is_refused(spark, tmp_path, entr
     with pytest.raises(Exception, match="record key"):
         write([("", None, 1, "a")], tmp_path / "u")
     assert not (tmp_path / "u").exists()
+
+
+def test_a_write_with_the_metadata_table_disabled_deletes_it_as_hudis_writer_does(spark, table) -> None:
+    """``hoodie.metadata.enable=false`` on a write kept and updated the metadata table, where the options table
+    (and Hudi's writer) deletes it; clean, cluster and compact did (session 29's probe). A refused write leaves
+    it in place."""
+    mdt = Path(table) / ".hoodie" / "metadata"
+    assert mdt.is_dir()
+    with pytest.raises(InvalidArgumentError):
+        hl.write(spark.createDataFrame(rows([950]), SCHEMA), str(table),
+                 {"hoodie.metadata.enable": "false", "hoodie.record.merge.mode": "FOO"})
+    assert mdt.is_dir()
+    hl.write(spark.createDataFrame(rows([950]), SCHEMA), str(table),
+             {"hoodie.metadata.enable": "false", "hoodie.datasource.write.operation": "upsert"})
+    assert not mdt.exists() and HudiTable(table).properties.get("hoodie.table.metadata.partitions", "") == ""
+    assert 950 in read_rs(table) and 950 in read_ours(spark, table)
