@@ -94,6 +94,8 @@ class _Parser:
         self.text = text
         self.tokens = tokenize(text, dialect)
         self.pos = 0
+        #: ``TIMESTAMP`` names TIMESTAMP_NTZ in sessions whose ``spark.sql.timestampType`` says so
+        self.timestamp = "TIMESTAMP_NTZ" if dialect.timestamp_ntz else "TIMESTAMP"
 
     # -- token helpers
 
@@ -334,7 +336,7 @@ class _Parser:
             return _Lit(None if word == "NULL" else word == "TRUE")
         if word in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ") and nxt.kind == "str":
             self.pos += 2
-            return _Lit(typed_literal(word, nxt.text))
+            return _Lit(typed_literal(self.timestamp if word == "TIMESTAMP" else word, nxt.text))
         if word == "CAST" and nxt.kind == "op" and nxt.text == "(":
             return self.cast(start)
         if word == "CASE":
@@ -373,7 +375,7 @@ class _Parser:
             self.expect_op(")")
         self.expect_op(")")
         if isinstance(inner, _Lit):
-            converted = cast_literal(inner.value, type_name, args)
+            converted = cast_literal(inner.value, self.timestamp if type_name == "TIMESTAMP" else type_name, args)
             if converted is not NO_CAST:
                 return _Lit(converted)
         return _Opaque(self.since(start))

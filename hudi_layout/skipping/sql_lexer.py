@@ -30,22 +30,27 @@ _BACKSLASH = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"
 #: Spark session settings that change how SQL text is read (both false by default)
 ESCAPED_STRING_LITERALS = "spark.sql.parser.escapedStringLiterals"
 DOUBLE_QUOTED_IDENTIFIERS = "spark.sql.ansi.doubleQuotedIdentifiers"
+TIMESTAMP_TYPE = "spark.sql.timestampType"
 
 
 @dataclass(frozen=True, slots=True)
 class SqlDialect:
     """How the session's parser reads SQL text: ``escaped_string_literals`` keeps backslashes in string
-    literals as written (Spark 1.6's behaviour); ``double_quoted_identifiers`` makes ``"x"`` a column name."""
+    literals as written (Spark 1.6's behaviour); ``double_quoted_identifiers`` makes ``"x"`` a column name;
+    ``timestamp_ntz`` (``spark.sql.timestampType=TIMESTAMP_NTZ``) makes ``TIMESTAMP '...'`` and ``CAST(... AS
+    TIMESTAMP)`` wall-clock times, whose offsets Spark drops."""
 
     escaped_string_literals: bool = False
     double_quoted_identifiers: bool = False
+    timestamp_ntz: bool = False
 
     @classmethod
     def of_session(cls, settings: Mapping[str, str]) -> SqlDialect:
         def on(key: str) -> bool:
             return str(settings.get(key, "false")).strip().lower() == "true"
 
-        return cls(on(ESCAPED_STRING_LITERALS), on(DOUBLE_QUOTED_IDENTIFIERS))
+        ntz = str(settings.get(TIMESTAMP_TYPE, "")).strip().upper() == "TIMESTAMP_NTZ"
+        return cls(on(ESCAPED_STRING_LITERALS), on(DOUBLE_QUOTED_IDENTIFIERS), ntz)
 
 
 #: Spark's defaults: backslash escapes unescaped, double quotes around strings

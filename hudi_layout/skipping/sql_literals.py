@@ -102,11 +102,15 @@ def nearest_float32(value: Decimal | float) -> float:
 
 def typed_literal(kind: str, text: str) -> _dt.date | _dt.datetime:
     """``DATE '...'`` / ``TIMESTAMP '...'``: a timestamp with an offset is that instant (an aware ``datetime``),
-    one without stays naive, a wall-clock time the read resolves in the session time zone (see :mod:`.ir`)."""
+    one without stays naive, a wall-clock time the read resolves in the session time zone (see :mod:`.ir`).
+    ``TIMESTAMP_NTZ '...'`` is always the wall-clock time written: Spark drops an offset there (until session 29
+    it was read as an instant, and ``ntz <= TIMESTAMP_NTZ '2020-03-08 05:00:00+01:00'`` skipped every file in
+    Los Angeles; a probe)."""
     try:
         if kind == "DATE":
             return _dt.date.fromisoformat(text.strip())
-        return _dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
+        value = _dt.datetime.fromisoformat(text.strip().replace("z", "Z"))
+        return value.replace(tzinfo=None) if kind == "TIMESTAMP_NTZ" else value
     except ValueError as e:
         raise InvalidArgumentError(f"invalid {kind} literal {text!r}") from e
 
@@ -172,7 +176,12 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
             if isinstance(v, _dt.datetime):  # a wall-clock time's date; an instant's depends on the session
                 return v.date() if v.tzinfo is None else NO_CAST
             return v
-        if type_name in ("TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"):
+        if type_name == "TIMESTAMP_NTZ":
+            if isinstance(v, str):
+                return typed_literal("TIMESTAMP_NTZ", v)
+            # an instant's wall-clock time depends on the session's zone: not folded
+            return NO_CAST if isinstance(v, _dt.datetime) and v.tzinfo is not None else v
+        if type_name in ("TIMESTAMP", "TIMESTAMP_LTZ"):
             return typed_literal("TIMESTAMP", v) if isinstance(v, str) else v
         if type_name in ("BOOLEAN", "BOOL") and isinstance(v, str) and v.strip().lower() in ("true", "false"):
             return v.strip().lower() == "true"

@@ -197,3 +197,23 @@ def test_a_legacy_calendar_session_never_skips_by_date_or_timestamp_comparisons(
     assert isinstance(leaves[3], Unsupported)
     untyped = legacy_calendar_unknown(from_sql("x < '1500-01-01' AND k = 3"), None)
     assert isinstance(untyped.left, Unsupported) and not isinstance(untyped.right, Unsupported)
+
+
+def test_an_offset_in_timestamp_ntz_text_is_dropped_as_spark_drops_it() -> None:
+    """``TIMESTAMP_NTZ '2020-03-08 05:00:00+01:00'`` is the wall-clock time 05:00 in Spark; the planner read it as
+    the instant 04:00Z and skipped every file in Los Angeles (session 29's probe). With
+    ``spark.sql.timestampType=TIMESTAMP_NTZ``, ``TIMESTAMP '...'`` and ``CAST(... AS TIMESTAMP)`` are such
+    literals too. (Kolkata: no offset change near the literal, so the wall-clock leaf skips; see
+    ``offset_fixed_around``.)"""
+    from hudi_layout.skipping.sql_lexer import SqlDialect
+
+    wall = Lt(Ref("ntz"), Literal(dt.datetime(2020, 3, 8, 5)))
+    for text in ("ntz < TIMESTAMP_NTZ '2020-03-08 05:00:00+01:00'",
+                 "ntz < CAST('2020-03-08 05:00:00+01:00' AS TIMESTAMP_NTZ)"):
+        assert bind(from_sql(text, SCHEMA), SCHEMA, "Asia/Kolkata") == wall, text
+    ntz_session = SqlDialect.of_session({"spark.sql.timestampType": "TIMESTAMP_NTZ"})
+    for text in ("ntz < TIMESTAMP '2020-03-08 05:00:00+01:00'", "ntz < CAST('2020-03-08 05:00:00+01:00' AS TIMESTAMP)"):
+        assert bind(from_sql(text, SCHEMA, dialect=ntz_session), SCHEMA, "Asia/Kolkata") == wall, text
+    # an instant cast to TIMESTAMP_NTZ is the session's wall-clock time: not folded
+    assert isinstance(from_sql("ntz < CAST(TIMESTAMP '2020-03-08 05:00:00+01:00' AS TIMESTAMP_NTZ)", SCHEMA),
+                      Unsupported)
