@@ -42,6 +42,7 @@ from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, with_meta_columns
 from hudi_layout.scan.query import IncrementalSelection, QueryType, ReadQuery, select_incremental
 from hudi_layout.skipping.bind import (
+    TextVsDatetime,
     bind,
     legacy_calendar_unknown,
     require_time_zone,
@@ -300,7 +301,8 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     # date / timestamp literals are read in the session's time zone, as Spark reads them (bind)
     time_zone = time_zone or session_time_zone(spark, in_session)
     if filter_schema is not None:
-        pred = bind(pred, filter_schema, time_zone, zone_rules=jvm_zone(spark, time_zone))
+        pred = bind(pred, filter_schema, time_zone, zone_rules=jvm_zone(spark, time_zone),
+                    text_vs_datetime=TextVsDatetime.of_session(in_session))
     elif time_zone is not None and session_zone(time_zone) is not _dt.timezone.utc:
         pred = session_time_unknown(pred)  # no column types to read them against
     if session_rebases_legacy(in_session):  # Spark shifts old dates of some files away from their statistics

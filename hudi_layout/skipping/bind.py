@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -82,13 +83,44 @@ def resolve_column(name: str, schema: pa.Schema) -> str:
     raise InvalidArgumentError(f"unknown column {name!r}", hint=f"columns: {', '.join(names)}")
 
 
+@dataclasses.dataclass(frozen=True)
+class TextVsDatetime:
+    """Where a session compares text with a date / timestamp column as strings (the column cast to text), not
+    as datetimes: ``in_lists`` without ANSI mode (``spark.sql.ansi.enabled=false``: Spark's ``IN`` finds the
+    common type of the column and the list, text), ``everywhere`` with
+    ``spark.sql.legacy.typeCoercion.datetimeToString.enabled=true``. Such leaves never skip: the planner reads
+    the text as a datetime (session 29's probe: ``ts NOT IN ('2020-01-01')`` without ANSI, 10 rows for Spark's
+    20)."""
+
+    in_lists: bool = False
+    everywhere: bool = False
+
+    @classmethod
+    def of_session(cls, settings: Mapping[str, str]) -> TextVsDatetime:
+        def setting(key: str, default: str) -> bool:
+            return str(settings.get(key, default)).strip().lower() == "true"
+
+        return cls(not setting("spark.sql.ansi.enabled", "true"),
+                   setting("spark.sql.legacy.typeCoercion.datetimeToString.enabled", "false"))
+
+    def compares_as_text(self, pred: LeafPredicate, column_type: pa.DataType | None) -> bool:
+        if column_type is None or not _is_datetime(column_type):
+            return False
+        literals = _compared_literals(pred)
+        if not literals or not any(isinstance(lit.value, str) for lit in literals):
+            return False
+        return self.everywhere or (self.in_lists and isinstance(pred, SetPredicate))
+
+
 class _BindVisitor(LeafRewriter):
     """Resolves columns; with ``resolve_time``, date / timestamp literals in ``zone`` (``None``: unreadable)."""
 
-    def __init__(self, schema: pa.Schema, resolve_time: bool, zone: _dt.tzinfo | None) -> None:
+    def __init__(self, schema: pa.Schema, resolve_time: bool, zone: _dt.tzinfo | None,
+                 text_vs_datetime: TextVsDatetime) -> None:
         self.schema = schema
         self.resolve_time = resolve_time
         self.zone = zone
+        self.text_vs_datetime = text_vs_datetime
 
     def visit_leaf(self, pred: LeafPredicate) -> Predicate:
         name = resolve_column(pred.term.name, self.schema)
@@ -98,6 +130,8 @@ class _BindVisitor(LeafRewriter):
             return folded
         # every concrete leaf is a dataclass with a ``term`` field
         bound = pred if name == pred.term.name else dataclasses.replace(cast(Any, pred), term=Ref(name))
+        if self.text_vs_datetime.compares_as_text(bound, column_type):
+            return _session_dependent(bound, "the session compares text with this column as strings")
         return resolve_session_time(bound, column_type, self.zone) if self.resolve_time else bound
 
 
@@ -260,14 +294,15 @@ def _field_type(name: str, schema: pa.Schema) -> pa.DataType | None:
 
 
 def bind(pred: Predicate, schema: pa.Schema, time_zone: str | None = None, *,
-         zone_rules: _dt.tzinfo | None = None) -> Predicate:
+         zone_rules: _dt.tzinfo | None = None, text_vs_datetime: TextVsDatetime | None = None) -> Predicate:
     """``pred`` with every column resolved against ``schema``; with ``time_zone`` (the session's), its date and
     timestamp literals resolved in that zone (see the module docstring). ``zone_rules``: that zone's rules as
     the session's JVM has them (``spark_column.jvm_zone``), used instead of the OS's tz database, which can
-    differ from the JDK's (session 29's probe: Asia/Tehran in 1978, half an hour apart)."""
+    differ from the JDK's (session 29's probe: Asia/Tehran in 1978, half an hour apart). ``text_vs_datetime``:
+    where the session compares text with datetime columns as strings (:class:`TextVsDatetime`)."""
     zone = zone_rules if zone_rules is not None and time_zone is not None else \
         None if time_zone is None else session_zone(time_zone)
-    return visit(pred, _BindVisitor(schema, time_zone is not None, zone))
+    return visit(pred, _BindVisitor(schema, time_zone is not None, zone, text_vs_datetime or TextVsDatetime()))
 
 
 def _session_dependent(pred: LeafPredicate, why: str = "depends on the session time zone") -> Unsupported:

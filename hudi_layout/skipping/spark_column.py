@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.skipping.bind import bind
+from hudi_layout.skipping.bind import TextVsDatetime, bind
 from hudi_layout.skipping.ir import (
     AlwaysFalse,
     AlwaysTrue,
@@ -96,7 +96,9 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
     if schema is None:
         return pred
     zone_name = session_time_zone(spark)
-    return bind(pred, schema, zone_name, zone_rules=jvm_zone(spark, zone_name))
+    return bind(pred, schema, zone_name, zone_rules=jvm_zone(spark, zone_name),
+                text_vs_datetime=TextVsDatetime.of_session(settings if settings is not None
+                                                           else session_settings(spark)))
 
 
 def _session(spark: Any) -> Any:

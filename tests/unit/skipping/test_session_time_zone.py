@@ -217,3 +217,27 @@ def test_an_offset_in_timestamp_ntz_text_is_dropped_as_spark_drops_it() -> None:
     # an instant cast to TIMESTAMP_NTZ is the session's wall-clock time: not folded
     assert isinstance(from_sql("ntz < CAST(TIMESTAMP '2020-03-08 05:00:00+01:00' AS TIMESTAMP_NTZ)", SCHEMA),
                       Unsupported)
+
+
+def test_sessions_comparing_text_with_datetime_columns_as_strings_never_skip_by_it() -> None:
+    """Without ANSI mode Spark's ``IN`` compares a date / timestamp column with text as strings (the common type
+    of the column and the list), and with ``spark.sql.legacy.typeCoercion.datetimeToString.enabled`` every
+    comparison does; the planner read the text as a datetime: ``ts NOT IN ('2020-01-01')`` read 10 of Spark's 20
+    rows (session 29's probe). Such leaves now never skip; other leaves are as before."""
+    from hudi_layout.skipping.bind import TextVsDatetime
+    from hudi_layout.skipping.visitors import has_unsupported
+
+    non_ansi = TextVsDatetime.of_session({"spark.sql.ansi.enabled": "false"})
+    legacy = TextVsDatetime.of_session({"spark.sql.legacy.typeCoercion.datetimeToString.enabled": "true"})
+    assert TextVsDatetime.of_session({}) == TextVsDatetime()  # Spark 4: ANSI on
+
+    def bound(text: str, rule: TextVsDatetime) -> object:
+        return bind(from_sql(text, SCHEMA), SCHEMA, "UTC", text_vs_datetime=rule)
+
+    for text in ("ts NOT IN ('2020-01-01')", "d IN ('2020-01-01', '2020-01-02')"):
+        assert has_unsupported(bound(text, non_ansi)), text
+        assert not has_unsupported(bound(text, TextVsDatetime())), text
+    assert bound("s IN ('a', 'b')", non_ansi) == bound("s IN ('a', 'b')", TextVsDatetime())
+    assert bound("d IN (DATE '2020-01-01')", non_ansi) == bound("d IN (DATE '2020-01-01')", TextVsDatetime())
+    assert not has_unsupported(bound("d < '2020-01-01'", non_ansi))
+    assert has_unsupported(bound("d < '2020-01-01'", legacy))
