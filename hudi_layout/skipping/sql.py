@@ -96,6 +96,7 @@ class _Parser:
         self.pos = 0
         #: ``TIMESTAMP`` names TIMESTAMP_NTZ in sessions whose ``spark.sql.timestampType`` says so
         self.timestamp = "TIMESTAMP_NTZ" if dialect.timestamp_ntz else "TIMESTAMP"
+        self.exponent_decimal = dialect.exponent_decimal
 
     # -- token helpers
 
@@ -299,7 +300,7 @@ class _Parser:
         if self.tok.kind == "op" and self.tok.text in ("-", "+", "~"):
             op = self.advance().text
             if op == "-" and self.tok.kind == "num":  # Spark reads a signed number as one literal (its range)
-                return _Lit(parse_number(self.advance().text, negative=True))
+                return _Lit(parse_number(self.advance().text, negative=True, exponent_decimal=self.exponent_decimal))
             inner = self.unary()
             if isinstance(inner, _Lit) and op in "+-" and is_number(inner.value):
                 return _Lit(-inner.value if op == "-" else inner.value)
@@ -311,7 +312,7 @@ class _Parser:
         t = self.tok
         if t.kind == "num":
             self.advance()
-            return _Lit(parse_number(t.text))
+            return _Lit(parse_number(t.text, exponent_decimal=self.exponent_decimal))
         if t.kind == "str":
             self.advance()
             return _Lit(t.text)

@@ -31,6 +31,7 @@ _BACKSLASH = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"
 ESCAPED_STRING_LITERALS = "spark.sql.parser.escapedStringLiterals"
 DOUBLE_QUOTED_IDENTIFIERS = "spark.sql.ansi.doubleQuotedIdentifiers"
 TIMESTAMP_TYPE = "spark.sql.timestampType"
+EXPONENT_AS_DECIMAL = "spark.sql.legacy.exponentLiteralAsDecimal.enabled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,9 @@ class SqlDialect:
     escaped_string_literals: bool = False
     double_quoted_identifiers: bool = False
     timestamp_ntz: bool = False
+    #: ``spark.sql.legacy.exponentLiteralAsDecimal.enabled``: ``4.0000000000000000001E18`` is an exact decimal
+    #: (read as a double, it rounded to 4e18 and a boundary file was skipped; session 29's probe)
+    exponent_decimal: bool = False
 
     @classmethod
     def of_session(cls, settings: Mapping[str, str]) -> SqlDialect:
@@ -50,7 +54,7 @@ class SqlDialect:
             return str(settings.get(key, "false")).strip().lower() == "true"
 
         ntz = str(settings.get(TIMESTAMP_TYPE, "")).strip().upper() == "TIMESTAMP_NTZ"
-        return cls(on(ESCAPED_STRING_LITERALS), on(DOUBLE_QUOTED_IDENTIFIERS), ntz)
+        return cls(on(ESCAPED_STRING_LITERALS), on(DOUBLE_QUOTED_IDENTIFIERS), ntz, on(EXPONENT_AS_DECIMAL))
 
 
 #: Spark's defaults: backslash escapes unescaped, double quotes around strings

@@ -25,8 +25,9 @@ _FLOAT32_MAX = Decimal(float(np.finfo(np.float32).max))
 _FLOAT64_MAX = Decimal(sys.float_info.max)
 
 
-def parse_number(text: str, *, negative: bool = False) -> int | float | Decimal:
-    """A numeric literal as Spark's parser reads it (``negative``: a minus sign written before it).
+def parse_number(text: str, *, negative: bool = False, exponent_decimal: bool = False) -> int | float | Decimal:
+    """A numeric literal as Spark's parser reads it (``negative``: a minus sign written before it;
+    ``exponent_decimal``: ``spark.sql.legacy.exponentLiteralAsDecimal.enabled``, an exponent makes a DECIMAL).
 
     Spark's types: an integer is INT, else BIGINT, else DECIMAL(p, 0); ``Y``/``S``/``L`` force TINYINT /
     SMALLINT / BIGINT; ``1.5`` is DECIMAL; an exponent or ``D`` makes a DOUBLE, ``F`` a FLOAT (the nearest
@@ -54,7 +55,7 @@ def parse_number(text: str, *, negative: bool = False) -> int | float | Decimal:
         if abs(exact) > _FLOAT32_MAX:
             raise _out_of_range(shown, "float")
         return nearest_float32(exact)
-    if suffix == "D" or exponent and suffix != "BD":
+    if suffix == "D" or exponent and suffix != "BD" and not (exponent_decimal and not suffix):
         if abs(exact) > _FLOAT64_MAX:
             raise _out_of_range(shown, "double")
         return float(exact)

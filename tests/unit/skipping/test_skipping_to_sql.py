@@ -15,6 +15,7 @@ from hudi_layout.errors import InvalidArgumentError
 from hudi_layout.skipping.ir import (
     And,
     Eq,
+    Gt,
     In,
     Literal,
     NotIn,
@@ -121,3 +122,16 @@ def test_cast_to_string_folds_to_sparks_text(text: str, folded: str) -> None:
     for unfolded in ("CAST(1e20 AS STRING)", "CAST(1e-5 AS STRING)", "CAST(CAST(0.1 AS FLOAT) AS STRING)",
                      "CAST(1.50 AS STRING)"):
         assert isinstance(from_sql(f"s = {unfolded}"), Unsupported), unfolded
+
+
+def test_exponent_literals_are_decimals_in_sessions_that_say_so() -> None:
+    """``spark.sql.legacy.exponentLiteralAsDecimal.enabled=true``: Spark reads ``4.0000000000000000001E18`` as an
+    exact decimal; the planner read a double, 4e18, and skipped a file holding 4000000000000000001 (session 29's
+    probe)."""
+    from hudi_layout.skipping.sql_lexer import SqlDialect
+
+    legacy = SqlDialect.of_session({"spark.sql.legacy.exponentLiteralAsDecimal.enabled": "true"})
+    assert from_sql("l > 4.0000000000000000001E18", dialect=legacy) == \
+        Gt(Ref("l"), Literal(Decimal("4.0000000000000000001E18")))
+    assert from_sql("l > 4.0000000000000000001E18") == Gt(Ref("l"), Literal(4e18))
+    assert from_sql("l > 1.5E3D", dialect=legacy) == Gt(Ref("l"), Literal(1500.0))
