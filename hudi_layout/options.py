@@ -494,7 +494,8 @@ WRITE_SMALL_FILE_LIMIT = Option(
     "clustered files and widens their column ranges (docs/live-writes.md).",
     used_by=(INGEST,))
 PARQUET_CODEC = Option("hoodie.parquet.compression.codec", "snappy", _codec,
-                       "Parquet compression of base files (snappy, zstd, gzip, none...).",
+                       "Parquet compression of base files and of Merge-on-Read log blocks (snappy, zstd, gzip, "
+                       "none...).",
                        used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 PARQUET_MIN_SAVING = Option(
     "hudi_layout.parquet.compression.min.saving", 0.1, _fraction,

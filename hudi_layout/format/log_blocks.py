@@ -367,10 +367,11 @@ def encode_avro_data_block(instant_time: str, schema_text: str, records: Iterabl
 
 
 def encode_parquet_data_block(instant_time: str, schema_text: str, table: pa.Table, *,
-                              extra_header: Mapping[int, str] | None = None) -> bytes:
-    """A framed PARQUET_DATA block: ``table`` as one in-memory parquet file."""
+                              extra_header: Mapping[int, str] | None = None, compression: str = "snappy") -> bytes:
+    """A framed PARQUET_DATA block: ``table`` as one in-memory parquet file, compressed with ``compression``
+    (Hudi's append handle takes ``hoodie.parquet.compression.codec`` for these blocks too)."""
     buf = io.BytesIO()
-    pq.write_table(table, buf)
+    pq.write_table(table, buf, compression=compression)
     return encode_block(BlockType.PARQUET_DATA, _header(instant_time, schema_text, extra_header), buf.getvalue())
 
 

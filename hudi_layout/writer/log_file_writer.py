@@ -148,7 +148,8 @@ def append_log_file(spec: WriteSpec, partition_path: str, file_id: str, base_ins
     else:
         rows = _data_block_rows(spec, incoming, file_id, task, first_seqno)
         check_datetimes_writable(rows, spec.datetime_rebase_mode)
-        payload = encode_parquet_data_block(spec.instant_time, spec.log_block_schema, rows)
+        payload = encode_parquet_data_block(spec.instant_time, spec.log_block_schema, rows,
+                                            compression=spec.compression)
         written = updates = used = rows.num_rows
         deleted = 0
     accs, _lo, _hi = file_statistics(spec, rows)

@@ -313,3 +313,25 @@ def test_a_write_that_creates_the_metadata_table_leaves_existing_logs_unindexed_
     assert hl.explain(str(t.base), "ts >= 80").files_after_column_stats == 1  # no record of the log proves it out
     assert [(r["id"], r["name"]) for r in hl.read(str(t.base), "ts >= 60", spark=spark).collect()] == [("b", "b2")]
     assert rows_of(hudi_rs_read(t.base)) == ours(spark, t.base)
+
+
+def test_log_blocks_take_the_parquet_codec_as_hudis_append_handle_does(spark, tmp_path: Path) -> None:
+    """``hoodie.parquet.compression.codec`` reached base files only; parquet log blocks were always snappy
+    (session 29's probe). Hudi's append handle compresses them with the same codec; hudi-rs reads them."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from hudi_layout.format.log_format import BlockType, read_log_file
+
+    path = tmp_path / "codec"
+    opts = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    hl.write(spark.createDataFrame([("a", 1, "a", 1.0), ("b", 1, "b", 2.0)], SCHEMA), str(path), opts)
+    hl.write(spark.createDataFrame([("a", 2, "a2", 3.0)], SCHEMA), str(path),
+             {**opts, "hoodie.datasource.write.operation": "upsert", "hoodie.parquet.compression.codec": "zstd"})
+    logs = [p for p in path.rglob("*.log.*")]
+    assert logs
+    codecs = {pq.ParquetFile(io.BytesIO(b.content)).metadata.row_group(0).column(0).compression
+              for p in logs for b in read_log_file(str(p)) if b.type is BlockType.PARQUET_DATA}
+    assert codecs == {"ZSTD"}
+    assert rows_of(hudi_rs_read(path)) == [("a", 2, "a2"), ("b", 1, "b")]
