@@ -31,7 +31,7 @@ from hudi_layout.errors import InvalidArgumentError
 T = TypeVar("T")
 
 
-def _parse_bool(value: str) -> bool:
+def parse_bool(value: str) -> bool:
     """``true`` / ``false`` in any case. Hudi reads a flag with Java's ``Boolean.parseBoolean`` (anything but
     ``true`` is false), so ``1`` / ``yes``, which read as true here before session 22, are refused rather than
     taken the other way; ``0`` / ``no`` mean false for both."""
@@ -445,10 +445,10 @@ BEGIN_INSTANT: Option[str | None] = Option("hoodie.datasource.read.begin.instant
 END_INSTANT: Option[str | None] = Option("hoodie.datasource.read.end.instanttime", None, parse_instant_time,
                                          "Incremental read: commits completed up to this instant (default: all).",
                                          aliases=("hoodie.read.end.timestamp",), used_by=(READ,))
-DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, _parse_bool,
+DATA_SKIPPING = Option("hoodie.enable.data.skipping", True, parse_bool,
                        "Skip files by the column_stats index; `false` reads every file of the snapshot.",
                        used_by=(READ,))
-INCREMENTAL_FALLBACK = Option("hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, _parse_bool,
+INCREMENTAL_FALLBACK = Option("hoodie.datasource.read.incr.fallback.fulltablescan.enable", False, parse_bool,
                               "Incremental read of a Copy-on-Write table whose range a clean reached: read the "
                               "latest snapshot's rows of the commits in range instead of refusing (Hudi's full "
                               "table scan; rows rewritten after the range are missed, as in Hudi).",
@@ -471,9 +471,9 @@ KEY_GENERATOR = Option("hoodie.datasource.write.keygenerator.type", "", lambda v
                        "and one partition field, `COMPLEX`: more, `NON_PARTITION`: no partition field; the Avro "
                        "variants alike), refused otherwise.",
                        aliases=("hoodie.datasource.write.keygenerator.class",), used_by=(INGEST,))
-HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, _parse_bool,
+HIVE_STYLE = Option("hoodie.datasource.write.hive_style_partitioning", False, parse_bool,
                     "Partition folders named `column=value` instead of `value`.", used_by=(INGEST,))
-URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, _parse_bool,
+URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode", False, parse_bool,
                               "URL-encode partition values in folder names (characters a file system cannot "
                               "hold are always escaped).", used_by=(INGEST,))
 OPERATION: Option[WriteOperation | str] = Option(
@@ -503,7 +503,7 @@ PARQUET_MIN_SAVING = Option(
     "random ids) is written uncompressed; decided per task on its first rows (0: compress every column).",
     used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 MERGE_COPY_UNCHANGED = Option(
-    "hudi_layout.merge.copy.unchanged.columns", True, _parse_bool,
+    "hudi_layout.merge.copy.unchanged.columns", True, parse_bool,
     "hudi_layout's own: a Copy-on-Write update copies the parquet column chunks no updated row changed byte for "
     "byte from the old base file and encodes only the changed columns (docs/parquet-splice.md); false: "
     "re-encode every column.",
@@ -516,7 +516,7 @@ MOR_MAX_LOG_FILES = Option(
     "(docs/mor-write.md).",
     used_by=(INGEST,))
 RECONCILE_SCHEMA = Option(
-    "hoodie.datasource.write.reconcile.schema", False, _parse_bool,
+    "hoodie.datasource.write.reconcile.schema", False, parse_bool,
     "true: a batch written in an older schema of the table is cast to the table's schema first, as Hudi does "
     "(a column it lacks is written null, a narrower type widened); false (Hudi's default): such a batch is "
     "refused naming the column. hudi_layout.write and the CLI; not the data source writer.",
@@ -542,13 +542,13 @@ PARTITIONS_TO_DELETE = Option("hoodie.datasource.write.partitions.to.delete", ""
                               used_by=(INGEST,))
 #: upserts combine incoming records with equal keys first (Hudi's default); false is refused (it would let one
 #: batch write a key twice)
-COMBINE_BEFORE_UPSERT = Option("hoodie.combine.before.upsert", True, _parse_bool,
+COMBINE_BEFORE_UPSERT = Option("hoodie.combine.before.upsert", True, parse_bool,
                                "Combine records of one batch with equal keys before an upsert (`false` is "
                                "refused).", used_by=(INGEST,))
 #: Hudi's insert-side de-duplication; hudi_layout's inserts write every row (true is refused: use upsert)
-COMBINE_BEFORE_INSERT = Option("hoodie.combine.before.insert", False, _parse_bool,
+COMBINE_BEFORE_INSERT = Option("hoodie.combine.before.insert", False, parse_bool,
                                "De-duplicate inserts (`true` is refused: use upsert).", used_by=(INGEST,))
-INSERT_DROP_DUPLICATES = Option("hoodie.datasource.write.insert.drop.duplicates", False, _parse_bool,
+INSERT_DROP_DUPLICATES = Option("hoodie.datasource.write.insert.drop.duplicates", False, parse_bool,
                                 "Drop inserts whose key exists (`true` is refused: use upsert).", used_by=(INGEST,))
 INDEX_TYPE: Option[IndexType | None] = Option("hoodie.index.type", None, IndexType.parse,
                                               "How upserts find stored keys: SIMPLE / BLOOM semantics (a "
@@ -558,10 +558,10 @@ PAYLOAD_CLASS = Option("hoodie.datasource.write.payload.class", "", _str,
                        "Record payload: only Hudi's default / overwrite payloads are honoured; others refused.",
                        used_by=(INGEST,))
 # --- metadata table --------------------------------------------------------------------------------
-METADATA_ENABLE = Option("hoodie.metadata.enable", True, _parse_bool,
+METADATA_ENABLE = Option("hoodie.metadata.enable", True, parse_bool,
                          "Keep the metadata table (files + column_stats). `false` on a table that has one "
                          "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
-COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, _parse_bool,
+COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, parse_bool,
                              "Build the column_stats index when the metadata table is created.",
                              used_by=(INGEST, INDEX))
 COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str,
@@ -577,7 +577,7 @@ MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commit
                                        "Compact the metadata table after this many deltacommits.",
                                        used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 # --- compaction (Merge-on-Read) ------------------------------------------------------------------
-COMPACT_INLINE = Option("hoodie.compact.inline", False, _parse_bool,
+COMPACT_INLINE = Option("hoodie.compact.inline", False, parse_bool,
                         "Merge-on-Read: compact in the writing process after a write, once "
                         "inline.max.delta.commits deltacommits completed since the last compaction "
                         "(docs/compaction.md); nothing to do on Copy-on-Write tables, as in Hudi.",
@@ -608,13 +608,13 @@ COMPACTION_LOG_NUM_THRESHOLD = Option("hoodie.compaction.logfile.num.threshold",
                                       "LogFileNumBasedCompactionStrategy: only slices with at least this many log "
                                       "files.", used_by=(COMPACT, INGEST))
 # --- clustering ------------------------------------------------------------------------------------
-CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, _parse_bool,
+CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, parse_bool,
                            "Cluster in the writing process after a write, every inline.max.commits commits "
                            "(needs plan.strategy.sort.columns).",
                            aliases=("hoodie.datasource.clustering.inline.enable",), used_by=(INGEST,))
 CLUSTERING_INLINE_MAX_COMMITS = Option("hoodie.clustering.inline.max.commits", 4, _positive_int,
                                        "Commits between two inline clusterings.", used_by=(INGEST,))
-CLUSTERING_ASYNC_ENABLED = Option("hoodie.clustering.async.enabled", False, _parse_bool,
+CLUSTERING_ASYNC_ENABLED = Option("hoodie.clustering.async.enabled", False, parse_bool,
                                   "Run the clustering service in a background thread of the writing process "
                                   "for the life of its Spark session (needs plan.strategy.sort.columns).",
                                   aliases=("hoodie.datasource.clustering.async.enable",), used_by=(INGEST,))
@@ -636,14 +636,14 @@ TARGET_FILE_MAX_BYTES = Option("hoodie.clustering.plan.strategy.target.file.max.
 SORT_COLUMNS = Option("hoodie.clustering.plan.strategy.sort.columns", "", _str,
                       "Columns to cluster by, comma-separated (`--columns`).", used_by=(CLUSTER, SERVICE))
 SINGLE_GROUP_CLUSTERING = Option("hoodie.clustering.plan.strategy.single.group.clustering.enabled", True,
-                                 _parse_bool, "Also cluster a partition that forms a single group of one file. "
+                                 parse_bool, "Also cluster a partition that forms a single group of one file. "
                                  "As in Hudi, a plan with sort columns (every `cluster` command's) always does.",
                                  used_by=(CLUSTER, SERVICE))
 PARTITION_SELECTED = Option("hoodie.clustering.plan.strategy.partition.selected", "", _str,
                             "Cluster only these partitions, comma-separated.", used_by=(CLUSTER, SERVICE))
 PARTITION_REGEX = Option("hoodie.clustering.plan.strategy.partition.regex.pattern", "", _str,
                          "Cluster only partitions matching this regular expression.", used_by=(CLUSTER, SERVICE))
-CLUSTERING_MAX_PARALLELISM = Option("hoodie.clustering.max.parallelism", 15, int,
+CLUSTERING_MAX_PARALLELISM = Option("hoodie.clustering.max.parallelism", 15, _positive_int,
                                     "Clustering groups executed at the same time.", used_by=(CLUSTER, SERVICE))
 LAYOUT_STRATEGY = Option("hoodie.layout.optimize.strategy", LayoutStrategy.LINEAR, LayoutStrategy.parse,
                          "Row order of a clustering: `linear`, `z-order`, `hilbert` or hudi_layout's own "
@@ -661,10 +661,10 @@ SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_8
                              "hudi_layout's own: memory (Arrow, estimated) one curve-sort task may hold; more "
                              "data means more tasks.", used_by=(CLUSTER, SERVICE))
 # --- cleaning (docs/cleaning.md) --------------------------------------------------------------------
-CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, _parse_bool,
+CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, parse_bool,
                          "Clean (delete file slices no longer needed) after every write, clustering and "
                          "compaction.", used_by=CLEANING)
-CLEAN_ASYNC = Option("hoodie.clean.async", False, _parse_bool,
+CLEAN_ASYNC = Option("hoodie.clean.async", False, parse_bool,
                      "Background cleaning: not supported (cleans run inline); `true` is refused.", used_by=(CLEAN,))
 CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, _positive_int,
                            "Completed commits since the last clean before an automatic clean is attempted.",
@@ -681,10 +681,10 @@ CLEANER_COMMITS_RETAINED = Option("hoodie.cleaner.commits.retained", 10, _positi
 CLEANER_FILE_VERSIONS_RETAINED = Option("hoodie.cleaner.fileversions.retained", 3, _positive_int,
                                         "KEEP_LATEST_FILE_VERSIONS: file slices kept per file group.",
                                         used_by=CLEANING)
-CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, _positive_int,
+CLEANER_HOURS_RETAINED = Option("hoodie.cleaner.hours.retained", 24, _non_negative_int,
                                 "KEEP_LATEST_BY_HOURS: slices needed by commits of the last this many hours stay.",
                                 used_by=CLEANING)
-CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, _parse_bool,
+CLEANER_DELETE_BOOTSTRAP_BASE_FILE = Option("hoodie.cleaner.delete.bootstrap.base.file", False, parse_bool,
                                             "Bootstrap tables are not supported; `true` is refused.",
                                             used_by=CLEANING)
 # hudi_layout's own: a file that stopped being part of the latest snapshot less than this long ago is kept,
@@ -716,7 +716,7 @@ QDTREE_LOOKAHEAD = Option("hudi_layout.layout.qdtree.lookahead", 4, _positive_in
 QDTREE_MIN_LEAF_FILES = Option("hudi_layout.layout.qdtree.min.leaf.files", 0.01, _positive_float,
                                "hudi_layout's own: smallest `qdtree` leaf, in target files (a thin slab of the "
                                "workload may become one smaller file).", used_by=(CLUSTER, SERVICE))
-QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", True, _parse_bool,
+QDTREE_LEAF_CELLS = Option("hudi_layout.layout.qdtree.leaf.cells", True, parse_bool,
                            "hudi_layout's own: cut each `qdtree` leaf into cells of about one file along the "
                            "workload's query shapes, so queries of those shapes with other constants skip "
                            "better (false: one Hilbert curve per leaf, the search without shapes; "
@@ -726,14 +726,14 @@ QDTREE_SHAPE_WEIGHT = Option("hudi_layout.layout.qdtree.shape.weight", 0.1, _non
                              "the workload's query shapes with other constants (0: its own constants only; "
                              "docs/layouts.md).", used_by=(CLUSTER, SERVICE))
 # read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options
-WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, _parse_bool,
+WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, parse_bool,
                              "hudi_layout's own: record the predicates reads, `explain` and the data source see, "
                              "per table, in `.hoodie/.aux/hudi_layout/workload.log` (a failed write never fails "
                              "the read).", used_by=(READ,))
 WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, _positive_int,
                                 "hudi_layout's own: the query log stops growing at this size (one warning).",
                                 used_by=(READ,))
-CURVE_REGION_ENABLE = Option("hudi_layout.skipping.curve.region.enable", True, _parse_bool,
+CURVE_REGION_ENABLE = Option("hudi_layout.skipping.curve.region.enable", True, parse_bool,
                              "hudi_layout's own: after column_stats, drop files whose recorded curve-key range "
                              "misses the query box (only adds proofs of \"cannot match\").", used_by=(READ,))
 #: hudi_layout's read-side settings: honoured from the defaults file by every read and as read options
@@ -933,8 +933,14 @@ def check_write_keys(options: Mapping[str, Any], *, where: str = "") -> None:
     the write options of Spark's file sources and other table formats (:func:`refuse_peer_write_keys`)."""
     refuse_peer_write_keys(options)
     for key in options:
-        if not is_governed(key) or key in WRITE_KEYS or key in ACCEPTED_WITHOUT_EFFECT \
-                or key.startswith(TABLE_CONFIG_PREFIX):
+        if key in ACCEPTED_WITHOUT_EFFECT:  # Hudi reads them as integers: a value it would refuse is refused
+            try:
+                _positive_int(option_text(options[key]))
+            except ValueError:
+                raise InvalidArgumentError(f"option {key}={options[key]!r} is invalid: expected a positive integer",
+                                           hint=f"{key}: {ACCEPTED_WITHOUT_EFFECT[key]}") from None
+            continue
+        if not is_governed(key) or key in WRITE_KEYS or key.startswith(TABLE_CONFIG_PREFIX):
             continue
         raise _unsupported(key, WRITE_KEYS, "a read option; writes do not use it" if key in READ_KEYS else None,
                            where)
@@ -1085,7 +1091,7 @@ def _fields(value: str) -> str:
 
 
 def _bool_text(value: str) -> str:
-    return str(_parse_bool(value)).lower()
+    return str(parse_bool(value)).lower()
 
 
 def _table_type(value: str) -> str:

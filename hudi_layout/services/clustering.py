@@ -518,6 +518,35 @@ def command_layout(opts: Mapping[str, Any], strategy: str | LayoutStrategy | Non
     return layout, build
 
 
+_QDTREE_TUNING = (cfg.QDTREE_SAMPLE_SIZE, cfg.QDTREE_LOOKAHEAD, cfg.QDTREE_MIN_LEAF_FILES, cfg.QDTREE_LEAF_CELLS,
+                  cfg.QDTREE_SHAPE_WEIGHT)
+
+
+def refuse_layout_settings_the_strategy_ignores(layout: LayoutStrategy, method: CurveBuildMethod,
+                                                caller: Mapping[str, Any], workload: Any) -> None:
+    """Settings of a ``cluster`` command that its strategy would take without effect (session 29's probe): the
+    ``sample`` method or column weights with ``linear`` (no curve), a workload with neither ``qdtree`` nor
+    weights from the workload, the qdtree's tuning keys with another strategy, and the planner's own record of
+    the tree (``hudi_layout.layout.qdtree``) given by the caller."""
+    def refuse(what: str, hint: str) -> None:
+        raise InvalidArgumentError(f"{what} has no effect with strategy {layout}", hint=hint)
+
+    if cfg.QDTREE_CUTS.is_given(caller):
+        raise InvalidArgumentError(f"option {cfg.QDTREE_CUTS.key} is written by the planner, not given",
+                                   hint="drop it; strategy qdtree builds the tree from the workload")
+    if layout is LayoutStrategy.LINEAR and method is CurveBuildMethod.SAMPLE:
+        refuse("method sample", "drop it, or choose strategy z-order / hilbert")
+    weights = cfg.CURVE_COLUMN_WEIGHTS.get(caller) if cfg.CURVE_COLUMN_WEIGHTS.is_given(caller) else None
+    if layout is LayoutStrategy.LINEAR and weights:
+        refuse("column weights", "drop them, or choose strategy z-order / hilbert")
+    has_workload = workload is not None or bool(cfg.WORKLOAD.get(caller).strip())
+    if has_workload and layout is not LayoutStrategy.QDTREE and weights != cfg.WEIGHTS_FROM_WORKLOAD:
+        refuse("a workload", f"choose strategy qdtree, or column weights '{cfg.WEIGHTS_FROM_WORKLOAD}'")
+    tuned = [o.key for o in _QDTREE_TUNING if o.is_given(caller)]
+    if tuned and layout is not LayoutStrategy.QDTREE:
+        refuse(", ".join(tuned), "drop them, or choose strategy qdtree")
+
+
 def command_columns(opts: Mapping[str, Any], columns: Sequence[str] | str | None) -> Sequence[str] | str | None:
     """The sort columns of a ``cluster`` command: the argument, else ``hoodie.clustering.plan.strategy.sort.columns``
     (until session 29 a command without columns only resumed pending plans, whatever the option said)."""
@@ -535,7 +564,9 @@ def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy:
     resolved = cfg.resolve_options(options)
     cfg.validate_all(resolved)  # what the run refuses, a preview refuses too
     CleanConfig.from_options(resolved)
-    layout, build = command_layout(resolved, strategy, method, caller=cfg.canonical_options(options or {}))
+    caller = cfg.canonical_options(options or {})
+    layout, build = command_layout(resolved, strategy, method, caller=caller)
+    refuse_layout_settings_the_strategy_ignores(layout, build, caller, None)
     columns = command_columns(resolved, columns)
     if columns is None:
         raise InvalidArgumentError("name the columns to cluster by",
@@ -564,7 +595,9 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
     CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
-    layout, method = command_layout(opts, strategy, method, caller=cfg.canonical_options(options or {}))
+    caller = cfg.canonical_options(options or {})
+    layout, method = command_layout(opts, strategy, method, caller=caller)
+    refuse_layout_settings_the_strategy_ignores(layout, method, caller, workload)
     columns = command_columns(opts, columns)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")

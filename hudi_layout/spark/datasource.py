@@ -367,8 +367,14 @@ def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_me
 
 
 def _wants_meta_columns(options: Mapping[str, Any]) -> bool:
-    """Whether data source or stored SQL-table options ask for the meta columns (``includeMetaColumns``)."""
-    return str(options.get(INCLUDE_META_OPTION, "false")).lower() == "true"
+    """Whether data source or stored SQL-table options ask for the meta columns (``includeMetaColumns``); a value
+    other than true / false is refused (``yes`` silently meant false before session 29)."""
+    raw = options.get(INCLUDE_META_OPTION, options.get(INCLUDE_META_OPTION.lower(), "false"))
+    try:
+        return cfg.parse_bool(str(raw))
+    except ValueError:
+        raise InvalidArgumentError(f"option {INCLUDE_META_OPTION}={raw!r} is invalid: expected true or false",
+                                   hint="includeMetaColumns=true adds Hudi's _hoodie_* columns") from None
 
 
 def _read_options(options: Mapping[str, str]) -> dict[str, str]:

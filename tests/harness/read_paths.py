@@ -455,6 +455,7 @@ class ReadPathsHarness:
         if not self.model.current:
             return
         columns = list(columns or self.rng.sample(CLUSTER_COLUMNS, self.rng.randint(1, 3)))
+        method = "direct" if strategy == "linear" else method  # a linear sort has no curve to sample (refused)
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(self.path)
                    if "/." not in d for f in fs if f.endswith(".parquet"))
         opts = {"hoodie.clustering.plan.strategy.target.file.max.bytes": str(max(4096, size // 5)),

@@ -299,3 +299,20 @@ def test_session_settings_that_change_hudis_answer_are_refused(key, value):
     with pytest.raises(InvalidArgumentError, match=f"session sets {key}"):
         session_read_options({key: value})
     assert session_read_options({"hoodie.datasource.merge.type": " Payload_Combine "}) == {}
+
+
+def test_values_hudi_would_refuse_are_refused_and_zero_hours_retained_is_hudis():
+    """Session 29's probe: ``includeMetaColumns=yes`` silently meant false, the shuffle-parallelism keys took
+    ``abc``, ``hoodie.clustering.max.parallelism`` took -3, and ``hoodie.cleaner.hours.retained=0`` (which Hudi
+    and the clean take) was refused by the option's own parser."""
+    from hudi_layout.spark.datasource import _wants_meta_columns
+
+    assert _wants_meta_columns({"includeMetaColumns": " TRUE "}) and not _wants_meta_columns({})
+    with pytest.raises(InvalidArgumentError, match="includeMetaColumns"):
+        _wants_meta_columns({"includeMetaColumns": "yes"})
+    for bad in ({"hoodie.upsert.shuffle.parallelism": "abc"}, {"hoodie.insert.shuffle.parallelism": "1.5"},
+                {"hoodie.clustering.max.parallelism": "-3"}):
+        with pytest.raises(InvalidArgumentError):
+            cfg.validate_all(cfg.resolve_options(bad, use_defaults_file=False))
+    cfg.resolve_options({"hoodie.upsert.shuffle.parallelism": "200"}, use_defaults_file=False)
+    assert cfg.CLEANER_HOURS_RETAINED.get({"hoodie.cleaner.hours.retained": "0"}) == 0

@@ -51,3 +51,29 @@ def test_a_due_clustering_runs_after_the_resumed_ones(monkeypatch, scheduled: An
     monkeypatch.setattr(clustering_service, "schedule_and_execute", schedule)
     got: Any = clustering_service.maybe_cluster_inline(None, "/t", {})  # type: ignore[arg-type]
     assert order == ["resume", "schedule"] and got == (scheduled or "resumed")
+
+
+def test_cluster_refuses_settings_its_strategy_ignores() -> None:
+    """``--strategy linear --method sample``, column weights with linear, a workload with a curve, qdtree tuning
+    with another strategy, and the planner's own tree given by the caller were accepted without effect
+    (session 29's probe)."""
+    import pytest
+
+    from hudi_layout.errors import InvalidArgumentError
+    from hudi_layout.options import CurveBuildMethod, LayoutStrategy
+    from hudi_layout.services.clustering import refuse_layout_settings_the_strategy_ignores as check
+
+    linear, zorder, qdtree = LayoutStrategy.LINEAR, LayoutStrategy.Z_ORDER, LayoutStrategy.QDTREE
+    direct, sample = CurveBuildMethod.DIRECT, CurveBuildMethod.SAMPLE
+    for layout, method, caller, workload in (
+            (linear, sample, {}, None),
+            (linear, direct, {"hudi_layout.layout.curve.column.weights": "a:2"}, None),
+            (zorder, direct, {}, ["a = 1"]),
+            (zorder, direct, {"hudi_layout.layout.workload": "log"}, None),
+            (zorder, direct, {"hudi_layout.layout.qdtree.lookahead": "3"}, None),
+            (qdtree, direct, {"hudi_layout.layout.qdtree": "{}"}, ["a = 1"])):
+        with pytest.raises(InvalidArgumentError):
+            check(layout, method, caller, workload)
+    check(zorder, sample, {"hudi_layout.layout.curve.column.weights": "workload"}, ["a = 1"])
+    check(qdtree, direct, {"hudi_layout.layout.qdtree.lookahead": "3"}, ["a = 1"])
+    check(linear, direct, {}, None)
