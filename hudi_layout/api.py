@@ -84,6 +84,13 @@ def read(path: str, *positional: Any, where: Any = None, spark: SparkSession | N
     check_argument_types(path=path, options=options, columns=columns)
     if isinstance(columns, str):
         columns = split_fields(columns)
+    if columns is not None:  # session 29's probe: [] read every column, and meta columns in it failed in Spark
+        if not columns:
+            raise InvalidArgumentError("columns=[] names no column", hint="leave columns unset to read them all")
+        named_meta = [c for c in columns if c in META_COLUMNS]
+        if include_meta:  # the meta columns first, as without columns, then the projection
+            columns = [*META_COLUMNS, *[c for c in columns if c not in META_COLUMNS]]
+        include_meta = include_meta or bool(named_meta)
     session = session_or_default(spark)
     table = HudiTable(path)
     plan = plan_scan(path, where, use_column_stats=skipping, spark=session, table=table, with_row_counts=False,

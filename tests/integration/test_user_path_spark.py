@@ -174,3 +174,18 @@ def test_inline_clustering_settings_are_checked_before_the_write_and_never_fail_
     hudi_layout.write(frame, path, {**base, **late})
     assert hudi_rs_arrow(path).num_rows == 20
     assert completed_replacecommits(path) == []
+
+
+def test_read_columns_with_meta_columns_and_include_meta(spark, tmp_path: Path) -> None:
+    """``hl.read(columns=[...])``: a meta column named there failed inside Spark with a stack trace,
+    ``include_meta=True`` was ignored beside ``columns``, and ``columns=[]`` read every column (session 29's
+    probe)."""
+    from hudi_layout.format.meta_fields import META_COLUMNS
+
+    path = str(tmp_path / "t")
+    hudi_layout.write(spark.createDataFrame(rows(0, 20)), path, write_options("t"))
+    assert hudi_layout.read(path, spark=spark, columns=["_hoodie_record_key", "x"]).columns == \
+        ["_hoodie_record_key", "x"]
+    assert hudi_layout.read(path, spark=spark, columns=["x"], include_meta=True).columns == [*META_COLUMNS, "x"]
+    with pytest.raises(InvalidArgumentError, match="names no column"):
+        hudi_layout.read(path, spark=spark, columns=[])
