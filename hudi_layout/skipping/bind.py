@@ -213,14 +213,23 @@ def _session_value(v: Any, column_type: pa.DataType, zone: _dt.tzinfo | None) ->
         if instant_column:
             if v.tzinfo is not None:
                 return v
-            return _UNKNOWN if zone is None else v.replace(tzinfo=zone)
+            return _UNKNOWN if zone is None else _in_utc(v.replace(tzinfo=zone))
         if zone is None:
             return _UNKNOWN
         wall = v if v.tzinfo is None else v.astimezone(zone).replace(tzinfo=None)
         return wall if offset_fixed_around(wall, zone) else _UNKNOWN
     if isinstance(v, _dt.date) and instant_column:
-        return _UNKNOWN if zone is None else _dt.datetime(v.year, v.month, v.day, tzinfo=zone)
+        return _UNKNOWN if zone is None else _in_utc(_dt.datetime(v.year, v.month, v.day, tzinfo=zone))
     return v
+
+
+def _in_utc(v: _dt.datetime) -> Any:
+    """The instant ``v`` names, in UTC: a bound predicate holds no session zone object (the JVM's rules live in
+    the driver), and a time too near ``datetime``'s range to convert is unknown."""
+    try:
+        return v.astimezone(_dt.timezone.utc)
+    except OverflowError:
+        return _UNKNOWN
 
 
 #: beyond this distance from a wall-clock time, no zone's offset change can reorder it against another one
