@@ -555,24 +555,33 @@ def command_columns(opts: Mapping[str, Any], columns: Sequence[str] | str | None
     return cfg.split_fields(cfg.SORT_COLUMNS.get(opts)) or None
 
 
+def _cluster_command(options: Mapping[str, Any] | None, strategy: str | LayoutStrategy | None,
+                     method: str | CurveBuildMethod | None, columns: Sequence[str] | str | None, workload: Any
+                     ) -> tuple[dict[str, str], LayoutStrategy, CurveBuildMethod, Sequence[str] | str | None]:
+    """What a ``cluster`` command (run or preview) asks, checked before anything is read or written: the
+    resolved options (every one parsed, the clean after it included), the strategy and method
+    (:func:`command_layout`, with no setting it would ignore) and the sort columns (:func:`command_columns`)."""
+    opts = cfg.resolve_options(options)
+    cfg.validate_all(opts)
+    CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
+    caller = cfg.canonical_options(options or {})
+    layout, build = command_layout(opts, strategy, method, caller=caller)
+    refuse_layout_settings_the_strategy_ignores(layout, build, caller, workload)
+    return opts, layout, build, command_columns(opts, columns)
+
+
 def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy: str | LayoutStrategy | None = None,
                        method: str | CurveBuildMethod | None = None,
                        options: Mapping[str, Any] | None = None, *,
                        include_all_files: bool = True) -> ClusteringPlanSpec | None:
     """The plan :func:`cluster` would schedule now, without writing anything (no Spark)."""
     table = HudiTable(path)
-    resolved = cfg.resolve_options(options)
-    cfg.validate_all(resolved)  # what the run refuses, a preview refuses too
-    CleanConfig.from_options(resolved)
-    caller = cfg.canonical_options(options or {})
-    layout, build = command_layout(resolved, strategy, method, caller=caller)
-    refuse_layout_settings_the_strategy_ignores(layout, build, caller, None)
-    columns = command_columns(resolved, columns)
+    resolved, layout, build, columns = _cluster_command(options, strategy, method, columns, None)
     if columns is None:
         raise InvalidArgumentError("name the columns to cluster by",
                                    hint=f"--columns a,b (or the option {cfg.SORT_COLUMNS.key})")
-    opts = prepare_clustering_options(table, options, columns=columns, strategy=layout, method=build,
-                                      include_all_files=include_all_files)
+    opts = prepare_clustering_options(table, resolved, columns=columns, strategy=layout, method=build,
+                                      include_all_files=include_all_files, resolve=False)
     partitions = [p for p in table.partitions() if opts.selects_partition(p)]
     return plan_clustering(table.file_slices(partitions=partitions), opts, table.pending_clustering_file_groups())
 
@@ -592,13 +601,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     option (cleaning included) is checked before anything is written. ``workload`` drives ``strategy="qdtree"``
     and column weights ``"workload"`` (:func:`prepare_layout_options`; building a qdtree starts Spark).
     """
-    opts = cfg.resolve_options(options)
-    cfg.validate_all(opts)
-    CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
-    caller = cfg.canonical_options(options or {})
-    layout, method = command_layout(opts, strategy, method, caller=caller)
-    refuse_layout_settings_the_strategy_ignores(layout, method, caller, workload)
-    columns = command_columns(opts, columns)
+    opts, layout, method, columns = _cluster_command(options, strategy, method, columns, workload)
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from hudi_layout import options as cfg
 from hudi_layout.errors import InvalidArgumentError
-from hudi_layout.skipping.bind import TextVsDatetime, bind
+from hudi_layout.skipping.bind import TextVsDatetime, bind, session_zone
 from hudi_layout.skipping.ir import (
     AlwaysFalse,
     AlwaysTrue,
@@ -92,13 +92,14 @@ def from_spark_column(col: Column, spark: SparkSession | None = None,
     jc = getattr(col, "_jc", None)
     if jc is None:
         raise InvalidArgumentError("from_spark_column needs a classic-mode pyspark Column (it has no _jc)")
+    if schema is not None and settings is None:  # binding needs them: one round trip for the walker and bind
+        settings = session_settings(spark)
     pred = _Walker(spark, settings).predicate(jc.node())
     if schema is None:
         return pred
-    zone_name = session_time_zone(spark)
+    zone_name = session_time_zone(spark, settings)
     return bind(pred, schema, zone_name, zone_rules=jvm_zone(spark, zone_name),
-                text_vs_datetime=TextVsDatetime.of_session(settings if settings is not None
-                                                           else session_settings(spark)))
+                text_vs_datetime=TextVsDatetime.of_session(settings or {}))
 
 
 def _session(spark: Any) -> Any:
@@ -173,8 +174,10 @@ _JVM_ZONES: dict[tuple[int, str], JvmZone | None] = {}
 def jvm_zone(spark: Any, name: str | None) -> JvmZone | None:
     """The session's JVM rules for zone ``name`` (cached per JVM); ``None`` without a session or for a name the
     JVM does not know (the planner then reads the zone itself, or leaves its leaves unskipped)."""
+    if not name or isinstance(session_zone(name), _dt.timezone):  # UTC or a fixed offset: no rules to differ
+        return None
     spark = _session(spark)
-    if spark is None or not name:
+    if spark is None:
         return None
     try:
         gateway = spark.sparkContext._gateway
