@@ -60,7 +60,7 @@ from hudi_layout.spark.curve_sort import (
     write_qdtree_sorted,
 )
 from hudi_layout.spark.range_layout import curve_layout
-from hudi_layout.spark.read import SliceInput, merged_slices_frame, spark_schema
+from hudi_layout.spark.read import SliceInput, glob_literal, merged_slices_frame, spark_schema
 from hudi_layout.spark.write_job import (
     datetime_rebase_write_mode,
     run_file_writer,
@@ -172,9 +172,9 @@ def _group_frame(spark: SparkSession, group: ClusteringGroup, data_columns: Sequ
         missing = [c for c in PRESERVED_META if c not in pq.read_schema(paths[0]).names]
         read = pa.schema([*[pa.field(c, pa.string()) for c in PRESERVED_META],
                           *[table_schema.field(c) for c in data_columns]])
-        df = _stored_values_reader(spark).schema(from_arrow_schema(read)).parquet(*paths)
+        df = _stored_values_reader(spark).schema(from_arrow_schema(read)).parquet(*map(glob_literal, paths))
     else:
-        df = _stored_values_reader(spark).parquet(*paths)
+        df = _stored_values_reader(spark).parquet(*map(glob_literal, paths))
         missing = [c for c in PRESERVED_META if c not in df.columns]
     if missing:
         raise UnsupportedTableError(
@@ -390,7 +390,7 @@ def data_schema(spark: SparkSession, plan: ClusteringPlanSpec, data_columns: Seq
     if merge is not None and any(is_merged_group(g) for g in plan.groups):
         full = spark_to_arrow_schema_of(merge.schema)
         return pa.schema([full.field(c) for c in data_columns])
-    return spark_to_arrow_schema(spark.read.parquet(plan.groups[0].slices[0].base_file_path).select(
+    return spark_to_arrow_schema(spark.read.parquet(glob_literal(plan.groups[0].slices[0].base_file_path)).select(
         *[f"`{c}`" for c in data_columns]))
 
 

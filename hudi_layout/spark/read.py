@@ -23,6 +23,7 @@ fields wrapped, NULL kept NULL); list and map elements are never pushed down by 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,11 +113,24 @@ def _guard_floats(df: DataFrame) -> DataFrame:
     return df.select(*exprs) if changed else df
 
 
+_GLOB_CHARACTERS = re.compile(r"([\\?*\[\]{}])")
+
+
+def glob_literal(path: str) -> str:
+    """``path`` as a Hadoop glob pattern that matches only itself: Spark's file sources read every path as a
+    pattern, and a partition folder of a table that does not URL-encode its partition paths may hold
+    ``\\ ? * [ ] { }`` (session 30's probe: ``hl.read`` of a partition ``b\\c`` or ``[ab]`` failed deep in Spark,
+    ``a?b`` also read a sibling ``a:b``). Hadoop's glob takes a backslash as an escape. Spark's
+    ``__globPaths__=false`` reader option is no way out: on Spark 4.3 it read some files two or three times."""
+    return _GLOB_CHARACTERS.sub(r"\\\1", path)
+
+
 def _read_parquet(spark: SparkSession, schema: Any, paths: Sequence[str]) -> DataFrame:
     """``spark.read.schema(schema).parquet(*paths)`` with the path list sent to the JVM in a constant number of
     py4j calls (PySpark converts a Python list element by element: ~0.1 ms per path, 0.1-0.15 s for 1000
     files). Falls back to the public call where the JVM gateway is not available (e.g. Spark Connect)."""
     reader = spark.read.schema(schema) if schema is not None else spark.read
+    paths = [glob_literal(p) for p in paths]
     helpers = _jvm_helpers(spark)
     if helpers is None or not hasattr(reader, "_jreader") or any("\n" in p for p in paths):
         return reader.parquet(*paths)

@@ -72,3 +72,32 @@ def test_default_partition_folders_keep_empty_strings_and_their_own_names(spark,
     # the partitions prune what they can prove: a value in no folder, and the int column's NULL folder
     assert hl.explain(path, "ps = 'p1'").files_read < hl.explain(path, "ps IS NOT NULL").files_read
     assert sorted((r.id, r.ps, r.pn, r.pd) for r in hl.read(path, spark=spark).collect()) == sorted(ROWS)
+
+
+@pytest.mark.parametrize("values", [["b\\c"], ["a?b", "a:b"], ["[ab]"], ["{x,y}"], ["*", "a*"], ["x]", "a{"],
+                                    ["100%", "a b", "a,b"]])
+def test_partition_values_with_glob_characters_are_read_as_paths(spark, tmp_path, values):
+    """Session 30's probe: without URL-encoding a partition folder may hold ``\\ ? * [ ] { }``, and ``hl.read``
+    handed the file paths to Spark's parquet reader as glob patterns: they failed to parse (``b\\c``, ``a{``),
+    matched nothing (``[ab]``) or matched a sibling (``a?b`` beside ``a:b``), each a deep Spark error."""
+    path = str(tmp_path / "t")
+    rows = [(i, v, i) for i, v in enumerate(values)] + [(100, "plain", 0)]
+    hl.write(spark.createDataFrame(rows, "id INT, p STRING, v INT"), path, {
+        "hoodie.table.name": "glob", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p"})
+    assert ids(hl.read(path, "v >= 0", spark=spark)) == sorted(r[0] for r in rows)
+    for i, v in enumerate(values):
+        assert ids(hl.read(path, [("p", "=", v)], spark=spark)) == [i]
+
+
+def test_a_table_with_glob_characters_in_partition_folders_clusters_and_reads(spark, tmp_path):
+    """The clustering job reads its groups' files through Spark's parquet reader too."""
+    path = str(tmp_path / "t")
+    values = ["b\\c", "a?b", "a:b", "[ab]", "{x,y}"]
+    rows = [(i, values[i % len(values)], i) for i in range(20)]
+    hl.write(spark.createDataFrame(rows, "id INT, p STRING, v INT"), path, {
+        "hoodie.table.name": "glob", "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.datasource.write.partitionpath.field": "p"})
+    assert hl.cluster(path, ["v"], spark=spark, strategy="linear") is not None
+    assert ids(hl.read(path, "v >= 0", spark=spark)) == list(range(20))
+    assert ids(hl.read(path, "p = 'a?b'", spark=spark)) == [i for i in range(20) if i % 5 == 1]
