@@ -61,7 +61,7 @@ HONOURED_BY_LEGEND = {
     INDEX: "`hudi-layout index`, `hl.build_column_stats_index()`",
     READ: "`hl.read()`, `spark.read.format(\"hudi_layout\")`, `hudi-layout explain` / `query`",
     CLEAN: "`hudi-layout clean`, `hl.clean()`, the automatic clean after a write, clustering or compaction",
-    COMPACT: "`hudi-layout compact`, `hl.compact()`",
+    COMPACT: "`hudi-layout compact`, `hl.compact()`, inline compaction after a write (Merge-on-Read)",
 }
 
 
@@ -465,7 +465,7 @@ RECORD_KEY_FIELD = Option("hoodie.datasource.write.recordkey.field", "", _str,
 PARTITION_PATH_FIELD = Option("hoodie.datasource.write.partitionpath.field", "", _str,
                               "Partition column(s), comma-separated; empty for an unpartitioned table.",
                               aliases=("hoodie.table.partition.fields",), used_by=(INGEST,))
-KEY_GENERATOR = Option("hoodie.datasource.write.keygenerator.type", "", lambda v: _keygen_type(v),
+KEY_GENERATOR = Option("hoodie.datasource.write.keygenerator.type", "", lambda v: key_generator_type(v),
                        "Hudi's key generator, by type (`SIMPLE`) or class (`org.apache.hudi.keygen.SimpleKeyGenerator`)"
                        ": accepted when it names the one hudi_layout uses for the table's fields (`SIMPLE`: one key "
                        "and one partition field, `COMPLEX`: more, `NON_PARTITION`: no partition field; the Avro "
@@ -483,7 +483,7 @@ OPERATION: Option[WriteOperation | str] = Option(
     used_by=(INGEST,))
 MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int,
                        "Largest base file a write produces, in bytes (a file is closed when it reaches this).",
-                       used_by=(INGEST, CLUSTER, SERVICE))
+                       used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
 
 
 WRITE_SMALL_FILE_LIMIT = Option(
@@ -560,27 +560,29 @@ PAYLOAD_CLASS = Option("hoodie.datasource.write.payload.class", "", _str,
 # --- metadata table --------------------------------------------------------------------------------
 METADATA_ENABLE = Option("hoodie.metadata.enable", True, parse_bool,
                          "Keep the metadata table (files + column_stats). `false` on a table that has one "
-                         "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
+                         "deletes it, as Hudi's writer does.", used_by=(INGEST, CLUSTER, SERVICE, COMPACT, CLEAN,
+                                                                        INDEX))
 COLUMN_STATS_ENABLE = Option("hoodie.metadata.index.column.stats.enable", True, parse_bool,
                              "Build the column_stats index when the metadata table is created.",
-                             used_by=(INGEST, INDEX))
+                             used_by=(INGEST, INDEX, CLUSTER, SERVICE, COMPACT))
 COLUMN_STATS_COLUMNS = Option("hoodie.metadata.index.column.stats.column.list", "", _str,
                               "Columns to index, comma-separated (default: every supported column, up to "
-                              "the max.columns.to.index limit).", used_by=(INGEST, INDEX))
+                              "the max.columns.to.index limit).", used_by=(INGEST, INDEX, CLUSTER, SERVICE, COMPACT,
+                                                                           CLEAN))
 COLUMN_STATS_FILE_GROUPS = Option("hoodie.metadata.index.column.stats.file.group.count", 2, _positive_int,
                                   "File groups of the column_stats partition of a new metadata table.",
                                   used_by=(INGEST, INDEX))
 COLUMN_STATS_MAX_COLUMNS = Option("hoodie.metadata.index.column.stats.max.columns.to.index", 32, _positive_int,
                                   "At most this many columns are indexed when no column list is given.",
-                                  used_by=(INGEST, INDEX))
+                                  used_by=(INGEST, INDEX, CLUSTER, SERVICE, COMPACT))
 MDT_COMPACT_MAX_DELTA_COMMITS = Option("hoodie.metadata.compact.max.delta.commits", 10, _positive_int,
                                        "Compact the metadata table after this many deltacommits.",
-                                       used_by=(INGEST, CLUSTER, SERVICE, COMPACT))
+                                       used_by=(INGEST, CLUSTER, SERVICE, COMPACT, CLEAN))
 # --- compaction (Merge-on-Read) ------------------------------------------------------------------
 COMPACT_INLINE = Option("hoodie.compact.inline", False, parse_bool,
                         "Merge-on-Read: compact in the writing process after a write, once "
                         "inline.max.delta.commits deltacommits completed since the last compaction "
-                        "(docs/compaction.md); nothing to do on Copy-on-Write tables, as in Hudi.",
+                        "(docs/compaction.md); `true` is refused on Copy-on-Write tables, which have no logs.",
                         used_by=(INGEST,))
 COMPACT_INLINE_MAX_DELTA_COMMITS = Option("hoodie.compact.inline.max.delta.commits", 5, _positive_int,
                                           "Completed deltacommits since the last completed compaction before an "
@@ -595,18 +597,18 @@ COMPACTION_STRATEGY: Option[tuple[CompactionPlanStrategy, ...]] = Option(
                              "LogFileNumBasedCompactionStrategy (the same by number of log files), "
                              "BoundedIOCompactionStrategy (target.io only) or UnBoundedCompactionStrategy (every "
                              "slice). Hudi's date- and partition-based strategies are refused (docs/compaction.md).",
-                             used_by=(COMPACT, INGEST))
+                             used_by=(COMPACT,))
 COMPACTION_TARGET_IO_MB = Option("hoodie.compaction.target.io", 512_000, int,
                                  "IO budget of one compaction plan in MB (each slice's base + log bytes read and "
                                  "base bytes written, Hudi's TOTAL_IO_MB): slices are taken in the strategy's order "
                                  "while budget remains, so the one that crosses it is still taken.",
-                                 used_by=(COMPACT, INGEST))
+                                 used_by=(COMPACT,))
 COMPACTION_LOG_SIZE_THRESHOLD = Option("hoodie.compaction.logfile.size.threshold", 0, _non_negative_int,
                                        "LogFileSizeBasedCompactionStrategy: only slices whose log files add up to "
-                                       "at least this many bytes.", used_by=(COMPACT, INGEST))
+                                       "at least this many bytes.", used_by=(COMPACT,))
 COMPACTION_LOG_NUM_THRESHOLD = Option("hoodie.compaction.logfile.num.threshold", 0, _non_negative_int,
                                       "LogFileNumBasedCompactionStrategy: only slices with at least this many log "
-                                      "files.", used_by=(COMPACT, INGEST))
+                                      "files.", used_by=(COMPACT,))
 # --- clustering ------------------------------------------------------------------------------------
 CLUSTERING_INLINE = Option("hoodie.clustering.inline", False, parse_bool,
                            "Cluster in the writing process after a write, every inline.max.commits commits "
@@ -663,9 +665,9 @@ SORT_TASK_MAX_BYTES = Option("hudi_layout.clustering.sort.task.max.bytes", 536_8
 # --- cleaning (docs/cleaning.md) --------------------------------------------------------------------
 CLEAN_AUTOMATIC = Option("hoodie.clean.automatic", True, parse_bool,
                          "Clean (delete file slices no longer needed) after every write, clustering and "
-                         "compaction.", used_by=CLEANING)
+                         "compaction.", used_by=AUTOMATIC_CLEAN)
 CLEAN_ASYNC = Option("hoodie.clean.async", False, parse_bool,
-                     "Background cleaning: not supported (cleans run inline); `true` is refused.", used_by=(CLEAN,))
+                     "Background cleaning: not supported (cleans run inline); `true` is refused.", used_by=CLEANING)
 CLEAN_MAX_COMMITS = Option("hoodie.clean.max.commits", 1, _positive_int,
                            "Completed commits since the last clean before an automatic clean is attempted.",
                            used_by=AUTOMATIC_CLEAN)
@@ -1099,7 +1101,7 @@ def _table_type(value: str) -> str:
     return {"COW": "COPY_ON_WRITE", "MOR": "MERGE_ON_READ"}.get(v, v)
 
 
-def _keygen_type(value: str) -> str:
+def key_generator_type(value: str) -> str:
     """A key generator named by type or class, as its type without the ``_AVRO`` variant (Hudi's
     ``KeyGeneratorType``: ``SimpleAvroKeyGenerator`` and ``SIMPLE`` write the same keys)."""
     short = value.strip().rsplit(".", 1)[-1]
@@ -1133,8 +1135,53 @@ TABLE_CONFIG_OPTIONS: tuple[tuple[tuple[str, ...], tuple[str, ...], str | None, 
      ("hoodie.table.ordering.fields", "hoodie.table.precombine.field"), None, _fields),
     (("hoodie.datasource.write.keygenerator.type", "hoodie.datasource.write.keygenerator.class",
       "hoodie.table.keygenerator.type", "hoodie.table.keygenerator.class"),
-     ("hoodie.table.keygenerator.class", "hoodie.table.keygenerator.type"), None, _keygen_type),
+     ("hoodie.table.keygenerator.class", "hoodie.table.keygenerator.type"), None, key_generator_type),
 )
+#: the options that describe a table (its ``hoodie.properties``): every command takes them and refuses a value the
+#: table contradicts (:func:`refuse_table_config_conflicts`), so one option map can serve every call on a table
+TABLE_DESCRIBING_KEYS: frozenset[str] = frozenset(k for keys, *_rest in TABLE_CONFIG_OPTIONS for k in keys)
+_OPTION_BY_KEY: dict[str, Option[Any]] = {k: o for o in ALL_OPTIONS for k in (o.key, *o.aliases)}
+#: how an error names a command of :data:`HONOURED_BY_LEGEND`
+COMMAND_NAMES = {INGEST: "a write", CLUSTER: "cluster", SERVICE: "the clustering service", INDEX: "index",
+                 READ: "a read", CLEAN: "clean", COMPACT: "compact"}
+
+
+def _taken_by_every_command(key: str) -> bool:
+    return (key in TABLE_DESCRIBING_KEYS or key.startswith(TABLE_CONFIG_PREFIX) or key in ACCEPTED_WITHOUT_EFFECT
+            or key not in _OPTION_BY_KEY)  # unknown keys: refused by check_write_keys / check_read_keys
+
+
+def options_used_by(options: Mapping[str, Any], *commands: str) -> dict[str, Any]:
+    """The options of ``options`` that one of ``commands`` honours (:attr:`Option.used_by`), with the keys every
+    command takes (:data:`TABLE_DESCRIBING_KEYS`): what a command run on behalf of another gets (a write's
+    inline compaction gets the compaction's options of the write's, not its write operation)."""
+    return {k: v for k, v in options.items()
+            if _taken_by_every_command(k) or any(c in _OPTION_BY_KEY[k].used_by for c in commands)}
+
+
+def refuse_options_unused_by(options: Mapping[str, Any] | None, command: str, *, also: tuple[str, ...] = (),
+                             note: Mapping[str, str] | None = None) -> None:
+    """Refuse the caller's options that ``command`` (or one of ``also``, what it runs on the way: a write's inline
+    clustering) does not honour. Until session 30 ``used_by`` was documentation and ``hl.clean(options=
+    {"hoodie.parquet.compression.codec": "gzip"})`` or ``cluster -o hoodie.datasource.write.operation=delete``
+    went through without effect (session 29's options probe). A defaults file is not checked: it serves every
+    command. ``note`` adds, per key, what would make the command use it."""
+    given = canonical_options(options or {})
+    unused = [k for k in given if given[k] is not None and k in _OPTION_BY_KEY and k not in options_used_by(
+        {k: given[k]}, command, *also)]
+    if not unused:
+        return
+    key = unused[0]
+    users = ", ".join(COMMAND_NAMES.get(c, c) for c in _OPTION_BY_KEY[key].used_by) or "no command"
+    extra = (note or {}).get(key)
+    raise InvalidArgumentError(
+        f"option {key} is not used by {COMMAND_NAMES.get(command, command)} (it is honoured by {users})"
+        + (f"; {extra}" if extra else ""),
+        hint="drop it from this call's options: hudi_layout never accepts an option it would ignore (the README's "
+             "options table says which commands honour each key)"
+             + (f"; also not used here: {', '.join(unused[1:])}" if len(unused) > 1 else ""))
+
+
 #: table configs a write may name although the table does not record them: the value their absence means
 TABLE_CONFIG_ABSENT_MEANS: dict[str, str] = {"hoodie.table.cdc.enabled": "false"}
 #: the table value :func:`table_config_conflicts` reports for a ``hoodie.table.*`` key the table does not record

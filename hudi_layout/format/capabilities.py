@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from hudi_layout.errors import UnsupportedTableError
 from hudi_layout.format.file_naming import try_parse_base_file_name
-from hudi_layout.options import IndexType, QueryType, WriteOperation
+from hudi_layout.options import IndexType, QueryType, WriteOperation, key_generator_type
 
 if TYPE_CHECKING:
     from hudi_layout.format.properties import TableProperties
@@ -262,7 +262,35 @@ def _read(props: TableProperties) -> Refusal | None:
     return read_refusal(props)
 
 
+#: the key generators whose record keys and partition paths our writers produce (by type, Avro variants alike):
+#: the partition path is the fields' values as text, and the key one field's value or ``f1:v1,f2:v2``
+WRITABLE_KEY_GENERATORS = ("SIMPLE", "COMPLEX", "NON_PARTITION")
+
+
+def key_generator_refusal(props: TableProperties) -> Refusal | None:
+    """A table whose key generator derives its partition paths (``TIMESTAMP``: a date formatted from a field;
+    ``CUSTOM`` with ``field:TIMESTAMP``) or keys in a way our writers do not: an upsert would write a key to a
+    partition folder of the field's raw text, and a delete would look for it there (session 30's interop probe:
+    the key then read twice, the delete without effect)."""
+    keygen = props.keygenerator
+    kind = key_generator_type(keygen) if keygen else ""
+    timestamp_fields = [f for f in (props.get("hoodie.table.partition.fields") or "").split(",")
+                        if f.partition(":")[2].strip().upper() == "TIMESTAMP"]
+    if (kind and kind not in WRITABLE_KEY_GENERATORS) or timestamp_fields:
+        what = f"key generator {keygen}" if kind and kind not in WRITABLE_KEY_GENERATORS else \
+            f"timestamp partition field(s) {', '.join(timestamp_fields)}"
+        return Refusal(f"table {props.table_name!r} uses the {what}; hudi_layout writes only tables whose partition "
+                       "path is the partition fields' values (SIMPLE, COMPLEX and NON_PARTITION key generators)",
+                       "write this table with Hudi; reading, indexing, clustering and cleaning it work")
+    return None
+
+
 def _write(props: TableProperties) -> Refusal | None:
+    return _writer_rules(props) or key_generator_refusal(props)
+
+
+def _writer_rules(props: TableProperties) -> Refusal | None:
+    """What every command that commits to the table needs (writes, cleaning, compaction)."""
     name = props.table_name
     if props.version not in WRITE_VERSIONS:
         return Refusal(f"table {name!r} is version {props.version}; hudi_layout writes only versions 8 and 9",
@@ -298,8 +326,8 @@ def _index(props: TableProperties) -> Refusal | None:
 
 def _clean(props: TableProperties) -> Refusal | None:
     """Cleaning deletes replaced file slices (a Merge-on-Read slice: its base file and its log files) and records a
-    clean instant: the writer's rules apply."""
-    return _write(props)
+    clean instant: the writer's rules apply (not its key generator: a clean writes no record)."""
+    return _writer_rules(props)
 
 
 def _compact(props: TableProperties) -> Refusal | None:
@@ -308,7 +336,7 @@ def _compact(props: TableProperties) -> Refusal | None:
     if not props.is_mor:
         return Refusal(f"table {props.table_name!r} is Copy-on-Write: it has no log files to compact",
                        "compaction is for MERGE_ON_READ tables; use hudi-layout cluster to rewrite files")
-    return _write(props)
+    return _writer_rules(props)  # each slice stays in its file group's partition: no key generator runs
 
 
 _TABLE_RULES = {Action.READ: _read, Action.WRITE: _write, Action.CLUSTER: _cluster, Action.INDEX: _index,

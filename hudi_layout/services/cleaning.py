@@ -25,6 +25,7 @@ def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResu
     ``hoodie.cleaner.commits.retained``, ...); returns one result per clean instant (empty: nothing to delete).
     Runs even when ``hoodie.clean.automatic`` is false (that key only governs cleans after commits)."""
     opts = cfg.resolve_options(options)
+    cfg.refuse_options_unused_by(options, cfg.CLEAN)
     props = load_properties(Path(path).absolute() / ".hoodie")
     cfg.validate_all(opts)  # a bad value of any option given is refused, not passed over
     cfg.refuse_table_config_conflicts(props, options, props.table_name)

@@ -83,6 +83,7 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
     table = HudiTable(str(base))  # not a table: refused before anything is touched
     require(table.properties, Action.CLUSTER)
     CleanConfig.from_options(cfg.resolve_options(options))  # bad cleaner options: refused before anything
+    cfg.refuse_options_unused_by(options, cfg.CLUSTER)
     if only is not None and not any(i.requested_time == only for i, _plan in table.timeline.pending_clustering()):
         raise InvalidArgumentError(f"no pending clustering plan {only} in {base}",
                                    hint="hudi-layout inspect PATH lists the pending clustering plans")
@@ -564,6 +565,7 @@ def _cluster_command(options: Mapping[str, Any] | None, strategy: str | LayoutSt
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
     CleanConfig.from_options(opts)  # the clean after the clustering: bad options refused before anything
+    cfg.refuse_options_unused_by(options, cfg.CLUSTER)
     caller = cfg.canonical_options(options or {})
     layout, build = command_layout(opts, strategy, method, caller=caller)
     refuse_layout_settings_the_strategy_ignores(layout, build, caller, workload)

@@ -62,7 +62,7 @@ def maybe_cluster_inline(spark: SparkSession, path: str, opts: Mapping[str, str]
     that cannot run is left pending with a warning (its groups keep refusing updates, as before), not raised."""
     last_resumed: ClusteringMetrics | None = None
     try:
-        resumed = execute_pending(spark, path, opts)
+        resumed = execute_pending(spark, path, cfg.options_used_by(opts, cfg.CLUSTER))
         last_resumed = resumed[-1] if resumed else None
     except HudiLayoutError as exc:
         log.warning("inline clustering of %s left a pending plan as it is: %s", path, exc)
@@ -131,9 +131,10 @@ class ClusteringService:
             if len(rest) > 1 or options is not None:
                 raise TypeError("ClusteringService() takes the table path and the options")
             options = rest[0]
+        self.opts = cfg.resolve_options(options)
+        cfg.refuse_options_unused_by(options, cfg.SERVICE)  # before a session is started for nothing
         self.spark = session_or_default(spark)
         self.path = str(Path(path).absolute())
-        self.opts = cfg.resolve_options(options)
         self.poll_seconds = poll_seconds
         self.max_iterations = max_iterations
         self._stop = threading.Event()
@@ -176,7 +177,7 @@ class ClusteringService:
         for t in rollback_failed_writes(self.path, hooks=COMMIT_HOOKS):
             self.stats.rolled_back += 1
             self._event("rolled_back", t, "a failed write or an interrupted clustering (its plan stays)")
-        for m in execute_pending(self.spark, self.path, self.opts):
+        for m in execute_pending(self.spark, self.path, cfg.options_used_by(self.opts, cfg.CLUSTER)):
             self._executed(m)
             if self._stop.is_set():
                 return
@@ -287,10 +288,11 @@ def ensure_async_clustering(spark: SparkSession, path: str, opts: Mapping[str, s
     with _async_lock:
         running = _async.get(base)
         if running is not None and running[1].is_alive() and running[0].spark is spark:
-            running[0].opts = cfg.resolve_options(opts)
+            running[0].opts = cfg.resolve_options(cfg.options_used_by(opts, cfg.SERVICE))
             running[0].wake()
             return running[0]
-        service = ClusteringService(base, spark=spark, options=opts, poll_seconds=ASYNC_POLL_SECONDS,
+        service = ClusteringService(base, spark=spark, options=cfg.options_used_by(opts, cfg.SERVICE),
+                                    poll_seconds=ASYNC_POLL_SECONDS,
                                     on_event=lambda e: log.info("async clustering: %s", e.line()))
         thread = threading.Thread(target=_run_in_background, args=(service,), daemon=True,
                                   name=f"hudi_layout-async-clustering:{Path(base).name}")

@@ -69,6 +69,7 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     base = Path(path).absolute()
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
+    cfg.refuse_options_unused_by(options, cfg.COMPACT)
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.COMPACT)
@@ -136,7 +137,7 @@ def maybe_compact_inline(spark: SparkSession, path: str, opts: Mapping[str, str]
         return []
     log.info("inline compaction of %s", base)
     try:
-        return compact(spark, str(base), opts)
+        return compact(spark, str(base), cfg.options_used_by(opts, cfg.COMPACT))
     except CommitConflictError as exc:  # another write is pending: the next write's turn compacts
         log.warning("inline compaction of %s skipped: %s", base, exc)
         return []

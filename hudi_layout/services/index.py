@@ -73,6 +73,10 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
     started = time.time()
     opts = dict(cfg.resolve_options(options))
     cfg.validate_all(opts)
+    cfg.refuse_options_unused_by(options, cfg.INDEX)
+    if cfg.COLUMN_STATS_ENABLE.is_given(opts) and not cfg.COLUMN_STATS_ENABLE.get(opts):
+        raise InvalidArgumentError(f"index builds the column_stats index, which {cfg.COLUMN_STATS_ENABLE.key}=false "
+                                   "turns off", hint="drop the option")
     if not cfg.METADATA_ENABLE.get(opts):
         raise InvalidArgumentError("index builds the metadata table, which hoodie.metadata.enable=false turns off",
                                    hint="drop the option (a write with it set to false drops the metadata table)")

@@ -254,6 +254,7 @@ class WriteSession:
                                          hint="point at an existing table")
             layout, new_props = _new_table_layout(base, opts, df_schema)
         layout.rule.check_fields()
+        _refuse_options_the_write_ignores(given, opts, is_mor=layout.props.is_mor)
         if datasource:  # its tasks format keys with Arrow, which cannot give every type's text (key_text)
             refuse_unformattable(df_schema, layout.record_keys, "record key")
             refuse_unformattable(df_schema, layout.partition_fields, "partition path")
@@ -494,6 +495,36 @@ def _refuse_options_the_operation_ignores(given: Mapping[str, Any], operation: W
                                    f"records into small files; {operation.value} never packs (as in Hudi)",
                                    hint="set hoodie.datasource.write.operation=insert (or upsert), or drop the "
                                         "option")
+
+
+def _refuse_options_the_write_ignores(given: Mapping[str, Any], opts: Mapping[str, str], *, is_mor: bool) -> None:
+    """The caller's options this write would take without effect (session 29's options probe, F7 / F8): options
+    of another command, unless the write runs it (inline or async clustering, inline compaction of a
+    Merge-on-Read table), and Merge-on-Read settings on a Copy-on-Write table."""
+    inline_clustering, async_clustering = cfg.CLUSTERING_INLINE.get(opts), cfg.CLUSTERING_ASYNC_ENABLED.get(opts)
+    inline_compaction = is_mor and cfg.COMPACT_INLINE.get(opts)
+    if not is_mor:
+        for option in (cfg.MOR_MAX_LOG_FILES, cfg.COMPACT_INLINE, cfg.COMPACT_INLINE_MAX_DELTA_COMMITS):
+            if option.is_given(given) and (option is not cfg.COMPACT_INLINE or option.get(given)):
+                raise InvalidArgumentError(f"option {option.key} applies to Merge-on-Read tables; this table is "
+                                           "Copy-on-Write (no log files)", hint="drop the option")
+    for option, runs in ((cfg.CLUSTERING_INLINE_MAX_COMMITS, inline_clustering),
+                         (cfg.COMPACT_INLINE_MAX_DELTA_COMMITS, inline_compaction)):
+        if option.is_given(given) and not runs:
+            switch = cfg.CLUSTERING_INLINE if option is cfg.CLUSTERING_INLINE_MAX_COMMITS else cfg.COMPACT_INLINE
+            raise InvalidArgumentError(f"option {option.key} is used only with {switch.key}=true",
+                                       hint=f"set {switch.key}=true, or drop the option")
+    also = ((cfg.CLUSTER,) if inline_clustering else ()) + ((cfg.SERVICE,) if async_clustering else ()) \
+        + ((cfg.COMPACT,) if inline_compaction else ())
+    note = {}
+    for option in cfg.ALL_OPTIONS:
+        for key in (option.key, *option.aliases):
+            if cfg.CLUSTER in option.used_by or cfg.SERVICE in option.used_by:
+                note[key] = (f"a write uses it only with {cfg.CLUSTERING_INLINE.key}=true or "
+                             f"{cfg.CLUSTERING_ASYNC_ENABLED.key}=true")
+            elif cfg.COMPACT in option.used_by:
+                note[key] = f"a write uses it only with {cfg.COMPACT_INLINE.key}=true on a Merge-on-Read table"
+    cfg.refuse_options_unused_by(given, cfg.INGEST, also=also, note=note)
 
 
 def requested_merge_mode(opts: Mapping[str, str]) -> MergeMode | None:

@@ -256,7 +256,8 @@ def test_index_of_a_column_that_is_not_there_is_refused(spark, table, capsys):
     for args, words in ((["index", str(table), "--rebuild", "--columns", "nope"], ("'nope' is not a column",)),
                         (["index", str(table), "--rebuild", "-o", "hoodie.metadata.enable=false"], ("index",)),
                         (["index", str(table), "--rebuild", "-o", "hoodie.metadata.enable=perhaps"], ("perhaps",)),
-                        (["clean", str(table), "-o", "hoodie.parquet.max.file.size=abc"], ("abc",))):
+                        (["clean", str(table), "-o", "hoodie.cleaner.commits.retained=abc"], ("abc",)),
+                        (["clean", str(table), "-o", "hoodie.parquet.max.file.size=100"], ("not used by clean",))):
         code, err = _cli(args, capsys)
         _refused_in_one_line(code, err, *words)
     assert diff_snapshots(before, tree_snapshot(table)) == []

@@ -47,6 +47,8 @@ def batch(k: int, rows: int = ROWS_PER_COMMIT) -> pa.Table:
     })
 
 
+#: the writer's options (the table's), and the service's (the table's and its own; a write refuses them)
+WRITE_OPTIONS = write_options("svc")
 OPTIONS = write_options("svc", **{
     "hoodie.clustering.async.max.commits": 2,
     "hoodie.clustering.plan.strategy.sort.columns": "x,y",
@@ -58,12 +60,12 @@ import json, sys, time
 sys.path.insert(0, sys.argv[4])
 import hudi_layout
 from hudi_layout.spark.session import get_spark
-from tests.integration.test_clustering_service import OPTIONS, batch
+from tests.integration.test_clustering_service import WRITE_OPTIONS, batch
 spark = get_spark(app_name="svc-writer", master="local[1]", ui=False,
                   extra_conf={"spark.sql.shuffle.partitions": "2"})
 path, first, last = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 for k in range(first, last):
-    hudi_layout.write(spark.createDataFrame(batch(k)).coalesce(1), path, OPTIONS)
+    hudi_layout.write(spark.createDataFrame(batch(k)).coalesce(1), path, WRITE_OPTIONS)
     print("COMMIT", k, time.time(), flush=True)
     time.sleep(1.0)  # keep the writer busy for as long as the service needs to cluster
 print("WRITER_DONE", flush=True)
@@ -94,7 +96,7 @@ def _expected(commits: int) -> pa.Table:
 def test_writer_and_async_service_together(spark, tmp_path: Path):
     path = tmp_path / "svc"
     here = str(Path(__file__).resolve().parents[2])  # the project root: tests.* imports
-    hudi_layout.write(spark.createDataFrame(batch(0)).coalesce(1), str(path), OPTIONS)
+    hudi_layout.write(spark.createDataFrame(batch(0)).coalesce(1), str(path), WRITE_OPTIONS)
     writer_log, service_log = tmp_path / "writer.log", tmp_path / "service.log"
     service = start_python(SERVICE_CODE, str(path), here, log=service_log)
     writer = start_python(WRITER_CODE, str(path), "1", str(COMMITS), here, log=writer_log)

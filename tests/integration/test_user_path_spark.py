@@ -54,11 +54,12 @@ def test_clustering_service_reports_each_action(spark, tmp_path: Path) -> None:
     opts = write_options("svc", **{"hoodie.clustering.async.max.commits": 2,
                                    "hoodie.clustering.plan.strategy.sort.columns": "x,y"})
     events: list[ServiceEvent] = []
-    hudi_layout.write(spark.createDataFrame(rows(1)).coalesce(2), path, opts)
+    table = write_options("svc")  # a write refuses the service's options (session 30)
+    hudi_layout.write(spark.createDataFrame(rows(1)).coalesce(2), path, table)
     service = ClusteringService(path, opts, spark=spark, poll_seconds=0, on_event=events.append)
     service.step()
     service.step()  # same state: no second idle line
-    hudi_layout.write(spark.createDataFrame(rows(2)).coalesce(2), path, opts)
+    hudi_layout.write(spark.createDataFrame(rows(2)).coalesce(2), path, table)
     service.step()
     service.step()
     actions = [e.action for e in events]

@@ -361,3 +361,69 @@ def test_double_ordering_values_compare_as_java_does(tmp_path) -> None:
     assert got == {1: "stored1", 2: "stored2", 3: "new3", 4: "new4"}
     assert pc.is_nan(pa.array([snapshot(path)[4]["ts"]])).to_pylist() == [True]  # the NaN record won the batch
 
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    ({"hoodie.clustering.plan.strategy.sort.columns": "name"}, "only with hoodie.clustering.inline=true"),
+    ({"hoodie.layout.optimize.strategy": "hilbert"}, "only with hoodie.clustering.inline=true"),
+    ({"hoodie.clustering.inline.max.commits": "2"}, "only with hoodie.clustering.inline=true"),
+    ({"hoodie.clustering.async.max.commits": "2"}, "only with hoodie.clustering.inline=true"),
+    ({"hoodie.compaction.strategy": "UnBoundedCompactionStrategy"}, "Merge-on-Read"),
+    ({"hudi_layout.mor.max.log.files.per.slice": "2"}, "applies to Merge-on-Read tables"),
+    ({"hoodie.compact.inline": "true"}, "applies to Merge-on-Read tables"),
+    ({"hoodie.compact.inline.max.delta.commits": "2"}, "applies to Merge-on-Read tables"),
+    ({"hudi_layout.workload.log.enable": "true"}, "not used by a write"),
+])
+def test_options_a_write_would_ignore_are_refused_before_anything_is_written(table, extra, match) -> None:
+    """Session 29's options probe (F7 / F8): options of another command, or Merge-on-Read settings on a
+    Copy-on-Write table, went through a write without effect."""
+    before = tree_snapshot(table)
+    with pytest.raises(InvalidArgumentError, match=match):
+        run_write(table, rows([1], ts=5), {**OPTS, **UPSERT, **extra})
+    assert tree_snapshot(table) == before
+
+
+def test_options_of_what_a_write_runs_are_taken(tmp_path) -> None:
+    """With inline clustering (or inline compaction of a Merge-on-Read table) on, the write takes their
+    options; ``hoodie.compact.inline=false`` on Copy-on-Write says what the table does anyway."""
+    cow = str(tmp_path / "cow")
+    run_write(cow, rows(range(4)), {**OPTS, "hoodie.compact.inline": "false"})
+    mor = str(tmp_path / "mor")
+    mor_opts = {**OPTS, "hoodie.datasource.write.table.type": "MERGE_ON_READ"}
+    run_write(mor, rows(range(4)), {**mor_opts, "hudi_layout.mor.max.log.files.per.slice": "2"})
+    with pytest.raises(InvalidArgumentError, match="only with hoodie.compact.inline=true"):
+        run_write(mor, rows([1], ts=5), {**mor_opts, **UPSERT, "hoodie.compaction.target.io": "10"})
+    with pytest.raises(InvalidArgumentError, match="is used only with hoodie.compact.inline=true"):
+        run_write(mor, rows([1], ts=5), {**mor_opts, **UPSERT, "hoodie.compact.inline.max.delta.commits": "9"})
+    run_write(mor, rows([1], ts=5), {**mor_opts, **UPSERT, "hoodie.compact.inline": "true",
+                                     "hoodie.compact.inline.max.delta.commits": "9",
+                                     "hoodie.compaction.target.io": "10"})
+    assert snapshot(mor)[1]["ts"] == 5
+
+
+@pytest.mark.parametrize("keygen", ["TIMESTAMP", "org.apache.hudi.keygen.TimestampBasedKeyGenerator", "CUSTOM",
+                                    "org.example.MyKeyGenerator"])
+def test_a_table_whose_key_generator_derives_partition_paths_is_not_written(table, keygen) -> None:
+    """Session 30's interop probe: an upsert into a Hudi table with a timestamp key generator wrote the key again
+    under a folder of the field's raw text (read twice), and a delete looked for it there. Writes are refused;
+    cleaning (which writes no record) still runs."""
+    props = Path(table) / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + f"hoodie.table.keygenerator.type={keygen}\n")
+    before = tree_snapshot(table)
+    for options in (UPSERT, DELETE, {}):
+        with pytest.raises(UnsupportedTableError, match="key generator"):
+            run_write(table, rows([1], ts=5), options)
+    assert tree_snapshot(table) == before
+    from hudi_layout.services.cleaning import clean
+
+    clean(table, {"hoodie.cleaner.commits.retained": "1"})
+
+
+def test_the_timestamp_keygen_fixture_is_refused_naming_its_key_generator(fixture_table) -> None:
+    path = str(fixture_table("cow_v9_timebasedkeygen_nonhivestyle.zip"))
+    before = tree_snapshot(path)
+    with pytest.raises(UnsupportedTableError, match="TIMESTAMP"):
+        run_write(path, hudi_rs_read(path).slice(0, 1).drop_columns(
+            [c for c in hudi_rs_read(path).column_names if c.startswith("_hoodie_")]),
+            {**UPSERT, "hoodie.metadata.enable": "false"})
+    assert tree_snapshot(path) == before
