@@ -363,6 +363,30 @@ def compact_metadata_if_due(base: Path, opts: Mapping[str, str]) -> None:
             return
 
 
+def metadata_timeline_state(base: Path) -> frozenset[tuple[str, int]]:
+    """The files (relative name, size) under the metadata table's ``.hoodie`` folder: any commit to the MDT
+    changes it (:func:`drop_metadata_table_created_by`)."""
+    root = base / ".hoodie" / "metadata" / ".hoodie"
+    if not root.is_dir():
+        return frozenset()
+    return frozenset((str(p.relative_to(root)), p.stat().st_size) for p in root.rglob("*") if p.is_file())
+
+
+def drop_metadata_table_created_by(base: Path, created: frozenset[tuple[str, int]]) -> bool:
+    """A write that created the metadata table and was then refused or failed (a pending clustering of a file
+    group it updates, a null record key, a failed Spark job) leaves the table without it again, as it found it,
+    when nothing else committed to the MDT since (``created``: :func:`metadata_timeline_state` right after the
+    creation). Until session 30 such a refusal left a new MDT and a changed ``hoodie.properties`` (a probe)."""
+    mdt = base / ".hoodie" / "metadata"
+    with TableLock(base):
+        if not mdt.exists() or metadata_timeline_state(base) != created:
+            return False
+        update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
+                                            "hoodie.table.metadata.partitions.inflight": ""})
+        shutil.rmtree(mdt)
+    return True
+
+
 def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
     """``hoodie.metadata.enable=false`` on a table that has an MDT: delete it, as Hudi's writer does, so
     no index can go stale. The data table's ``hoodie.table.metadata.partitions`` is cleared first. Every command

@@ -71,7 +71,7 @@ from hudi_layout.format.file_naming import (
 )
 from hudi_layout.format.merge_config import MergeMode, merge_config, payload_merge_mode
 from hudi_layout.format.partition_path import PartitionPathRule
-from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
+from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists, table_config_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema, comparable_type
 from hudi_layout.format.schema_evolution import evolve_schema
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
@@ -97,7 +97,9 @@ from hudi_layout.writer.log_file_writer import LOG_VERSION
 from hudi_layout.writer.merge import MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
+    drop_metadata_table_created_by,
     drop_metadata_table_if_disabled,
+    metadata_timeline_state,
     metadata_update_hook,
     prepare_metadata_table,
     refuse_unhonoured_index_options,
@@ -207,6 +209,8 @@ class WriteSession:
     completed_at_begin: frozenset[str] = frozenset()
     #: this write changes the schema of an existing table (SQL tables over it then need the new one)
     evolves_schema: bool = False
+    #: the write created the metadata table: its state right after (an abort drops it again if unchanged)
+    metadata_created: frozenset[tuple[str, int]] | None = None
 
     @classmethod
     def start(cls, path: str, options: Mapping[str, Any] | None, df_schema: pa.Schema,
@@ -288,7 +292,10 @@ class WriteSession:
                 props = load_properties(base / ".hoodie")
             if new_props is None and drop_metadata_table_if_disabled(str(base), opts):
                 props = load_properties(base / ".hoodie")  # hoodie.metadata.enable=false, as Hudi's writer
+            had_metadata = metadata_table_exists(base)
             props = prepare_metadata_table(base, props, opts)
+            metadata_created = None if had_metadata or not metadata_table_exists(base) \
+                else metadata_timeline_state(base)
             pending = _begin_instant(base, operation, merge_on_read=props.is_mor)
         except BaseException:
             if created is not None:
@@ -299,7 +306,7 @@ class WriteSession:
         session = cls(base, props, opts, operation, layout.record_keys, layout.partition_fields,
                       layout.rule.hive_style, df_schema, pending, spec, created, started,
                       None if keys_only else layout.schema, rules, to_delete, completed,
-                      evolves_schema=layout.evolves and not keys_only)
+                      evolves_schema=layout.evolves and not keys_only, metadata_created=metadata_created)
         if operation in (WriteOperation.INSERT_OVERWRITE_TABLE, WriteOperation.DELETE_PARTITION):
             try:  # what these replace is known now: fail before any file is written
                 groups = _file_groups(base, None if operation is WriteOperation.INSERT_OVERWRITE_TABLE
@@ -395,6 +402,11 @@ class WriteSession:
             log.exception("could not roll back %s", self.pending.instant_time)
         if self.created_here is not None and not _has_completed_instant(self.base, self.props):
             _remove_created(self.base, self.created_here)
+        elif self.metadata_created is not None and self.base.exists():
+            try:
+                drop_metadata_table_created_by(self.base, self.metadata_created)
+            except Exception:  # pragma: no cover - best effort: the MDT it created is consistent
+                log.exception("could not remove the metadata table %s created", self.pending.instant_time)
 
     def _replaced_file_groups(self, files: list[WrittenFile]) -> dict[str, list[str]]:
         """Under the table lock: the live file groups an overwrite / partition delete replaces."""
@@ -760,16 +772,34 @@ def _refuse_new_table_configs(props: TableProperties, opts: Mapping[str, Any]) -
 
 def _partitions_to_delete(base: Path, opts: Mapping[str, str], in_data: Iterable[str] | None
                           ) -> tuple[str, ...]:
-    """``hoodie.datasource.write.partitions.to.delete`` (comma-separated partition paths; ``*`` matches any
-    characters, as in Hudi), else the partitions of the incoming rows. A name that matches no partition of the
-    table is refused (a typo would otherwise delete nothing, silently)."""
+    """``hoodie.datasource.write.partitions.to.delete`` (comma-separated partition paths, trimmed; ``*`` matches
+    any characters, as in Hudi), else the partitions of the incoming rows, taken literally: until session 30 they
+    went through the option's trimming and wildcards, so the rows of partition ``a*`` deleted ``ab`` and ``abc``
+    too, and the rows of `` a`` deleted ``a`` (a probe). A name that matches no partition of the table is refused
+    (a typo would otherwise delete nothing, silently), and so is a typed name whose untrimmed text is another
+    partition than its trimmed text."""
     existing = HudiTable(str(base)).partitions()
-    listed = cfg.split_fields(cfg.PARTITIONS_TO_DELETE.get(opts))
+    raw = cfg.PARTITIONS_TO_DELETE.get(opts)
+    listed = cfg.split_fields(raw)
     if not listed:
         if in_data is None:
             raise InvalidArgumentError(f"delete_partition needs {cfg.PARTITIONS_TO_DELETE.key}",
                                        hint="list the partition paths to delete, comma-separated")
-        listed = sorted(set(in_data))
+        from_rows = sorted(set(in_data))
+        missing = [p for p in from_rows if p not in existing]
+        if missing:  # rows of a partition the table does not have: nothing of theirs to delete
+            shown = ", ".join(existing[:10]) or "none"
+            raise InvalidArgumentError(f"partition {missing[0]!r} of the rows to delete is not a partition of the "
+                                       f"table (partitions: {shown})", hint="delete_partition deletes the "
+                                       "partitions the rows fall in; give rows of existing partitions")
+        return tuple(from_rows)
+    for typed in raw.split(","):
+        name = typed.strip().strip("/")
+        if typed != name and typed in existing and name in existing:
+            raise InvalidArgumentError(f"partition {typed!r} to delete names two partitions, {typed!r} and "
+                                       f"{name!r} (names in {cfg.PARTITIONS_TO_DELETE.key} are trimmed)",
+                                       hint="give the rows of the partition to delete without the option (their "
+                                            "partition is taken literally)")
     out: set[str] = set()
     for name in listed:
         pattern = name.strip().strip("/")
