@@ -47,6 +47,7 @@ from hudi_layout.metadata.records import (
 )
 from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_str
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
+from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.timeline import Timeline
 
 
@@ -87,6 +88,7 @@ class ColumnStatsIndex:
                                    "instant": pa.array([], pa.string()), "is_log": pa.array([], pa.bool_())})
         self._dead_names: pa.Array = pa.array([], pa.string())
         self._last_verdict: tuple[pa.Array, pa.Array | None] | None = None
+        self._live: tuple[pa.Array, pa.Array] | None = None
 
     # -- metadata ------------------------------------------------------------------------------------------
 
@@ -248,7 +250,25 @@ class ColumnStatsIndex:
         if len(groups.dictionary) < everything.num_rows:  # some group has several files: slice it
             dead |= _older_than_newest_base(groups.indices, everything.column("instant"),
                                             everything.column("is_log"), len(groups.dictionary))
+        # the file-system view's latest slices: a Hudi-written index may not list a group's newest base file
+        # (Hudi writes no record for a 0-row file), and its newest listed file is then an older slice (session 30's
+        # interop probe: load_column returned a deleted row's file as live)
+        live_groups, live_names = self._live_files()
+        in_view = pc.fill_null(pc.is_in(keys, live_groups), False).to_numpy(zero_copy_only=False)
+        dead |= in_view & ~pc.is_in(everything.column("name"), live_names).to_numpy(zero_copy_only=False)
         self._dead_names = everything.column("name").filter(pa.array(dead)).combine_chunks()
+
+    def _live_files(self) -> tuple[pa.Array, pa.Array]:
+        """The file groups of the table's latest file slices (keys as :meth:`_analyse` builds them) and their
+        base and log file names, listed once per instance. A group the view does not know (its files are not on
+        storage, e.g. an index written over a synthetic table) keeps the rule of the index's own names."""
+        if self._live is None:
+            slices = HudiTable(str(self.base_path)).latest_file_slices()
+            groups = sorted({f"{s.partition_path}\x00{s.file_id}" for s in slices}
+                            | {f".\x00{s.file_id}" for s in slices if s.partition_path == ""})
+            names = sorted(n for s in slices for n in (s.base_file_name, *s.log_file_names) if n)
+            self._live = (pa.array(groups, pa.string()), pa.array(names, pa.string()))
+        return self._live
 
     def stats_by_column(self, columns: Iterable[str], partitions: Sequence[str] | None = None
                         ) -> dict[str, pa.Table]:

@@ -199,7 +199,7 @@ def candidate_slices(table: HudiTable, summary: list[PartitionSummary]) -> list[
     try:
         index = ColumnStatsIndex(table.base_path)
         if index.available:
-            t = index.load_column(RECORD_KEY_COLUMN, parts)
+            t = index.load_column(RECORD_KEY_COLUMN, parts, live_only=False)  # looked up by the slices' names
             if t.num_rows and pa.types.is_string(t.schema.field("min").type):
                 for name, lo, hi in zip(t.column("file_name").to_pylist(), t.column("min").to_pylist(),
                                         t.column("max").to_pylist()):

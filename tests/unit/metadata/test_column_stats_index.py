@@ -43,10 +43,12 @@ def test_fast_path_equals_reference(fixture_table, zip_name: str) -> None:
         assert _rows(idx.load_column(column, live_only=False)) == _rows(ref)
 
 
-@pytest.mark.parametrize("zip_name", ZIPS)
+@pytest.mark.parametrize("zip_name", [*ZIPS, "cow_v9_timebasedkeygen_nonhivestyle.zip"])
 def test_live_rows_are_the_latest_file_slices(fixture_table, zip_name: str) -> None:
     """Java tables keep the stats of replaced file groups (insert_overwrite, clustering) in the index: load_column
-    returns only the files of the latest file slices, ``live_only=False`` everything the index holds."""
+    returns only the files of the latest file slices, ``live_only=False`` everything the index holds. In the
+    timestamp-keygen table a commit emptied a file group: Hudi wrote no record for its 0-row base file, and until
+    session 30 the older file the index still lists was returned as live (an interop probe)."""
     base = fixture_table(zip_name)
     idx = ColumnStatsIndex(base)
     live = {n for s in HudiTable(base).file_slices() for n in (s.base_file_name, *s.log_file_names)}
