@@ -89,6 +89,8 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
                                    hint="hudi-layout inspect PATH lists the pending clustering plans")
     _refuse_options_plans_override(table, cfg.canonical_options(options or {}), only)
     drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
+    if metadata_table_exists(base):  # before a rollback takes the table lock: a refused run changes nothing
+        require_mdt_writable(base, load_properties(base / ".hoodie"))
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []
     for instant_time, plan in load_pending_plans(base, options):
@@ -579,6 +581,9 @@ def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy:
     """The plan :func:`cluster` would schedule now, without writing anything (no Spark)."""
     table = HudiTable(path)
     resolved, layout, build, columns = _cluster_command(options, strategy, method, columns, None)
+    require(table.properties, Action.CLUSTER)  # a preview says what the run would: its refusals too
+    if metadata_table_exists(table.base_path) and cfg.METADATA_ENABLE.get(resolved):
+        require_mdt_writable(table.base_path, table.properties)
     if columns is None:
         raise InvalidArgumentError("name the columns to cluster by",
                                    hint=f"--columns a,b (or the option {cfg.SORT_COLUMNS.key})")
@@ -607,6 +612,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     base = Path(path).absolute()
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
+    require(props, Action.CLUSTER)  # before a lock file or a rollback: a refused run changes nothing
     if props.is_mor:
         merge_config(props)  # slices we could not merge are refused before scheduling
     drop_metadata_table_if_disabled(path, opts)

@@ -76,6 +76,8 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     CleanConfig.from_options(opts)  # bad cleaner options: refused before anything
     strategy = PlanStrategy.from_options(opts)
     drop_metadata_table_if_disabled(str(base), opts)
+    if metadata_table_exists(base):  # before the table lock: a refused compaction changes nothing
+        require_mdt_writable(base, load_properties(base / ".hoodie"))
     results: list[CompactionMetrics] = []
     if not schedule_only:
         pending = pending_compactions(base)
