@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.errors import HudiLayoutError, InvalidArgumentError
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.metadata import colstats_scan as S
 from hudi_layout.metadata import colstats_vec as V
@@ -263,7 +263,10 @@ class ColumnStatsIndex:
         base and log file names, listed once per instance. A group the view does not know (its files are not on
         storage, e.g. an index written over a synthetic table) keeps the rule of the index's own names."""
         if self._live is None:
-            slices = HudiTable(str(self.base_path)).latest_file_slices()
+            try:
+                slices = HudiTable(str(self.base_path)).latest_file_slices()
+            except HudiLayoutError:  # a view that cannot be built (files missing): the index's own names decide
+                slices = []
             groups = sorted({f"{s.partition_path}\x00{s.file_id}" for s in slices}
                             | {f".\x00{s.file_id}" for s in slices if s.partition_path == ""})
             names = sorted(n for s in slices for n in (s.base_file_name, *s.log_file_names) if n)

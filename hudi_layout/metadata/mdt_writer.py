@@ -157,7 +157,7 @@ class MetadataWriter:
             if wanted is not None and s.column not in wanted:
                 continue
             info = sv.cached_value_type_for_arrow(s.arrow_type)
-            if info is None:
+            if info is None or (not v2 and not sv.v1_holds_exactly(s.arrow_type)):
                 continue
             name = s.file_name.rsplit("/", 1)[-1]
             cells[K.column_partition_prefix(s.column, s.partition) + K.file_index_id(name)] = \
@@ -172,6 +172,8 @@ class MetadataWriter:
         """Cells from per-column Arrow stats tables (see :mod:`.colstats_encode`)."""
         cells: dict[str, bytes] = {}
         for column, table in (tables or {}).items():
+            if self.index_version < 2 and not sv.v1_holds_exactly(table.schema.field("min").type):
+                continue  # see stats_values.v1_holds_exactly
             if self.columns_to_index is None or column in self.columns_to_index:
                 cells.update(encode_column_table(column, table, index_version=self.index_version,
                                                  table_version=self.version))

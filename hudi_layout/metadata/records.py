@@ -101,7 +101,7 @@ def column_stats_record(partition: str, file_name: str, column: str, min: Any, m
     ``index_version`` 2 = V2 (v9 tables, writes ``valueType``), 1 = V1 (v8 tables).
     """
     info = value_type or (sv.cached_value_type_for_arrow(arrow_type) if arrow_type is not None else None)
-    if info is None:
+    if info is None or (index_version < 2 and arrow_type is not None and not sv.v1_holds_exactly(arrow_type)):
         return None
     stat = ColumnStat(
         file_name=file_name, column=column,

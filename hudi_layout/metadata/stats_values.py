@@ -23,6 +23,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_layout.format.decimals import from_unscaled, to_unscaled
+
 
 class ValueType(IntEnum):
     """Ordinals of ``org.apache.hudi.stats.ValueType`` (stored as ``valueType.typeOrdinal``)."""
@@ -65,6 +67,16 @@ V2_WRAPPER: dict[ValueType, str] = {
 _V2_WRAPPER_BY_ORDINAL: dict[int, str] = {int(k): v for k, v in V2_WRAPPER.items()}
 
 V1_DECIMAL_SCALE = 15  # DecimalWrapper is decimal(30,15)
+V1_DECIMAL_PRECISION = 30
+
+
+def v1_holds_exactly(t: pa.DataType) -> bool:
+    """Whether the V1 form (v8 tables) holds every value of column type ``t`` exactly: a decimal's statistics are
+    a ``DecimalWrapper`` of type decimal(30, 15), which rounds more than 15 decimals and cannot hold more than 15
+    integral digits (``decimal(38, 18)``, Spark's common wide type). Such a column gets no V1 records from our
+    writers, and V1 records of it (Hudi's) are not used for skipping (session 30: a probe found the rounding)."""
+    return not pa.types.is_decimal(t) or (t.scale <= V1_DECIMAL_SCALE
+                                          and t.precision - t.scale <= V1_DECIMAL_PRECISION - V1_DECIMAL_SCALE)
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 
 
@@ -199,8 +211,7 @@ def _to_int(value: Any, unit_per_sec: int) -> int:
 
 
 def _unscaled(value: Any, scale: int) -> int:
-    d = value if isinstance(value, decimal.Decimal) else decimal.Decimal(str(value))
-    return int(d.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_UP))
+    return to_unscaled(value, scale)
 
 
 def encode_v2(value: Any, info: TypeInfo) -> StatValue | None:
@@ -293,12 +304,12 @@ def decode(wrapper: str | None, value: Any, info: TypeInfo | None) -> Any:
         if wrapper == "DecimalWrapper":
             if isinstance(value, decimal.Decimal):  # fastavro applied the logical type
                 return value
-            return decimal.Decimal(bytes_to_unscaled(value)).scaleb(-V1_DECIMAL_SCALE)
+            return from_unscaled(bytes_to_unscaled(value), V1_DECIMAL_SCALE)
         return value
     vt = ValueType(info.ordinal)
     if vt == ValueType.DECIMAL:
         _, scale = _precision_scale(info)
-        return decimal.Decimal(bytes_to_unscaled(value)).scaleb(-scale)
+        return from_unscaled(bytes_to_unscaled(value), scale)
     if vt == ValueType.DATE:
         return _EPOCH_DATE + _dt.timedelta(days=value)
     return value

@@ -44,6 +44,7 @@ from hudi_layout.errors import (
     VanishedFileError,
 )
 from hudi_layout.format import meta_fields
+from hudi_layout.format.decimals import quantized
 from hudi_layout.format.file_naming import log_sort_key, parse_log_file_name
 from hudi_layout.format.instant import ROLLBACK
 from hudi_layout.format.log_blocks import (
@@ -377,7 +378,7 @@ def _ordering_part_value(part: OrderingValue | None, t: pa.DataType) -> Any:
     if pa.types.is_decimal(t):
         if kind != "DecimalWrapper":
             return _INCOMPARABLE
-        return Decimal(v).quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_FLOOR)
+        return quantized(Decimal(v), t.scale, ROUND_FLOOR)
     if pa.types.is_date32(t):
         return v if kind in ("DateWrapper", "LocalDateWrapper", "IntWrapper") else _INCOMPARABLE
     if pa.types.is_timestamp(t):

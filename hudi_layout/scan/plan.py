@@ -38,6 +38,7 @@ from hudi_layout.format.schema_conversion import readable_arrow_schema
 from hudi_layout.format.spark_calendar import calendar_applies_to, calendar_shift_reason, holds_unshifted_only
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
 from hudi_layout.metadata.mdt_reader import column_stats_init_extra
+from hudi_layout.metadata.stats_values import v1_holds_exactly
 from hudi_layout.scan.curve_region import prune_by_curve_region
 from hudi_layout.scan.merge import MergeSpec, merge_spec_for_table, with_meta_columns
 from hudi_layout.scan.query import IncrementalSelection, QueryType, ReadQuery, select_incremental
@@ -329,6 +330,13 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
 
     dropped_stats: dict[str, str] = {}
     wanted = sorted(referenced_columns(pred) - (set(fields) - set(derived)))
+    if props.version < 9 and filter_schema is not None:  # the V1 index form rounds wide decimals
+        rounded = [c for c in wanted if c in filter_schema.names
+                   and not v1_holds_exactly(filter_schema.field(c).type)]
+        if rounded:
+            notes.append(f"the column_stats of {', '.join(rounded)} are not used: a version-{props.version} table "
+                         "stores decimal statistics as decimal(30, 15), which rounds this column's values")
+            wanted = [c for c in wanted if c not in rounded]
     if wanted and kept_slices and not (use_column_stats and query.use_column_stats):
         notes.append("the column_stats index is not used (skipping turned off); every file in the kept "
                      "partitions is read")

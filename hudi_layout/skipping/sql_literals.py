@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from hudi_layout.errors import InvalidArgumentError
+from hudi_layout.format.decimals import EXACT, quantized
 from hudi_layout.skipping.ir import Eq, Literal, Predicate, Ref, StartsWith
 from hudi_layout.skipping.sql_lexer import NUMBER
 
@@ -90,12 +91,12 @@ def nearest_float32(value: Decimal | float) -> float:
         guess = np.float32(float(value))
     if not np.isfinite(guess):
         return float(guess)
-    best, best_err = guess, abs(Decimal(float(guess)) - value)
+    best, best_err = guess, abs(EXACT.subtract(Decimal(float(guess)), value))
     for toward in (np.float32(np.inf), np.float32(-np.inf)):
         cand = np.nextafter(guess, toward)
         if not np.isfinite(cand):
             continue
-        err = abs(Decimal(float(cand)) - value)
+        err = abs(EXACT.subtract(Decimal(float(cand)), value))
         if err < best_err or (err == best_err and int(cand.view(np.uint32)) % 2 == 0):
             best, best_err = cand, err
     return float(best)
@@ -156,7 +157,7 @@ def cast_literal(v: Any, type_name: str, args: list[int]) -> Any:
         if type_name in ("DECIMAL", "DEC", "NUMERIC"):
             precision = args[0] if args else 10
             scale = args[1] if len(args) > 1 else 0
-            rounded = Decimal(str(v).strip()).quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+            rounded = quantized(Decimal(str(v).strip()), scale, ROUND_HALF_UP)
             integral = rounded.adjusted() + 1 if rounded != 0 else 0
             return rounded if rounded.is_finite() and integral <= precision - scale else NO_CAST
         if type_name in ("STRING", "VARCHAR", "CHAR"):

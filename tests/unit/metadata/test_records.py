@@ -90,12 +90,20 @@ TYPES = [
     (pa.decimal128(20, 4), st.decimals(min_value=-10**15, max_value=10**15, places=4, allow_nan=False,
                                        allow_infinity=False)),
     (pa.timestamp("us", tz="UTC"), st.integers(-2**62, 2**62)),
+    # 38 digits: Python's default decimal context (28 digits) rounded them until session 30 (a probe)
+    (pa.decimal128(38, 18), st.decimals(min_value=-10**20 + 1, max_value=10**20 - 1, places=18, allow_nan=False,
+                                        allow_infinity=False)),
 ]
 
 
 @pytest.mark.parametrize("typ,strategy", TYPES, ids=[str(t) for t, _ in TYPES])
 @pytest.mark.parametrize("version", [1, 2])
 def test_stat_value_round_trip(typ, strategy, version) -> None:
+    if version == 1 and not SV.v1_holds_exactly(typ):  # decimal(30, 15) would round it: no V1 record at all
+        assert R.column_stats_record("p", "f", "c", decimal.Decimal(1), decimal.Decimal(2), 0, 2,
+                                     arrow_type=typ, index_version=1) is None
+        return
+
     @settings(deadline=None, max_examples=60)
     @pytest.mark.property
     @given(strategy)

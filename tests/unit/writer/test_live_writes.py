@@ -471,3 +471,30 @@ def test_a_write_refused_after_it_created_the_metadata_table_leaves_the_table_wi
 def load_properties_text(text: str) -> list[str]:
     line = next((ln for ln in text.splitlines() if ln.startswith("hoodie.table.metadata.partitions=")), "")
     return [p for p in line.partition("=")[2].split(",") if p]
+
+
+@pytest.mark.parametrize("version", ["9", "8"])
+def test_wide_decimal_statistics_are_exact_or_absent(tmp_path, version) -> None:
+    """Session 30's probe: a ``decimal(38, 18)`` value with more than 28 digits was scaled in Python's default
+    decimal context (28 digits), so the index held a rounded maximum and ``dec = <the value>`` skipped the file
+    holding it. Version 9 now stores it exactly; a version-8 index (decimal(30, 15)) cannot hold it, so no record
+    is written and Hudi's records of such a column are not used."""
+    from decimal import Decimal
+
+    from hudi_layout.scan.plan import plan_scan
+
+    path = str(tmp_path / "t")
+    big = Decimal("12345678901234567890.123456789012345678")
+    values = [big, Decimal("-99999999999999999999.999999999999999999"), Decimal("0.000000000000000001")]
+    t = pa.table({"id": pa.array(range(3), pa.int64()), "dec": pa.array(values, pa.decimal128(38, 18)),
+                  "p": pa.array(["a", "b", "c"])})
+    run_write(path, t, {**{k: v for k, v in OPTS.items() if "precombine" not in k}, "hoodie.table.version": version})
+    stats = ColumnStatsIndex(path).load_column("dec")
+    if version == "9":
+        assert sorted(zip(stats.column("min").to_pylist(), stats.column("max").to_pylist())) == \
+            sorted((v, v) for v in values)
+    else:
+        assert stats.num_rows == 0
+    for where, want in ((f"dec = {big}", 1), ("dec > 12345678901234567890.123456789012345677", 1), ("dec > 0", 2),
+                        ("dec < 0.000000000000000001", 1), ("dec = 0.000000000000000001", 1)):
+        assert plan_scan(path, where, with_row_counts=False).files_read >= want, where
