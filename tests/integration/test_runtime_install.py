@@ -70,7 +70,8 @@ def test_no_spark_commands_work_with_runtime_dependencies_only(fixture_table, tm
                  ["report", str(table), "--columns", "amount,txn_id", "--out", str(tmp_path / "r"),
                   "--where", "amount > 100"],
                  ["index", str(bare)],
-                 ["cluster", str(table), "--columns", "amount,txn_id", "--dry-run"]):
+                 ["cluster", str(table), "--columns", "amount,txn_id", "--dry-run", "-o",
+                  "hoodie.metadata.enable=false"]):
         done = subprocess.run([str(cli), *args], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                               env=env)
         assert done.returncode == 0, f"{args}: {done.stderr[-2000:]}"
