@@ -93,7 +93,11 @@ def prepare_metadata_table(base: Path, props: TableProperties, opts: Mapping[str
     """Refuse MDTs we cannot maintain; create the MDT on first use (indexing existing files).
 
     Returns the table properties as they now are (re-read when the MDT was created, which changes them).
+    With ``hoodie.metadata.enable=false`` nothing is checked or created: the write's commit drops an MDT
+    (:func:`drop_metadata_table_locked`), so a write refused before it keeps the table as it was.
     """
+    if not cfg.METADATA_ENABLE.get(opts):
+        return props
     require_metadata_maintainable(props)
     if metadata_table_exists(base):
         require_mdt_writable(base, props)
@@ -394,12 +398,22 @@ def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
     if "hoodie.metadata.enable" not in opts or cfg.METADATA_ENABLE.get(opts):
         return False
     base = Path(path).absolute()
+    if not (base / ".hoodie" / "metadata").exists():
+        return False
+    with TableLock(base):
+        return drop_metadata_table_locked(base)
+
+
+def drop_metadata_table_locked(base: Path) -> bool:
+    """Delete the metadata table of ``base`` (its partitions cleared from ``hoodie.properties`` first); the caller
+    holds the table lock. A write with ``hoodie.metadata.enable=false`` calls it in its commit, under the lock
+    of the commit: until session 30 the write dropped the MDT when it started, so a write refused later (a null
+    key, a pending clustering of a group it updates) had still deleted it, with Hudi's record index (a probe)."""
     mdt = base / ".hoodie" / "metadata"
     if not mdt.exists():
         return False
-    with TableLock(base):
-        update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
-                                            "hoodie.table.metadata.partitions.inflight": ""})
-        shutil.rmtree(mdt)
+    update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
+                                        "hoodie.table.metadata.partitions.inflight": ""})
+    shutil.rmtree(mdt)
     log.warning("hoodie.metadata.enable=false: deleted the metadata table of %s", base)
     return True

@@ -98,7 +98,7 @@ from hudi_layout.writer.merge import MergeRules
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
     drop_metadata_table_created_by,
-    drop_metadata_table_if_disabled,
+    drop_metadata_table_locked,
     metadata_timeline_state,
     metadata_update_hook,
     prepare_metadata_table,
@@ -290,8 +290,6 @@ class WriteSession:
                 base.mkdir(parents=True, exist_ok=True)
                 create_table_layout(base, new_props)
                 props = load_properties(base / ".hoodie")
-            if new_props is None and drop_metadata_table_if_disabled(str(base), opts):
-                props = load_properties(base / ".hoodie")  # hoodie.metadata.enable=false, as Hudi's writer
             had_metadata = metadata_table_exists(base)
             props = prepare_metadata_table(base, props, opts)
             metadata_created = None if had_metadata or not metadata_table_exists(base) \
@@ -360,6 +358,8 @@ class WriteSession:
                 meta = commit_metadata_for(files, self.committed_schema_json(), op, replaced if replaces else None)
                 return (replace_commit_metadata_bytes if replaces else commit_metadata_bytes)(meta, self.props.version)
 
+            if not cfg.METADATA_ENABLE.get(self.opts):  # as Hudi's writer; at the commit, so a refused write keeps it
+                drop_metadata_table_locked(self.base)
             mdt_hook = metadata_update_hook(self.props, self.opts, files, replaced)
             complete_write(self.pending, payload, committed_files=[w.relative_path for w in files],
                            before_complete=mdt_hook)

@@ -498,3 +498,20 @@ def test_wide_decimal_statistics_are_exact_or_absent(tmp_path, version) -> None:
     for where, want in ((f"dec = {big}", 1), ("dec > 12345678901234567890.123456789012345677", 1), ("dec > 0", 2),
                         ("dec < 0.000000000000000001", 1), ("dec = 0.000000000000000001", 1)):
         assert plan_scan(path, where, with_row_counts=False).files_read >= want, where
+
+
+def test_a_refused_write_with_metadata_disabled_keeps_the_metadata_table(table) -> None:
+    """Session 30's interop probe: ``hoodie.metadata.enable=false`` deleted the metadata table when the write
+    started, so a write refused later (a null key here) had still deleted it. The commit drops it now."""
+    mdt = Path(table) / ".hoodie" / "metadata"
+    assert mdt.exists()
+    before = tree_snapshot(str(mdt))
+    bad = pa.table({"id": pa.array([1, None], pa.int64()), "name": pa.array(["x", "y"]),
+                    "ts": pa.array([2, 2], pa.int64()), "p": pa.array(["a", "b"])})
+    with pytest.raises((InvalidArgumentError, ValueError), match="null"):
+        run_write(table, bad, {**UPSERT, "hoodie.metadata.enable": "false"})
+    assert tree_snapshot(str(mdt)) == before
+    assert "column_stats" in load_properties(Path(table) / ".hoodie").metadata_partitions
+    run_write(table, rows([1], ts=5), {**UPSERT, "hoodie.metadata.enable": "false"})  # the commit drops it
+    assert not mdt.exists() and not load_properties(Path(table) / ".hoodie").metadata_partitions
+    assert snapshot(table)[1]["ts"] == 5
