@@ -13,7 +13,7 @@ from hudi_layout.format.capabilities import MAINTAINABLE_MDT_PARTITIONS, require
 from hudi_layout.format.commit_metadata import commit_metadata_bytes
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import State, instant_file_name
-from hudi_layout.format.properties import TableProperties, load_properties, write_properties
+from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists, write_properties
 from hudi_layout.metadata.mdt_reader import instant_files, lagging_data_instants
 
 MAINTAINABLE_PARTITIONS = MAINTAINABLE_MDT_PARTITIONS
@@ -41,6 +41,13 @@ def require_mdt_writable(base: Path, props: TableProperties) -> None:
                 f"{base}: the metadata table lists partition {name!r} (hoodie.table.metadata.partitions) but "
                 f"its folder {folder} is missing", hint="rebuild the index with 'hudi-layout index PATH --rebuild'")
 
+
+
+def require_mdt_writable_if_present(base: Path) -> None:
+    """:func:`require_mdt_writable` when the table has a metadata table: what a command checks before it takes
+    the table lock, so a refused command leaves no lock file (session 30's interop probe)."""
+    if metadata_table_exists(base):
+        require_mdt_writable(base, load_properties(base / ".hoodie"))
 
 def check_maintainable(props: TableProperties) -> None:
     """Raise unless every MDT partition the table lists (completed or inflight) is one we can keep in sync

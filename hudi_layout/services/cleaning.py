@@ -16,8 +16,8 @@ from hudi_layout import cleaning
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanResult
 from hudi_layout.format.capabilities import Action, require
-from hudi_layout.format.properties import load_properties, metadata_table_exists
-from hudi_layout.metadata.mdt_timeline import require_mdt_writable
+from hudi_layout.format.properties import load_properties
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable_if_present
 from hudi_layout.writer.metadata_sync import drop_metadata_table_if_disabled
 
 
@@ -32,6 +32,5 @@ def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResu
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLEAN)  # before the metadata table can be dropped or anything locked
     drop_metadata_table_if_disabled(path, opts)
-    if metadata_table_exists(path):  # before the clean takes the table lock: a refused clean changes nothing
-        require_mdt_writable(Path(path).absolute(), load_properties(Path(path).absolute() / ".hoodie"))
+    require_mdt_writable_if_present(Path(path).absolute())  # before the clean's lock: a refusal changes nothing
     return cleaning.clean(Path(path).absolute(), opts)

@@ -48,7 +48,7 @@ from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.file_naming import try_parse_log_file_name
 from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
-from hudi_layout.metadata.mdt_timeline import require_mdt_writable
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable, require_mdt_writable_if_present
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.scan.merge import merge_config
@@ -89,8 +89,7 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
                                    hint="hudi-layout inspect PATH lists the pending clustering plans")
     _refuse_options_plans_override(table, cfg.canonical_options(options or {}), only)
     drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
-    if metadata_table_exists(base):  # before a rollback takes the table lock: a refused run changes nothing
-        require_mdt_writable(base, load_properties(base / ".hoodie"))
+    require_mdt_writable_if_present(base)  # before a rollback takes the table lock: a refusal changes nothing
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []
     for instant_time, plan in load_pending_plans(base, options):

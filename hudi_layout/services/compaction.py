@@ -31,7 +31,7 @@ from hudi_layout.format.commit_metadata import commit_metadata_bytes
 from hudi_layout.format.compaction_plan import COMPACT_OPERATION, CompactionOperation
 from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import avro_to_arrow_schema
-from hudi_layout.metadata.mdt_timeline import require_mdt_writable
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable, require_mdt_writable_if_present
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.spark.compaction_job import compaction_merge_spec, compaction_targets, run_compaction
 from hudi_layout.spark.progress import watch
@@ -76,8 +76,7 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     CleanConfig.from_options(opts)  # bad cleaner options: refused before anything
     strategy = PlanStrategy.from_options(opts)
     drop_metadata_table_if_disabled(str(base), opts)
-    if metadata_table_exists(base):  # before the table lock: a refused compaction changes nothing
-        require_mdt_writable(base, load_properties(base / ".hoodie"))
+    require_mdt_writable_if_present(base)  # before the table lock: a refused compaction changes nothing
     results: list[CompactionMetrics] = []
     if not schedule_only:
         pending = pending_compactions(base)
