@@ -601,7 +601,8 @@ COMPACTION_STRATEGY: Option[tuple[CompactionPlanStrategy, ...]] = Option(
 COMPACTION_TARGET_IO_MB = Option("hoodie.compaction.target.io", 512_000, int,
                                  "IO budget of one compaction plan in MB (each slice's base + log bytes read and "
                                  "base bytes written, Hudi's TOTAL_IO_MB): slices are taken in the strategy's order "
-                                 "while budget remains, so the one that crosses it is still taken.",
+                                 "while budget remains, so the one that crosses it is still taken; a budget <= 0 "
+                                 "takes none (Hudi 1.x's BoundedIOCompactionStrategy).",
                                  used_by=(COMPACT,))
 COMPACTION_LOG_SIZE_THRESHOLD = Option("hoodie.compaction.logfile.size.threshold", 0, _non_negative_int,
                                        "LogFileSizeBasedCompactionStrategy: only slices whose log files add up to "
