@@ -101,3 +101,21 @@ def test_a_table_with_glob_characters_in_partition_folders_clusters_and_reads(sp
     assert hl.cluster(path, ["v"], spark=spark, strategy="linear") is not None
     assert ids(hl.read(path, "v >= 0", spark=spark)) == list(range(20))
     assert ids(hl.read(path, "p = 'a?b'", spark=spark)) == [i for i in range(20) if i % 5 == 1]
+
+
+def test_binary_partition_bytes_that_are_not_utf8_are_refused_in_one_line(spark, tmp_path):
+    """Session 30's probe: a BINARY partition value such as ``b"\\xff"`` failed in a Python task with a
+    ``UnicodeDecodeError``; UTF-8 bytes (and NULL) are partition text as Spark's cast gives it."""
+    from hudi_layout.errors import InvalidArgumentError
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "bin", "hoodie.datasource.write.recordkey.field": "id",
+            "hoodie.datasource.write.partitionpath.field": "pc"}
+    bad = spark.createDataFrame([(1, bytearray(b"\xff")), (2, bytearray(b"ok"))], "id INT, pc BINARY")
+    with pytest.raises(InvalidArgumentError, match="not UTF-8"):
+        hl.write(bad, path, opts)
+    assert not (tmp_path / "t").exists()
+    good = spark.createDataFrame([(1, bytearray(b"ab")), (2, bytearray(b"ok")), (3, None)], "id INT, pc BINARY")
+    hl.write(good, path, opts)
+    assert ids(hl.read(path, "pc = X'6F6B'", spark=spark)) == [2]
+    assert ids(hl.read(path, "pc IS NULL", spark=spark)) == [3]
