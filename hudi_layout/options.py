@@ -1168,8 +1168,8 @@ def refuse_options_unused_by(options: Mapping[str, Any] | None, command: str, *,
     went through without effect (session 29's options probe). A defaults file is not checked: it serves every
     command. ``note`` adds, per key, what would make the command use it."""
     given = canonical_options(options or {})
-    unused = [k for k in given if given[k] is not None and k in _OPTION_BY_KEY and k not in options_used_by(
-        {k: given[k]}, command, *also)]
+    used = options_used_by(given, command, *also)
+    unused = [k for k in given if given[k] is not None and k not in used]
     if not unused:
         return
     key = unused[0]

@@ -48,7 +48,7 @@ from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.file_naming import try_parse_log_file_name
 from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
-from hudi_layout.metadata.mdt_timeline import require_mdt_writable, require_mdt_writable_if_present
+from hudi_layout.metadata.mdt_timeline import require_mdt_writable_if_present
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS
 from hudi_layout.options import CurveBuildMethod, LayoutStrategy, parse_layout_strategy
 from hudi_layout.scan.merge import merge_config
@@ -82,13 +82,14 @@ def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] |
     base = Path(path).absolute()
     table = HudiTable(str(base))  # not a table: refused before anything is touched
     require(table.properties, Action.CLUSTER)
-    CleanConfig.from_options(cfg.resolve_options(options))  # bad cleaner options: refused before anything
+    opts = cfg.resolve_options(options)
+    CleanConfig.from_options(opts)  # bad cleaner options: refused before anything
     cfg.refuse_options_unused_by(options, cfg.CLUSTER)
     if only is not None and not any(i.requested_time == only for i, _plan in table.timeline.pending_clustering()):
         raise InvalidArgumentError(f"no pending clustering plan {only} in {base}",
                                    hint="hudi-layout inspect PATH lists the pending clustering plans")
     _refuse_options_plans_override(table, cfg.canonical_options(options or {}), only)
-    drop_metadata_table_if_disabled(str(base), cfg.resolve_options(options))
+    drop_metadata_table_if_disabled(str(base), opts)
     require_mdt_writable_if_present(base)  # before a rollback takes the table lock: a refusal changes nothing
     rollback_failed_writes(base, hooks=COMMIT_HOOKS)  # inflight clusterings of dead executors go back to requested
     done = []
@@ -581,8 +582,8 @@ def preview_clustering(path: str, columns: Sequence[str] | str | None, strategy:
     table = HudiTable(path)
     resolved, layout, build, columns = _cluster_command(options, strategy, method, columns, None)
     require(table.properties, Action.CLUSTER)  # a preview says what the run would: its refusals too
-    if metadata_table_exists(table.base_path) and cfg.METADATA_ENABLE.get(resolved):
-        require_mdt_writable(table.base_path, table.properties)
+    if cfg.METADATA_ENABLE.get(resolved):  # false: the run drops the metadata table first
+        require_mdt_writable_if_present(table.base_path)
     if columns is None:
         raise InvalidArgumentError("name the columns to cluster by",
                                    hint=f"--columns a,b (or the option {cfg.SORT_COLUMNS.key})")
@@ -615,8 +616,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     if props.is_mor:
         merge_config(props)  # slices we could not merge are refused before scheduling
     drop_metadata_table_if_disabled(path, opts)
-    if metadata_table_exists(base):  # before the plan is written: a plan we would refuse to execute is never scheduled
-        require_mdt_writable(base, load_properties(base / ".hoodie"))
+    require_mdt_writable_if_present(base)  # before a plan is written: one we would refuse to run is never scheduled
     resumed: list[ClusteringMetrics] = []
     if abandon_pending:
         abandon_pending_clustering(str(base))

@@ -381,14 +381,8 @@ def drop_metadata_table_created_by(base: Path, created: frozenset[tuple[str, int
     group it updates, a null record key, a failed Spark job) leaves the table without it again, as it found it,
     when nothing else committed to the MDT since (``created``: :func:`metadata_timeline_state` right after the
     creation). Until session 30 such a refusal left a new MDT and a changed ``hoodie.properties`` (a probe)."""
-    mdt = base / ".hoodie" / "metadata"
     with TableLock(base):
-        if not mdt.exists() or metadata_timeline_state(base) != created:
-            return False
-        update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
-                                            "hoodie.table.metadata.partitions.inflight": ""})
-        shutil.rmtree(mdt)
-    return True
+        return metadata_timeline_state(base) == created and drop_metadata_table_locked(base, why=None)
 
 
 def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
@@ -404,16 +398,18 @@ def drop_metadata_table_if_disabled(path: str, opts: Mapping[str, str]) -> bool:
         return drop_metadata_table_locked(base)
 
 
-def drop_metadata_table_locked(base: Path) -> bool:
-    """Delete the metadata table of ``base`` (its partitions cleared from ``hoodie.properties`` first); the caller
-    holds the table lock. A write with ``hoodie.metadata.enable=false`` calls it in its commit, under the lock
-    of the commit: until session 30 the write dropped the MDT when it started, so a write refused later (a null
-    key, a pending clustering of a group it updates) had still deleted it, with Hudi's record index (a probe)."""
+def drop_metadata_table_locked(base: Path, *, why: str | None = "hoodie.metadata.enable=false") -> bool:
+    """Delete the metadata table of ``base`` (its partitions cleared from ``hoodie.properties`` first; a warning
+    names ``why`` when given); the caller holds the table lock. A write with ``hoodie.metadata.enable=false``
+    calls it in its commit, under the lock of the commit: until session 30 the write dropped the MDT when it
+    started, so a write refused later (a null key, a pending clustering of a group it updates) had still deleted
+    it, with Hudi's record index (a probe)."""
     mdt = base / ".hoodie" / "metadata"
     if not mdt.exists():
         return False
     update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
                                         "hoodie.table.metadata.partitions.inflight": ""})
     shutil.rmtree(mdt)
-    log.warning("hoodie.metadata.enable=false: deleted the metadata table of %s", base)
+    if why:
+        log.warning("%s: deleted the metadata table of %s", why, base)
     return True

@@ -509,6 +509,15 @@ def _refuse_options_the_operation_ignores(given: Mapping[str, Any], operation: W
                                         "option")
 
 
+#: what makes a write use an option of the commands it can run (the refusal of such an option says it)
+_WHEN_A_WRITE_USES: dict[str, str] = {
+    key: (f"a write uses it only with {cfg.CLUSTERING_INLINE.key}=true or {cfg.CLUSTERING_ASYNC_ENABLED.key}=true"
+          if cfg.CLUSTER in option.used_by or cfg.SERVICE in option.used_by
+          else f"a write uses it only with {cfg.COMPACT_INLINE.key}=true on a Merge-on-Read table")
+    for option in cfg.ALL_OPTIONS if {cfg.CLUSTER, cfg.SERVICE, cfg.COMPACT} & set(option.used_by)
+    for key in (option.key, *option.aliases)}
+
+
 def _refuse_options_the_write_ignores(given: Mapping[str, Any], opts: Mapping[str, str], *, is_mor: bool) -> None:
     """The caller's options this write would take without effect (session 29's options probe, F7 / F8): options
     of another command, unless the write runs it (inline or async clustering, inline compaction of a
@@ -520,23 +529,14 @@ def _refuse_options_the_write_ignores(given: Mapping[str, Any], opts: Mapping[st
             if option.is_given(given) and (option is not cfg.COMPACT_INLINE or option.get(given)):
                 raise InvalidArgumentError(f"option {option.key} applies to Merge-on-Read tables; this table is "
                                            "Copy-on-Write (no log files)", hint="drop the option")
-    for option, runs in ((cfg.CLUSTERING_INLINE_MAX_COMMITS, inline_clustering),
-                         (cfg.COMPACT_INLINE_MAX_DELTA_COMMITS, inline_compaction)):
+    for option, switch, runs in ((cfg.CLUSTERING_INLINE_MAX_COMMITS, cfg.CLUSTERING_INLINE, inline_clustering),
+                                 (cfg.COMPACT_INLINE_MAX_DELTA_COMMITS, cfg.COMPACT_INLINE, inline_compaction)):
         if option.is_given(given) and not runs:
-            switch = cfg.CLUSTERING_INLINE if option is cfg.CLUSTERING_INLINE_MAX_COMMITS else cfg.COMPACT_INLINE
             raise InvalidArgumentError(f"option {option.key} is used only with {switch.key}=true",
                                        hint=f"set {switch.key}=true, or drop the option")
     also = ((cfg.CLUSTER,) if inline_clustering else ()) + ((cfg.SERVICE,) if async_clustering else ()) \
         + ((cfg.COMPACT,) if inline_compaction else ())
-    note = {}
-    for option in cfg.ALL_OPTIONS:
-        for key in (option.key, *option.aliases):
-            if cfg.CLUSTER in option.used_by or cfg.SERVICE in option.used_by:
-                note[key] = (f"a write uses it only with {cfg.CLUSTERING_INLINE.key}=true or "
-                             f"{cfg.CLUSTERING_ASYNC_ENABLED.key}=true")
-            elif cfg.COMPACT in option.used_by:
-                note[key] = f"a write uses it only with {cfg.COMPACT_INLINE.key}=true on a Merge-on-Read table"
-    cfg.refuse_options_unused_by(given, cfg.INGEST, also=also, note=note)
+    cfg.refuse_options_unused_by(given, cfg.INGEST, also=also, note=_WHEN_A_WRITE_USES)
 
 
 def requested_merge_mode(opts: Mapping[str, str]) -> MergeMode | None:
