@@ -71,7 +71,7 @@ from hudi_layout.errors import (
 )
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.partition_path import PartitionPathRule
-from hudi_layout.format.schema_evolution import conform_batch, widen_array
+from hudi_layout.format.schema_evolution import conform_batch, is_widening, widen_array
 from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.options import WriteOperation
 from hudi_layout.scan.merge import MergeSpec
@@ -296,6 +296,8 @@ class HudiLayoutDataSource(DataSource):
         query = ReadQuery.from_options(read_options, completed_by=pinned)
         if not self.options.get("path"):
             _require_catalog_types(schema, table, path, include_meta, query.schema_as_of)
+        else:
+            _require_readable_user_schema(schema, HudiTable(path), path, query.schema_as_of)
         setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
         settings = {k: v for k, v in read_options.items() if k in setting_keys}
         reader_class = PruningReader if read_plan_is_per_scan() else HudiLayoutReader
@@ -364,6 +366,32 @@ def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_me
                 f"{now[f.name].simpleString()}",
                 hint=f"create the SQL table again to take the new schema: DROP TABLE <name>; CREATE TABLE <name> "
                      f"USING hudi_layout LOCATION '{path}'")
+
+
+def _require_readable_user_schema(given: Any, table: HudiTable, path: str, as_of: str | None) -> None:
+    """A schema given with ``.schema(...)`` may leave columns out, add columns the table lacks (read as nulls, as
+    Spark's parquet reader does) and widen a column the way the table's own schema may evolve (int -> long,
+    int / float -> double, string -> binary). Any other type would be cast in the workers, where a value beyond
+    it failed the query with an Arrow traceback (session 29's probe) and a lossy cast (long -> int of small
+    values, long -> string) passed silently: refused here, in one line naming the column, before a task runs."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    current = spark_schema(table, include_meta=True, as_of=as_of)
+    if current is None:
+        return
+    now = {f.name: f.dataType for f in current.fields}
+    for f in given.fields:
+        stored = now.get(f.name)
+        if stored is None or stored == f.dataType:
+            continue
+        if is_widening(to_arrow_type(stored), to_arrow_type(f.dataType)):
+            continue
+        raise InvalidArgumentError(
+            f"the schema given to the hudi_layout data source reads column {f.name!r} as "
+            f"{f.dataType.simpleString()}, but the table stores it as {stored.simpleString()}: only the table's "
+            "type or a widening of it (int -> long, int / float -> double, string -> binary) can be read",
+            hint=f"leave .schema(...) out (the table's schema is used), or cast after loading: "
+                 f".load(path).withColumn({f.name!r}, col({f.name!r}).cast('{f.dataType.simpleString()}'))")
 
 
 def _wants_meta_columns(options: Mapping[str, Any]) -> bool:

@@ -123,6 +123,21 @@ def test_read_meta_columns_and_projection(spark, table):
     assert hudi_layout.read(table, "k < 10", spark=spark, columns=["id", "k"]).columns == ["id", "k"]
 
 
+def test_a_given_schema_may_leave_out_add_and_widen_columns_and_nothing_else(spark, table, reference):
+    """``.schema(...)`` on the data source: fewer columns, a column the table lacks (nulls), a widening the
+    table's own schema may take (int -> long) read right; a narrowing or another type is refused at load in one
+    line naming the column (it failed in a worker with an Arrow traceback, or cast silently)."""
+    wide = spark.read.format("hudi_layout").schema("id long, k long, extra string").load(table)
+    got = wide.where("k >= 9990").collect()
+    assert sorted(r["k"] for r in got) == list(range(9990, N)) and {r["extra"] for r in got} == {None}
+    assert sorted(r["id"] for r in spark.read.format("hudi_layout").schema("id long").load(table)
+                  .where("id < 5").collect()) == [0, 1, 2, 3, 4]
+    for given, column in (("id int, k int", "id"), ("id long, k string", "k"), ("id long, v float", "v")):
+        with pytest.raises(Exception, match=f"reads column '{column}' as"):
+            spark.read.format("hudi_layout").schema(given).load(table).collect()
+    assert reference.count() == N
+
+
 def test_read_sees_a_new_commit(spark, tmp_path):
     """The scan cache is re-validated on every read: rows of a new commit are never skipped."""
     path = str(tmp_path / "t")
