@@ -1038,7 +1038,30 @@ def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
                            where)
 
 
+#: Hudi keys that switch on something hudi_layout does not build: a "did you mean" by spelling named a key of
+#: another meaning (``hoodie.metadata.record.index.enable`` -> ``hoodie.metadata.enable``, session 29's probe)
+UNBUILT_HUDI_FEATURES: Mapping[str, str] = {
+    "hoodie.metadata.record.index.enable": "the metadata table's record_index partition is not maintained: "
+                                           "upserts find stored keys with Hudi's SIMPLE index",
+    "hoodie.metadata.global.record.level.index.enable": "the metadata table's record_index partition is not "
+                                                        "maintained: upserts find stored keys with Hudi's SIMPLE index",
+    "hoodie.metadata.index.bloom.filter.enable": "the metadata table's bloom_filters partition is not "
+                                                 "maintained; only files and column_stats are",
+    "hoodie.metadata.index.partition.stats.enable": "the metadata table's partition_stats partition is not "
+                                                    "maintained; only files and column_stats are",
+    "hoodie.metadata.index.secondary.enable": "secondary indexes are not maintained; only files and column_stats are",
+    "hoodie.metadata.index.expression.enable": "expression indexes are not maintained; only files and column_stats "
+                                               "are",
+}
+
+
 def _unsupported(key: str, honoured: frozenset[str], why: str | None, where: str) -> InvalidArgumentError:
+    unbuilt = UNBUILT_HUDI_FEATURES.get(key)
+    if unbuilt is not None and why is None:
+        return InvalidArgumentError(f"option {key!r} is not supported by hudi_layout ({unbuilt})"
+                                    + (f" in {where}" if where else ""),
+                                    hint="leave it out (hudi_layout always runs without it); no option is ignored "
+                                         "silently")
     near = _nearest(key, honoured)
     message = f"option {key!r} is not supported by hudi_layout" + (f" ({why})" if why else "") + \
         (f" in {where}" if where else "")
