@@ -51,6 +51,7 @@ INDEX = "index"
 READ = "read"
 CLEAN = "clean"
 COMPACT = "compact"
+STREAM_READ = "stream-read"
 #: the commands whose commits end with the automatic clean, and those with ``clean`` itself (cleaner options)
 AUTOMATIC_CLEAN = (INGEST, CLUSTER, SERVICE, COMPACT)
 CLEANING = (CLEAN, *AUTOMATIC_CLEAN)
@@ -62,6 +63,7 @@ HONOURED_BY_LEGEND = {
     READ: "`hl.read()`, `spark.read.format(\"hudi_layout\")`, `hudi-layout explain` / `query`",
     CLEAN: "`hudi-layout clean`, `hl.clean()`, the automatic clean after a write, clustering or compaction",
     COMPACT: "`hudi-layout compact`, `hl.compact()`, inline compaction after a write (Merge-on-Read)",
+    STREAM_READ: "`spark.readStream.format(\"hudi_layout\")`",
 }
 
 
@@ -453,6 +455,26 @@ INCREMENTAL_FALLBACK = Option("hoodie.datasource.read.incr.fallback.fulltablesca
                               "latest snapshot's rows of the commits in range instead of refusing (Hudi's full "
                               "table scan; rows rewritten after the range are missed, as in Hudi).",
                               used_by=(READ,))
+
+#: where a new streaming read starts (:func:`parse_stream_start`)
+LATEST = "latest"
+
+
+def parse_stream_start(value: str) -> str:
+    """``earliest`` (:data:`EARLIEST`), ``latest`` (:data:`LATEST`) or an instant time (:func:`parse_instant_time`)."""
+    if value.strip().lower() == LATEST:
+        return LATEST
+    return parse_instant_time(value)
+
+
+STREAM_START_OFFSET = Option("hoodie.datasource.streaming.startoffset", "earliest", parse_stream_start,
+                             "Where a new `readStream` query starts: `earliest` (every commit), `latest` (commits "
+                             "completed after it starts) or an instant (commits completed after it); a restarted "
+                             "query resumes from its checkpoint. Each micro-batch is the incremental read of the "
+                             "commits completed since the last one, as Hudi's streaming source.",
+                             used_by=(STREAM_READ,))
+#: the keys only a streaming read honours (beside the read options a stream takes: see spark.datasource)
+STREAM_READ_OPTIONS: tuple[Option[Any], ...] = (STREAM_START_OFFSET,)
 #: the keys a read honours; any other key given to a read is refused (never accepted and ignored)
 READ_OPTIONS: tuple[Option[Any], ...] = (QUERY_TYPE, AS_OF_INSTANT, BEGIN_INSTANT, END_INSTANT, DATA_SKIPPING,
                                          INCREMENTAL_FALLBACK)
@@ -804,7 +826,8 @@ def read_options_beneath_session(session: Mapping[str, str], options: Mapping[st
 
 
 #: keys a write, clustering or indexing run honours
-WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in READ_OPTIONS for k in (o.key, *o.aliases))
+WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in (*READ_OPTIONS, *STREAM_READ_OPTIONS)
+                                                    for k in (o.key, *o.aliases))
 #: Hudi keys accepted although they change nothing here, each for a reason that cannot change the result.
 ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
     "hoodie.bulkinsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
@@ -1034,8 +1057,9 @@ def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
     for key in options:
         if not is_governed(key) or key in READ_KEYS:
             continue
-        raise _unsupported(key, READ_KEYS, "a write option; reads do not use it" if key in KNOWN_KEYS else None,
-                           where)
+        why = ("only a streaming read (spark.readStream) uses it" if _OPTION_BY_KEY.get(key) in STREAM_READ_OPTIONS
+               else "a write option; reads do not use it" if key in KNOWN_KEYS else None)
+        raise _unsupported(key, READ_KEYS, why, where)
 
 
 #: Hudi keys that switch on something hudi_layout does not build: a "did you mean" by spelling named a key of
@@ -1167,7 +1191,7 @@ TABLE_DESCRIBING_KEYS: frozenset[str] = frozenset(k for keys, *_rest in TABLE_CO
 _OPTION_BY_KEY: dict[str, Option[Any]] = {k: o for o in ALL_OPTIONS for k in (o.key, *o.aliases)}
 #: how an error names a command of :data:`HONOURED_BY_LEGEND`
 COMMAND_NAMES = {INGEST: "a write", CLUSTER: "cluster", SERVICE: "the clustering service", INDEX: "index",
-                 READ: "a read", CLEAN: "clean", COMPACT: "compact"}
+                 READ: "a read", CLEAN: "clean", COMPACT: "compact", STREAM_READ: "a streaming read"}
 
 
 def _taken_by_every_command(key: str) -> bool:

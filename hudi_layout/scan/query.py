@@ -27,7 +27,7 @@ from hudi_layout.options import EARLIEST, QueryType
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.timeline import Timeline, completed_at
 
-__all__ = ["EARLIEST", "IncrementalSelection", "QueryType", "ReadQuery", "select_incremental"]
+__all__ = ["EARLIEST", "IncrementalSelection", "QueryType", "ReadQuery", "select_incremental", "stream_frontier"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,24 @@ class ReadQuery:
         if self.completed_by is not None:
             text += f", pinned to the instants completed by {self.completed_by}"
         return text
+
+
+def stream_frontier(timeline: Timeline) -> str:
+    """How far a streaming read may go now: the bound ``end`` of an incremental read ``(begin, end]`` such that
+    every commit completing later falls after it (``EARLIEST`` on a table without commits).
+
+    Versions 8 / 9 compare completion times, which writers take under the table lock as they complete: the
+    latest completion time is such a bound. Version 6 tables record none, and an incremental read compares
+    requested times: a commit requested before the latest completed one but still running would complete
+    *behind* the bound and never be read (Hudi's "hollow" commit). The bound then stops before the earliest
+    pending commit (Hudi's ``BLOCK`` resolution), so the stream waits for it."""
+    commits = timeline.commits_and_replaces()
+    completed = list(commits.completed())
+    if any(i.completion_time is None for i in completed):  # layout 1: requested times
+        pending = [i.requested_time for i in commits.pending()]
+        if pending:
+            completed = [i for i in completed if i.requested_time < min(pending)]
+    return max((completed_at(i) for i in completed), default=EARLIEST)
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
     DataSourceReader,
+    DataSourceStreamReader,
     InputPartition,
     WriterCommitMessage,
 )
@@ -76,7 +77,7 @@ from hudi_layout.format.spark_calendar import require_stored_calendar
 from hudi_layout.options import WriteOperation
 from hudi_layout.scan.merge import MergeSpec
 from hudi_layout.scan.plan import merge_spec_for_plan, plan_scan, read_inputs
-from hudi_layout.scan.query import IncrementalSelection, ReadQuery
+from hudi_layout.scan.query import IncrementalSelection, ReadQuery, stream_frontier
 from hudi_layout.skipping.datasource import from_datasource_filters
 from hudi_layout.spark.read import SliceInput, spark_schema
 from hudi_layout.spark.write_job import (
@@ -264,8 +265,16 @@ class HudiLayoutDataSource(DataSource):
     @one_line_errors
     def schema(self) -> Any:
         path = self._path()
-        read_options = _read_options(self.options)
-        query = ReadQuery.from_options(read_options)
+        # Spark asks a stream for its schema too: its own keys (and query choice) are checked by streamReader,
+        # a batch read's by reader
+        stream_keys = {k for o in cfg.STREAM_READ_OPTIONS for k in (o.key, *o.aliases)}
+        read_options = _read_options({k: v for k, v in self.options.items() if cfg.canonical_key(k) not in stream_keys})
+        try:
+            query = ReadQuery.from_options(read_options)
+        except InvalidArgumentError:
+            if not any(cfg.canonical_key(k) in stream_keys for k in self.options):
+                raise
+            query = ReadQuery()  # a stream's query-choosing keys get streamReader's one line
         table = HudiTable(path)
         require(table.properties, Action.READ, query_type=query.query_type)  # one clear error at load()
         include_meta = _wants_meta_columns(self.options)
@@ -326,13 +335,105 @@ class HudiLayoutDataSource(DataSource):
             ".foreachBatch(lambda batch, _id: hudi_layout.write(batch, path, options)); use the upsert operation, "
             "which gives the same table when Spark replays a batch after a failure (insert would store it twice)")
 
+    def streamReader(self, schema: Any) -> DataSourceStreamReader:  # noqa: N802 - Spark's method name
+        # pyspark (4.3.0) loses an exception raised here (its runner's ``finally`` then fails on the reader it
+        # never got): a refusal is raised by the reader's first call instead
+        try:
+            return HudiLayoutStreamReader.from_options(self._path(), schema, self.options)
+        except InvalidArgumentError as e:
+            return _RefusedStreamReader(e)
+
+
+#: Hudi's read options that choose the query: a stream chooses it itself (each micro-batch is incremental)
+_STREAM_CHOSEN_KEYS = {o.key: o for o in (cfg.QUERY_TYPE, cfg.AS_OF_INSTANT, cfg.BEGIN_INSTANT, cfg.END_INSTANT)}
+
+
+class HudiLayoutStreamReader(DataSourceStreamReader):
+    """``spark.readStream.format("hudi_layout")``: Hudi's streaming source. An offset is a completion time
+    (``{"completed": ...}``); each micro-batch is the incremental read of the commits completed in (start, end]
+    (docs/read-semantics.md, "Streaming reads"), planned and read as the batch data source reads one, so a
+    replayed batch (Spark restarting from its checkpoint) returns the same rows while its files are kept. The
+    first start is ``hoodie.datasource.streaming.startoffset``."""
+
+    def __init__(self, path: str, schema: Any, read_options: dict[str, str], settings: dict[str, str],
+                 start: str) -> None:
+        self.path = path
+        self.schema = schema
+        self.read_options = read_options
+        self.settings = settings
+        self.start = start
+
+    @classmethod
+    def from_options(cls, path: str, schema: Any, options: Mapping[str, str]) -> HudiLayoutStreamReader:
+        given = {cfg.canonical_key(k): v for k, v in options.items()}
+        for key in _STREAM_CHOSEN_KEYS:
+            names = (key, *_STREAM_CHOSEN_KEYS[key].aliases)
+            if any(n in given for n in names) and not (key == cfg.QUERY_TYPE.key and all(
+                    cfg.QUERY_TYPE.get({n: given[n]}) is cfg.QueryType.INCREMENTAL for n in names if n in given)):
+                raise InvalidArgumentError(
+                    f"option {key} does not apply to a streaming read: each micro-batch is the incremental read of "
+                    "the commits completed since the previous one",
+                    hint=f"start the stream with {cfg.STREAM_START_OFFSET.key}=earliest | latest | <instant>")
+        stream_keys = {k for o in cfg.STREAM_READ_OPTIONS for k in (o.key, *o.aliases)}
+        read_options = _read_options({k: v for k, v in options.items()
+                                      if cfg.canonical_key(k) not in stream_keys
+                                      and cfg.canonical_key(k) != cfg.QUERY_TYPE.key})
+        read_options.pop(INCLUDE_META_OPTION, None)
+        # every key is checked now, in one line, not at the first micro-batch
+        ReadQuery.from_options({**read_options, cfg.QUERY_TYPE.key: "incremental", cfg.BEGIN_INSTANT.key: "earliest"})
+        start = cfg.parse_stream_start(cfg.STREAM_START_OFFSET.get({k: given[k] for k in given if k in stream_keys}))
+        if start == cfg.LATEST:
+            start = stream_frontier(HudiTable(path).timeline)
+        setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
+        settings = {k: v for k, v in read_options.items() if k in setting_keys}
+        return cls(path, schema, {k: v for k, v in read_options.items() if k not in setting_keys}, settings, start)
+
+    def initialOffset(self) -> dict[str, str]:  # noqa: N802 - Spark's method name
+        return {"completed": self.start}
+
     @one_line_errors
-    def streamReader(self, schema: Any) -> Any:  # noqa: N802 - Spark's method name
-        """Structured Streaming sources are not built: one line pointing to incremental queries."""
-        raise InvalidArgumentError(
-            "readStream.format('hudi_layout') is not supported: read what changed since an instant with an "
-            "incremental query (hoodie.datasource.query.type=incremental, "
-            "hoodie.datasource.read.begin.instanttime=<the last instant you read>)")
+    def latestOffset(self, start: dict[str, str] | None = None, limit: Any = None) -> dict[str, str]:  # noqa: N802
+        frontier = stream_frontier(HudiTable(self.path).timeline)
+        if start is not None and frontier <= start.get("completed", cfg.EARLIEST):
+            return dict(start)
+        return {"completed": frontier}
+
+    @one_line_errors
+    def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
+        begin, until = start.get("completed", cfg.EARLIEST), end["completed"]
+        if until <= begin:
+            return []
+        query = ReadQuery.from_options({**self.read_options, cfg.QUERY_TYPE.key: "incremental",
+                                        cfg.BEGIN_INSTANT.key: begin, cfg.END_INSTANT.key: until})
+        return HudiLayoutReader(self.path, self.schema, query, self.settings).partitions()
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        yield from HudiLayoutReader(self.path, self.schema, ReadQuery(), self.settings).read(partition)
+
+    def commit(self, end: dict[str, str]) -> None:
+        """Nothing to release: the table keeps no reader state (a clean keeps what its policy retains)."""
+
+
+class _RefusedStreamReader(DataSourceStreamReader):
+    """A stream whose options were refused: Spark's first call gets the refusal, in one line."""
+
+    def __init__(self, refusal: InvalidArgumentError) -> None:
+        self.refusal = refusal
+
+    @one_line_errors
+    def initialOffset(self) -> dict[str, str]:  # noqa: N802 - Spark's method name
+        raise self.refusal
+
+    @one_line_errors
+    def latestOffset(self, start: dict[str, str] | None = None, limit: Any = None) -> dict[str, str]:  # noqa: N802
+        raise self.refusal
+
+    @one_line_errors
+    def partitions(self, start: dict[str, str], end: dict[str, str]) -> Sequence[InputPartition]:
+        raise self.refusal
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        raise self.refusal
 
 
 def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_meta: bool,

@@ -316,3 +316,27 @@ def test_values_hudi_would_refuse_are_refused_and_zero_hours_retained_is_hudis()
             cfg.validate_all(cfg.resolve_options(bad, use_defaults_file=False))
     cfg.resolve_options({"hoodie.upsert.shuffle.parallelism": "200"}, use_defaults_file=False)
     assert cfg.CLEANER_HOURS_RETAINED.get({"hoodie.cleaner.hours.retained": "0"}) == 0
+
+
+def test_a_stream_never_passes_a_commit_that_can_still_complete_behind_it() -> None:
+    """``stream_frontier``: with completion times (v8 / v9) the latest one; without (v6, requested times) it stops
+    before the earliest pending commit, which would otherwise complete behind the stream's offset and never be
+    read (Hudi's hollow commit); a pending clean does not hold it back."""
+    from pathlib import Path
+
+    from hudi_layout.format.instant import Instant, State
+    from hudi_layout.scan.query import stream_frontier
+    from hudi_layout.table.timeline import Timeline
+
+    def timeline(*instants: Instant) -> Timeline:
+        return Timeline(Path("."), Path("."), 1, instants)
+
+    assert stream_frontier(timeline()) == cfg.EARLIEST
+    v8 = [Instant("100", "commit", State.COMPLETED, "105"), Instant("102", "commit", State.INFLIGHT),
+          Instant("103", "deltacommit", State.COMPLETED, "110")]
+    assert stream_frontier(timeline(*v8)) == "110"
+    v6 = [Instant("100", "commit", State.COMPLETED), Instant("102", "commit", State.INFLIGHT),
+          Instant("103", "commit", State.COMPLETED), Instant("104", "clean", State.REQUESTED)]
+    assert stream_frontier(timeline(*v6)) == "100"
+    assert stream_frontier(timeline(v6[0], v6[2], v6[3])) == "103"
+    assert stream_frontier(timeline(Instant("102", "replacecommit", State.REQUESTED), v6[2])) == cfg.EARLIEST
