@@ -30,6 +30,29 @@ EXIT_USAGE = 2
 STRATEGY_CHOICES = ["linear", "z-order", "zorder", "hilbert", "qdtree", "workload"]
 
 
+def _count(minimum: int) -> Any:
+    """An argparse type: an integer of at least ``minimum`` (``--max-dropped -1`` printed wrong counts)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text}")
+    return value
+
+
 def _key_values(pairs: Sequence[str] | None, flag: str, form: str, hint: str, prefix: str = "") -> dict[str, str]:
     """``KEY=VALUE`` flags (repeatable) as a dict; one that is not of ``form`` (no ``=``, or a key without
     ``prefix``) is refused naming the flag."""
@@ -607,8 +630,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--strategy", choices=STRATEGY_CHOICES)
     sp.add_argument("--method", choices=["direct", "sample"])
     layout_flags(sp)
-    sp.add_argument("--poll-seconds", type=float, default=10.0)
-    sp.add_argument("--max-iterations", type=int, default=None)
+    sp.add_argument("--poll-seconds", type=_positive_seconds, default=10.0)
+    sp.add_argument("--max-iterations", type=_count(1), default=None)
     common(sp)
     sp.set_defaults(func=cmd_clustering_service)
 
@@ -650,7 +673,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "once skips files by its WHERE")
     sp.add_argument("path")
     sp.add_argument("sql", help='e.g. "SELECT count(*) FROM t WHERE dst_port = 443"')
-    sp.add_argument("--limit", type=int, default=20)
+    sp.add_argument("--limit", type=_count(0), default=20)
     read_flags(sp)
     common(sp, as_json=False)
     sp.set_defaults(func=cmd_query)
@@ -660,7 +683,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("where", help='e.g. "WHERE src_port BETWEEN 1000 AND 1999"')
     sp.add_argument("--files", action="store_true", help="list the candidate files")
     sp.add_argument("--no-stats", action="store_true", help="partition pruning only")
-    sp.add_argument("--max-dropped", type=int, default=10)
+    sp.add_argument("--max-dropped", type=_count(0), default=10)
     sp.add_argument("--time-zone", metavar="ZONE",
                     help="read timestamp text in this zone, as query --conf spark.sql.session.timeZone=ZONE "
                          "does (default UTC)")

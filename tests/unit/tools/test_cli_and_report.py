@@ -56,6 +56,17 @@ def test_errors_are_one_line_with_exit_2(tmp_path: Path, capsys) -> None:
     assert main(["index", str(tmp_path / "plain"), "--option", "novalue"]) == 2
 
 
+@pytest.mark.parametrize("argv", [["explain", "T", "x = 1", "--max-dropped", "-1"],
+                                  ["query", "T", "SELECT 1", "--limit", "-5"],
+                                  ["clustering-service", "T", "--poll-seconds", "0"],
+                                  ["clustering-service", "T", "--max-iterations", "0"]])
+def test_counts_and_intervals_out_of_range_are_refused(argv: list[str], capsys) -> None:
+    """``--max-dropped -1`` listed the wrong files and said "... 3 more" (Python's negative slicing; a probe)."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2 and "expected" in capsys.readouterr().err
+
+
 def test_ingest_of_an_empty_folder_is_one_line_before_spark(tmp_path: Path, capsys) -> None:
     """Spark said UNABLE_TO_INFER_SCHEMA (naming neither the folder nor the way out); the check runs before any
     Spark start, so this test needs none. Nothing is created."""
