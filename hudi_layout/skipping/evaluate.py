@@ -406,6 +406,8 @@ def _cannot_match_set(pred: SetPredicate, b: _Bounds) -> np.ndarray:
                 outside &= b.all_gt(v) | b.all_lt(v, nan_satisfies=False)
         return b.all_null | outside
     assert isinstance(pred, NotIn)
+    if not values:  # ``c NOT IN ()`` is TRUE for every row, NULL included (Spark 4; session 31's probe)
+        return np.zeros(len(b.stats), dtype=bool)
     if len(non_null) < len(values):
         return np.ones(len(b.stats), dtype=bool)
     if len(non_null) > IN_PREDICATE_LIMIT:

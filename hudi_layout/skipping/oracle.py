@@ -175,6 +175,8 @@ def _starts_with(value: Any, prefix: Any) -> Truth:
 
 
 def _in(value: Any, literals: list[Any]) -> Truth:
+    if not literals:  # Spark 4: ``c IN ()`` is FALSE for every row, NULL included (a probe, session 31)
+        return False
     if value is None:
         return None
     saw_null = False

@@ -7,8 +7,9 @@ which any parser setting reads the same), bytes as ``X'..'``, dates as ``DATE '.
 ``TIMESTAMP '... +00:00'`` (naive = UTC, so the text does not depend on the session time zone). Dotted
 column names become backquoted nested paths (`` `a`.`b` ``).
 
-``IN ()`` / ``NOT IN ()`` (not valid SQL) are written as ``c != c`` / ``c = c``: NULL for a NULL ``c``,
-otherwise FALSE / TRUE, as :mod:`.oracle` defines them. An :class:`~.ir.Unsupported` leaf is written from
+``IN ()`` / ``NOT IN ()`` (not valid SQL) are written as ``false`` / ``true``: Spark 4 evaluates ``c IN ()``
+to FALSE for every row, a NULL ``c`` included (``spark.sql.legacy.nullInEmptyListBehavior=false``), as
+:mod:`.oracle` defines them. An :class:`~.ir.Unsupported` leaf is written from
 its ``sql`` text; without one it cannot be rendered and :class:`InvalidArgumentError` is raised.
 """
 
@@ -117,7 +118,7 @@ class _ToSql(BooleanExpressionVisitor[str]):
             return f"({col} IS NOT NULL)"
         if isinstance(pred, SetPredicate):
             if not pred.literals:
-                return f"({col} != {col})" if isinstance(pred, In) else f"({col} = {col})"
+                return "false" if isinstance(pred, In) else "true"
             values = ", ".join(_parser_proof_sql(v.value) for v in pred.literals)
             return f"({col} {'IN' if isinstance(pred, In) else 'NOT IN'} ({values}))"
         if isinstance(pred, (StartsWith, NotStartsWith)):

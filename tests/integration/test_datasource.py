@@ -152,3 +152,18 @@ def test_read_sees_a_new_commit(spark, tmp_path):
     append(1000, 1100)
     assert hudi_layout.read(path, "k >= 1000", spark=spark).count() == 100
     assert hudi_layout.read(path, "k < 1000", spark=spark).count() == 100
+
+
+def test_not_in_an_empty_list_keeps_a_file_of_nulls(spark, tmp_path) -> None:
+    """Spark 4: ``v IN ()`` is FALSE for every row, NULL included, so ``NOT (v IN ())`` is every row; the planner
+    used three-valued logic and dropped the file whose ``v`` is all NULL (a probe, session 31)."""
+    from pyspark.sql import functions as F
+
+    path = str(tmp_path / "t")
+    opts = {"hoodie.table.name": "e", "hoodie.datasource.write.recordkey.field": "id"}
+    hudi_layout.write(spark.createDataFrame([(1, 10), (2, 20)], "id long, v long"), path, opts)
+    hudi_layout.write(spark.createDataFrame([(3, None), (4, None)], "id long, v long"), path, opts)
+    for pred in (~F.col("v").isin([]), [("v", "NOT IN", [])]):
+        assert ids(hudi_layout.read(path, pred, spark=spark)) == [1, 2, 3, 4]
+    assert ids(hudi_layout.read(path, F.col("v").isin([]), spark=spark)) == []
+    assert ids(spark.read.format("hudi_layout").load(path).where(~F.col("v").isin([]))) == [1, 2, 3, 4]

@@ -263,3 +263,17 @@ def test_hudi_20296_column_without_stats_inside_a_conjunction() -> None:
 def test_truncated_flag_on_a_non_text_column_is_ignored() -> None:
     stats = StatsTable(1, {"n": one(pa.int64(), 1, 5, 0, 5, truncated=True)})
     assert not evaluate(from_sql("n > 5"), stats).might_match[0], "Should skip: truncation means nothing for ints"
+
+
+@pytest.mark.parametrize("column", ["no_nulls", "some_nulls", "all_nulls", "no_stats"])
+def test_an_empty_in_list_is_false_for_every_row_and_its_negation_true(column: str) -> None:
+    """Spark 4 evaluates ``c IN ()`` to FALSE for every row, a NULL ``c`` included, so ``NOT (c IN ())`` keeps
+    every row: a file of NULLs was dropped for it (three-valued logic; a probe, session 31)."""
+    from hudi_layout.skipping.ir import NotIn
+    from hudi_layout.skipping.oracle import evaluate_row
+
+    empty_in = In(Ref(column), ())
+    assert not evaluate(empty_in, STATS).might_match[0]
+    for negated in (NotIn(Ref(column), ()), Not(empty_in)):
+        assert evaluate(negated, STATS).might_match[0]
+    assert evaluate_row(Not(empty_in), {column: None}) is True and evaluate_row(empty_in, {column: None}) is False
