@@ -92,7 +92,8 @@ def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, opt
     if per >= FEW_FILES_PER_PARTITION:
         return None
     data = sum(g.bytes_out for g in groups) / len(partitions)
-    suggested = max(64 << 10, int(data / SUGGESTED_FILES_PER_PARTITION) >> 16 << 16)  # whole 64 KiB
+    # whole KiB: rounding down to 64 KiB gave twice the files promised (118 KiB -> 64 KiB; a probe)
+    suggested = max(64 << 10, int(data / SUGGESTED_FILES_PER_PARTITION) >> 10 << 10)
     partitioned = len(partitions) > 1 or bool(next(iter(partitions)))
     where = "per partition" if partitioned else "for the table"
     inside = "inside a partition" if partitioned else "between files"

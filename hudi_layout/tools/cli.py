@@ -214,8 +214,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         spark = _spark(args)
         df = spark.createDataFrame([], spark_schema(HudiTable(args.path), include_meta=False))
-        result = write(df, args.path, opts, mode=args.mode)
-        _print_json(result.__dict__)
+        _print_write_result(args, write(df, args.path, opts, mode=args.mode))
         return 0
     _check_source(args.source, args.format)
     if not table_config_exists(Path(args.path) / ".hoodie") and not cfg.RECORD_KEY_FIELD.get(
@@ -233,13 +232,19 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     with _progress():
         result = write(df, args.path, opts, mode=args.mode)
     args.timings["write (Spark job + commit)"] = time.perf_counter() - t0
+    _print_write_result(args, result)
+    return 0
+
+
+def _print_write_result(args: argparse.Namespace, result: Any) -> None:
+    """One line for people; ``--json``: the whole result (a source-less ``delete_partition`` printed JSON
+    always, a probe)."""
     if args.json:
         _print_json(result.__dict__)
     else:
         print(f"{result.operation} {result.instant_time}: {result.records_written:,} rows in "
               f"{result.files_written} files ({_mb(result.bytes_written)}, {len(result.partitions)} partitions) "
               f"in {result.seconds:.1f}s")
-    return 0
 
 
 def _layout_options(args: argparse.Namespace) -> dict[str, str]:
@@ -326,7 +331,13 @@ def cmd_execute_pending(args: argparse.Namespace) -> int:
     from hudi_layout.api import execute_pending
 
     done = execute_pending(args.path, spark=_spark(args), options=_options(args.option), only=args.instant)
-    _print_json([m.to_dict() for m in done])
+    if args.json:
+        _print_json([m.to_dict() for m in done])
+        return 0
+    for m in done:
+        _print_metrics(m, "executed pending clustering")
+    if not done:
+        print("no pending clustering plan to execute")
     return 0
 
 

@@ -164,7 +164,9 @@ def test_cli_operations(spark, table, tmp_path, capsys) -> None:
     spark.createDataFrame([(1, "b")], "id long, p string").write.parquet(str(keys))
     assert cli_main(["write", str(keys), str(table), "--operation", "delete"]) == 0
     assert 1 not in read_rs(table)
+    capsys.readouterr()
     assert cli_main(["write", str(table), "--operation", "delete_partition", "--partitions-to-delete", "c"]) == 0
+    assert capsys.readouterr().out.startswith("delete_partition ")  # one line for people (JSON only with --json)
     assert {v[3] for v in read_rs(table).values()} == {"a", "b"}
     assert cli_main(["write", str(table), "--operation", "upsert"]) == 2
     assert "source" in capsys.readouterr().err

@@ -94,7 +94,7 @@ def test_few_files_note_names_the_option_and_a_value() -> None:
     key = cfg.TARGET_FILE_MAX_BYTES.key
     note = few_files_note(_groups(1, 12, 1_200_000), 1 << 30, key)
     assert note is not None and key in note and "12 partition(s)" in note
-    assert f"-o {key}=131072" in note  # 1.2 MB / 8 = 150 kB per file, in whole 64 KiB
+    assert f"-o {key}=149504" in note  # 1.2 MB / 8 = 150 kB per file, in whole KiB (146 KiB)
     assert "(1 GiB)" in note
     assert few_files_note(_groups(8, 12, 1_200_000), 1 << 20, key) is None
     unpartitioned = (GroupMetrics("", 10, 2, 50_000_000, 50_000_000, 100, 1.0),)
