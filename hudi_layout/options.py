@@ -764,6 +764,10 @@ CURVE_REGION_ENABLE = Option("hudi_layout.skipping.curve.region.enable", True, p
 #: hudi_layout's read-side settings: honoured from the defaults file by every read and as read options
 READ_SETTINGS: tuple[Option[Any], ...] = (WORKLOAD_LOG_ENABLE, WORKLOAD_LOG_MAX_BYTES, CURVE_REGION_ENABLE)
 
+#: every spelling of the read settings and of the streaming read's own keys
+READ_SETTING_KEYS: frozenset[str] = frozenset(k for o in READ_SETTINGS for k in (o.key, *o.aliases))
+STREAM_READ_KEYS: frozenset[str] = frozenset(k for o in STREAM_READ_OPTIONS for k in (o.key, *o.aliases))
+
 ALL_OPTIONS: tuple[Option[Any], ...] = tuple(v for v in globals().values() if isinstance(v, Option))
 KNOWN_KEYS: frozenset[str] = frozenset(k for o in ALL_OPTIONS for k in (o.key, *o.aliases))
 #: keys a read honours (plus ``hoodie.metadata.enable``: false reads without the column_stats index)
@@ -826,8 +830,8 @@ def read_options_beneath_session(session: Mapping[str, str], options: Mapping[st
 
 
 #: keys a write, clustering or indexing run honours
-WRITE_KEYS: frozenset[str] = KNOWN_KEYS - frozenset(k for o in (*READ_OPTIONS, *STREAM_READ_OPTIONS)
-                                                    for k in (o.key, *o.aliases))
+WRITE_KEYS: frozenset[str] = KNOWN_KEYS - STREAM_READ_KEYS - frozenset(k for o in READ_OPTIONS
+                                                                      for k in (o.key, *o.aliases))
 #: Hudi keys accepted although they change nothing here, each for a reason that cannot change the result.
 ACCEPTED_WITHOUT_EFFECT: dict[str, str] = {
     "hoodie.bulkinsert.shuffle.parallelism": "Spark's own partitioning decides how many tasks write",
@@ -1057,7 +1061,7 @@ def check_read_keys(options: Mapping[str, Any], *, where: str = "") -> None:
     for key in options:
         if not is_governed(key) or key in READ_KEYS:
             continue
-        why = ("only a streaming read (spark.readStream) uses it" if _OPTION_BY_KEY.get(key) in STREAM_READ_OPTIONS
+        why = ("only a streaming read (spark.readStream) uses it" if key in STREAM_READ_KEYS
                else "a write option; reads do not use it" if key in KNOWN_KEYS else None)
         raise _unsupported(key, READ_KEYS, why, where)
 

@@ -288,7 +288,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
         # Hudi's Spark reads take the session's hoodie.* read settings beneath the read's options
         query = ReadQuery.from_options(cfg.read_options_beneath_session(
             {**cfg.defaults_file_read_options(), **session_read_options(in_session)}, options))
-    elif options and set(options) - _READ_SETTING_KEYS:
+    elif options and set(options) - cfg.READ_SETTING_KEYS:
         raise InvalidArgumentError("give either a read query or read options, not both",
                                    hint="with a read query, only hudi_layout's read settings may be given as "
                                         "options (options.READ_SETTINGS)")
@@ -462,11 +462,10 @@ def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
     (``conf/hudi-layout-defaults.conf`` or ``$HUDI_LAYOUT_CONF``, re-read only when its size or modification
     time changes), overridden by the same keys given as read ``options``."""
     given = {k: cfg.option_text(v) for k, v in (options or {}).items()
-             if v is not None and k in _READ_SETTING_KEYS}
+             if v is not None and k in cfg.READ_SETTING_KEYS}
     return {**cfg.defaults_file_values(), **given} if given else cfg.defaults_file_values()
 
 
-_READ_SETTING_KEYS = frozenset(k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases))
 
 
 def _record_query(table: HudiTable, pred: Predicate, source: str, settings: dict[str, str]) -> None:

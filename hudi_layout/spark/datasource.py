@@ -267,12 +267,12 @@ class HudiLayoutDataSource(DataSource):
         path = self._path()
         # Spark asks a stream for its schema too: its own keys (and query choice) are checked by streamReader,
         # a batch read's by reader
-        stream_keys = {k for o in cfg.STREAM_READ_OPTIONS for k in (o.key, *o.aliases)}
-        read_options = _read_options({k: v for k, v in self.options.items() if cfg.canonical_key(k) not in stream_keys})
+        read_options = _read_options({k: v for k, v in self.options.items()
+                                      if cfg.canonical_key(k) not in cfg.STREAM_READ_KEYS})
         try:
             query = ReadQuery.from_options(read_options)
         except InvalidArgumentError:
-            if not any(cfg.canonical_key(k) in stream_keys for k in self.options):
+            if not any(cfg.canonical_key(k) in cfg.STREAM_READ_KEYS for k in self.options):
                 raise
             query = ReadQuery()  # a stream's query-choosing keys get streamReader's one line
         table = HudiTable(path)
@@ -307,8 +307,7 @@ class HudiLayoutDataSource(DataSource):
             _require_catalog_types(schema, table, path, include_meta, query.schema_as_of)
         else:
             _require_readable_user_schema(schema, HudiTable(path), path, query.schema_as_of)
-        setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
-        settings = {k: v for k, v in read_options.items() if k in setting_keys}
+        settings = {k: v for k, v in read_options.items() if k in cfg.READ_SETTING_KEYS}
         reader_class = PruningReader if read_plan_is_per_scan() else HudiLayoutReader
         return reader_class(path, schema, query, settings)
 
@@ -374,19 +373,19 @@ class HudiLayoutStreamReader(DataSourceStreamReader):
                     f"option {key} does not apply to a streaming read: each micro-batch is the incremental read of "
                     "the commits completed since the previous one",
                     hint=f"start the stream with {cfg.STREAM_START_OFFSET.key}=earliest | latest | <instant>")
-        stream_keys = {k for o in cfg.STREAM_READ_OPTIONS for k in (o.key, *o.aliases)}
         read_options = _read_options({k: v for k, v in options.items()
-                                      if cfg.canonical_key(k) not in stream_keys
+                                      if cfg.canonical_key(k) not in cfg.STREAM_READ_KEYS
                                       and cfg.canonical_key(k) != cfg.QUERY_TYPE.key})
         read_options.pop(INCLUDE_META_OPTION, None)
         # every key is checked now, in one line, not at the first micro-batch
         ReadQuery.from_options({**read_options, cfg.QUERY_TYPE.key: "incremental", cfg.BEGIN_INSTANT.key: "earliest"})
-        start = cfg.parse_stream_start(cfg.STREAM_START_OFFSET.get({k: given[k] for k in given if k in stream_keys}))
+        start = cfg.parse_stream_start(cfg.STREAM_START_OFFSET.get(
+            {k: given[k] for k in given if k in cfg.STREAM_READ_KEYS}))
         if start == cfg.LATEST:
             start = stream_frontier(HudiTable(path).timeline)
-        setting_keys = {k for o in cfg.READ_SETTINGS for k in (o.key, *o.aliases)}
-        settings = {k: v for k, v in read_options.items() if k in setting_keys}
-        return cls(path, schema, {k: v for k, v in read_options.items() if k not in setting_keys}, settings, start)
+        settings = {k: v for k, v in read_options.items() if k in cfg.READ_SETTING_KEYS}
+        return cls(path, schema, {k: v for k, v in read_options.items() if k not in cfg.READ_SETTING_KEYS},
+                   settings, start)
 
     def initialOffset(self) -> dict[str, str]:  # noqa: N802 - Spark's method name
         return {"completed": self.start}
