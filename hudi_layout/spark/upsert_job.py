@@ -366,9 +366,25 @@ def _mapper(spec: WriteSpec, targets: Mapping[str, MergeTarget], rules: MergeRul
 
 def small_batch(batch: DataFrame) -> pa.Table | None:
     """The incoming rows as Arrow when there are at most :data:`BROADCAST_MERGE_ROWS` of them in at most
-    :data:`BROADCAST_MERGE_BYTES` (one Spark job, at most one row over the limit collected); else ``None``."""
-    rows = batch.limit(BROADCAST_MERGE_ROWS + 1).toArrow()
-    if rows.num_rows > BROADCAST_MERGE_ROWS or rows.nbytes > BROADCAST_MERGE_BYTES:
+    :data:`BROADCAST_MERGE_BYTES`; else ``None``. A first job measures each task's share where it is (no row
+    moves; a task stops reading once its share alone is over a limit) and only a batch within both limits is
+    collected. Collecting first (up to 500,001 rows of any width) ran the driver's JVM out of memory on a wide
+    batch that was never going to be broadcast (session 31's scale probe)."""
+    max_rows, max_bytes = BROADCAST_MERGE_ROWS, BROADCAST_MERGE_BYTES
+
+    def measure(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = size = 0
+        for b in batches:
+            rows, size = rows + b.num_rows, size + b.nbytes
+            if rows > max_rows or size > max_bytes:
+                break
+        yield pa.RecordBatch.from_pydict({"rows": [rows], "bytes": [size]})
+
+    shares = batch.mapInArrow(measure, "rows long, bytes long").collect()
+    if sum(s["rows"] for s in shares) > max_rows or sum(s["bytes"] for s in shares) > max_bytes:
+        return None
+    rows = batch.limit(max_rows + 1).toArrow()
+    if rows.num_rows > max_rows or rows.nbytes > max_bytes:  # a source that answers differently the second time
         return None
     return rows
 

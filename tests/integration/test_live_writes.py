@@ -90,6 +90,29 @@ def test_every_operation_through_write(spark, table, monkeypatch, tagging) -> No
                                                                if v[3] == "c" and k < 50}
 
 
+def test_a_batch_over_the_broadcast_bytes_is_never_collected(spark, table, monkeypatch) -> None:
+    """The broadcast merge measures a batch where it is before collecting it: one over the byte limit goes to the
+    tag-and-shuffle path without its rows reaching the driver (it collected up to 500,001 rows of any width
+    first, and a wide batch ran the driver's JVM out of memory; session 31's scale probe)."""
+    import hudi_layout.spark.upsert_job as upsert_job
+
+    collected: list[int] = []
+    frame = type(spark.range(1))  # Spark's classic DataFrame defines toArrow itself
+    original = frame.toArrow
+    monkeypatch.setattr(frame, "toArrow", lambda self: collected.append(1) or original(self))
+    update = rows(range(0, 300, 2), ts=2, name="u")
+    batch = spark.createDataFrame(update, SCHEMA)
+    monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_BYTES", 1 << 10)
+    assert upsert_job.small_batch(batch) is None and not collected
+    want = model(rows(range(300)))
+    hl.write(batch, str(table), {**OPTS, "hoodie.datasource.write.operation": "upsert"})
+    want.update(model(update))
+    assert read_rs(table) == want
+    monkeypatch.setattr(upsert_job, "BROADCAST_MERGE_BYTES", 128 << 20)
+    got = upsert_job.small_batch(batch)
+    assert got is not None and got.num_rows == len(update) and collected
+
+
 def test_upsert_keeps_a_clustered_layout(spark, table) -> None:
     hl.cluster(str(table), ["v"], spark=spark, strategy="linear",
                options={"hoodie.clustering.plan.strategy.target.file.max.bytes": "4000",
