@@ -501,7 +501,8 @@ URL_ENCODE_PARTITION = Option("hoodie.datasource.write.partitionpath.urlencode",
 OPERATION: Option[WriteOperation | str] = Option(
     "hoodie.datasource.write.operation", WriteOperation.BULK_INSERT, _operation,
     "Write operation: `bulk_insert` (default here: the layout jobs' fast path), `insert`, `upsert`, `delete`, "
-    "`insert_overwrite`, `insert_overwrite_table`, `delete_partition`.",
+    "`insert_overwrite`, `insert_overwrite_table`, `delete_partition` (`df.write.format(\"hudi_layout\")` "
+    "refuses `upsert` and `delete`: its tasks cannot start the jobs that find the stored keys).",
     used_by=(INGEST,))
 MAX_FILE_SIZE = Option("hoodie.parquet.max.file.size", 125_829_120, _positive_int,
                        "Largest base file a write produces, in bytes (a file is closed when it reaches this).",

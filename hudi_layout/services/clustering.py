@@ -240,7 +240,7 @@ def abandon_pending_clustering(path: str, *, only: str | None = None) -> list[st
         if only is not None and t != only:
             continue
         if rollback_pending_instant(base, t, hooks=COMMIT_HOOKS):
-            log.warning("abandoned pending clustering %s of %s", t, base)
+            log.info("abandoned pending clustering %s of %s", t, base)
             done.append(t)
     return done
 
@@ -492,6 +492,8 @@ class ClusteringRun:
     scheduled: str | None = None
     #: pending plans left after the run (executing elsewhere, or not resumed)
     waiting: tuple[PendingClustering, ...] = ()
+    #: pending plans rolled back (``abandon_pending``)
+    abandoned: tuple[str, ...] = ()
 
 
 #: what the ``cluster`` command lays a table out with when neither the call nor the options name it; the
@@ -618,8 +620,9 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     drop_metadata_table_if_disabled(path, opts)
     require_mdt_writable_if_present(base)  # before a plan is written: one we would refuse to run is never scheduled
     resumed: list[ClusteringMetrics] = []
+    abandoned: tuple[str, ...] = ()
     if abandon_pending:
-        abandon_pending_clustering(str(base))
+        abandoned = tuple(abandon_pending_clustering(str(base)))
     elif resume and not schedule_only:
         stale = [t for t, _groups in stale_pending_plans(base)]  # inflight plans of dead executors -> requested
         for instant_time, plan in load_pending_plans(base, opts):
@@ -630,8 +633,8 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     if resumed:  # as HoodieClusteringJob's retry of the last failed clustering: that run replaces a new one
         return ClusteringRun(tuple(resumed), None, None, tuple(pending_clusterings(str(base))))
     if not columns:
-        if resume and not abandon_pending:  # "resume only": nothing was pending
-            return ClusteringRun((), None, None, tuple(pending_clusterings(str(base))))
+        if resume or abandon_pending:  # "resume only" (nothing was pending), or "abandon only": done
+            return ClusteringRun((), None, None, tuple(pending_clusterings(str(base))), abandoned)
         raise InvalidArgumentError("name the columns to cluster by",
                                    hint=f"--columns a,b (or the option {cfg.SORT_COLUMNS.key})")
     timer = PhaseTimer()
@@ -649,4 +652,4 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
         done = execute_plan(spark(), str(base), instant_time, plan, opts)
         new = replace(done, phases={**timer.seconds, **done.phases})
     return ClusteringRun(tuple(resumed), new, scheduled[0] if scheduled and schedule_only else None,
-                         tuple(pending_clusterings(str(base))))
+                         tuple(pending_clusterings(str(base))), abandoned)

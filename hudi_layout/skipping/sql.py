@@ -498,6 +498,11 @@ _WRITING_WORDS = frozenset({"INSERT", "CREATE", "DROP", "ALTER", "DELETE", "UPDA
                             "COMMENT", "CLEAR", "LIST"})
 
 
+def is_writing_word(word: str) -> bool:
+    """Whether ``word`` is a keyword of a write, a definition or a session change (not a misspelt query word)."""
+    return word.upper() in _WRITING_WORDS
+
+
 def writing_word(statement: str) -> str | None:
     """``None`` when ``statement`` only reads: it starts as a query does (``SELECT``, ``WITH``, ``FROM``, ...)
     and no keyword of a write, a definition or a session change appears outside strings and backquoted names

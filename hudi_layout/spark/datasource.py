@@ -564,11 +564,28 @@ def _local_path(p: str) -> str:
     return os.path.abspath(p)
 
 
+def _catalog_may_hold_tables(spark: Any) -> bool:
+    """False when the session's in-memory catalog was never used: its warehouse folder does not exist yet, and
+    listing the catalog would create it (``./spark-warehouse``, outside every table: a probe of session 31 found
+    a schema-evolving ``hl.write`` leaving one in the caller's folder). A Hive or other catalog: True."""
+    conf = spark.conf
+    if (conf.get("spark.sql.catalogImplementation", "in-memory") or "").strip().lower() != "in-memory":
+        return True
+    warehouse = conf.get("spark.sql.warehouse.dir", None)
+    if not warehouse:
+        return True
+    if "://" in warehouse and not warehouse.startswith("file:"):
+        return True  # a remote warehouse: not checked
+    return os.path.exists(_local_path(warehouse))
+
+
 def _sql_tables_over(spark: Any, path: str) -> Iterator[tuple[str, Any, Any, dict[str, Any]]]:
     """``(qualified name, table identifier, stored schema, stored path and options)`` of each SQL table of the
     session's catalog that reads the table at ``path``."""
     from pyspark.sql.types import StructType
 
+    if not _catalog_may_hold_tables(spark):
+        return
     jvm = spark._jvm
     catalog = spark._jsparkSession.sessionState().catalog()
     target = _local_path(path)

@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, from_spark_error_text
 
@@ -305,7 +305,12 @@ def cmd_cluster(args: argparse.Namespace) -> int:
                                                              - args.timings.get("spark start", 0.0))
     if args.json:
         _print_json({"resumed": [m.to_dict() for m in run.resumed], "clustered": run.new.to_dict() if run.new
-                     else None, "scheduled": run.scheduled, "pending": [p.__dict__ for p in run.waiting]})
+                     else None, "scheduled": run.scheduled, "pending": [p.__dict__ for p in run.waiting],
+                     "abandoned": list(run.abandoned)})
+        return 0
+    for t in run.abandoned:
+        print(f"rolled back pending clustering {t} (a rollback instant)")
+    if run.abandoned and not args.columns:
         return 0
     for m in run.resumed:
         _print_metrics(m, "resumed pending clustering")
@@ -450,9 +455,13 @@ def cmd_query(args: argparse.Namespace) -> int:
     parse, reads every file: one DataFrame serves every reference to ``t``, whatever each filters (the data
     source's pruning is per scan only on newer Spark; see spark.datasource)."""
     from hudi_layout.scan.plan import ScanPlan, plan_scan
-    from hudi_layout.skipping.sql import where_of_single_scan, writing_word
+    from hudi_layout.skipping.sql import is_writing_word, where_of_single_scan, writing_word
 
     word = writing_word(args.sql)
+    if word is not None and not is_writing_word(word):  # a misspelt SELECT is not a change (a probe)
+        raise InvalidArgumentError(f"query runs statements that read the table; this one starts with {word}, "
+                                   "which no query starts with",
+                                   hint="start it with SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE, SHOW or EXPLAIN")
     if word is not None:
         raise InvalidArgumentError(f"query runs statements that read the table; this one is a change ({word})",
                                    hint="write with 'hudi-layout ingest' or hudi_layout.write; a column named "
@@ -556,8 +565,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------- parser
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error form: one ``error:`` line and a ``hint:`` line, exit 2 (argparse printed its
+    usage block and no hint; a probe of session 31 counted it among the errors without one)."""
+
+    def error(self, message: str) -> NoReturn:
+        _print_error(f"{self.prog}: {message}", f"{self.prog} --help lists the arguments")
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="hudi-layout",
         description="Cluster Apache Hudi tables along z-order / Hilbert curves, keep a column_stats index, "
                     "and read only the files a query can match.")
@@ -755,7 +773,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except HudiLayoutError as e:
-        _print_error(str(e), getattr(e, "hint", None))
+        _print_error(str(e), getattr(e, "hint", None) or _general_hint(args))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -766,7 +784,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # Spark analysis errors etc.: one line, not a JVM stack
         ours = from_spark_error_text(str(e))  # our error raised inside Spark (data source, executors)
         if ours is not None:
-            _print_error(str(ours), ours.hint)
+            _print_error(str(ours), ours.hint or _general_hint(args))
             return EXIT_USAGE
         name = type(e).__name__
         if name in ("AnalysisException", "ParseException", "IllegalArgumentException", "PySparkException",
@@ -780,6 +798,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if getattr(args, "timing", False):
             _print_timings(args.timings, time.perf_counter() - started)
+
+
+def _general_hint(args: argparse.Namespace) -> str:
+    """The hint of an error that brings none of its own (the README promises one with every error)."""
+    return f"hudi-layout {args.command} --help lists its arguments"
 
 
 def _print_error(message: str, hint: str | None) -> None:

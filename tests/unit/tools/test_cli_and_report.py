@@ -181,3 +181,15 @@ def test_report_on_a_table_whose_metadata_table_lost_its_properties_uses_the_foo
     (base / ".hoodie" / "metadata" / ".hoodie" / "hoodie.properties").unlink()
     assert main(["report", str(base), "--columns", "v,id", "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "layout_report.md").is_file()
+
+
+def test_a_misspelt_query_is_not_called_a_change_and_usage_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    """``query T "SELEC ..."`` said "this one is a change" and pointed to ingest; argparse's usage errors printed
+    a usage block and no hint (a probe, session 31)."""
+    assert main(["query", str(tmp_path), "SELEC count(*) FROM t"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "SELEC" in err[0] and "change" not in err[0] and err[1].startswith("hint:")
+    with pytest.raises(SystemExit) as info:
+        main(["explian", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert info.value.code == 2 and len(err) == 2 and err[0].startswith("error:") and err[1].startswith("hint:")
