@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -48,6 +47,7 @@ from hudi_layout.metadata.records import (
 from hudi_layout.metadata.schema import WRAPPER_NAMES, metadata_record_schema_str
 from hudi_layout.metadata.stats_values import TypeInfo, ValueType, arrow_type_of, decode
 from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.paths import table_dir
 from hudi_layout.table.timeline import Timeline
 
 
@@ -78,7 +78,7 @@ class ColumnStatsIndex:
 
     def __init__(self, base_path: str | os.PathLike[str], *,
                  reader: MetadataTableReader | None = None) -> None:
-        self.base_path = Path(base_path)
+        self.base_path = table_dir(base_path)
         self.reader = reader or MetadataTableReader(self.base_path)
         self._partition_by_id: dict[bytes, str] | None = None
         # liveness (live_rows): the data timeline, and what the file names seen so far say

@@ -9,7 +9,6 @@ every clustering (:mod:`.clustering`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from hudi_layout import cleaning
@@ -18,6 +17,7 @@ from hudi_layout.cleaning import CleanResult
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.properties import load_properties
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable_if_present
+from hudi_layout.table.paths import table_dir
 from hudi_layout.writer.metadata_sync import drop_metadata_table_if_disabled
 
 
@@ -27,10 +27,10 @@ def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResu
     Runs even when ``hoodie.clean.automatic`` is false (that key only governs cleans after commits)."""
     opts = cfg.resolve_options(options)
     cfg.refuse_options_unused_by(options, cfg.CLEAN)
-    props = load_properties(Path(path).absolute() / ".hoodie")
+    props = load_properties(table_dir(path) / ".hoodie")
     cfg.validate_all(opts)  # a bad value of any option given is refused, not passed over
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLEAN)  # before the metadata table can be dropped or anything locked
     drop_metadata_table_if_disabled(path, opts)
-    require_mdt_writable_if_present(Path(path).absolute())  # before the clean's lock: a refusal changes nothing
-    return cleaning.clean(Path(path).absolute(), opts)
+    require_mdt_writable_if_present(table_dir(path))  # before the clean's lock: a refusal changes nothing
+    return cleaning.clean(table_dir(path), opts)

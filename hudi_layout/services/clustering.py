@@ -64,6 +64,7 @@ from hudi_layout.table.commit_protocol import (
 )
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock, writer_is_alive
+from hudi_layout.table.paths import table_dir
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
     drop_metadata_table_if_disabled,
@@ -79,7 +80,7 @@ log = logging.getLogger(__name__)
 def execute_pending(spark: SparkSession, path: str, options: Mapping[str, Any] | None = None,
                     *, only: str | None = None) -> list[ClusteringMetrics]:
     """Execute every pending clustering plan whose executor is not alive (oldest first)."""
-    base = Path(path).absolute()
+    base = table_dir(path)
     table = HudiTable(str(base))  # not a table: refused before anything is touched
     require(table.properties, Action.CLUSTER)
     opts = cfg.resolve_options(options)
@@ -234,7 +235,7 @@ def stale_pending_plans(base: Path) -> list[tuple[str, int]]:
 def abandon_pending_clustering(path: str, *, only: str | None = None) -> list[str]:
     """Roll back pending clustering plans whose executor is gone (plan included: Hudi's rollback of a pending
     replacecommit). Returns the abandoned instant times."""
-    base = Path(path).absolute()
+    base = table_dir(path)
     done = []
     for t, _groups in stale_pending_plans(base):
         if only is not None and t != only:
@@ -259,7 +260,7 @@ def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]
     if scheduled is None:
         return None
     instant_time, plan = scheduled
-    return execute_plan(spark, str(Path(path).absolute()), instant_time, plan, opts)
+    return execute_plan(spark, str(table_dir(path)), instant_time, plan, opts)
 
 
 def _failure(exc: Exception, base: Path, instant_time: str, plan: ClusteringPlanSpec) -> Exception:
@@ -377,7 +378,7 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
     started = time.time()
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
-    base = Path(base_path).absolute()
+    base = table_dir(base_path)
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLUSTER)
@@ -611,7 +612,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     and column weights ``"workload"`` (:func:`prepare_layout_options`; building a qdtree starts Spark).
     """
     opts, layout, method, columns = _cluster_command(options, strategy, method, columns, workload)
-    base = Path(path).absolute()
+    base = table_dir(path)
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLUSTER)  # before a lock file or a rollback: a refused run changes nothing

@@ -37,6 +37,7 @@ from hudi_layout.services.clustering import execute_pending, execute_plan, sched
 from hudi_layout.spark.session import is_spark_session, session_or_default
 from hudi_layout.table.commit_protocol import rollback_failed_writes
 from hudi_layout.table.hudi_table import HudiTable
+from hudi_layout.table.paths import table_dir
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -134,7 +135,7 @@ class ClusteringService:
         self.opts = cfg.resolve_options(options)
         cfg.refuse_options_unused_by(options, cfg.SERVICE)  # before a session is started for nothing
         self.spark = session_or_default(spark)
-        self.path = str(Path(path).absolute())
+        self.path = str(table_dir(path))
         self.poll_seconds = poll_seconds
         self.max_iterations = max_iterations
         self._stop = threading.Event()
@@ -284,7 +285,7 @@ def ensure_async_clustering(spark: SparkSession, path: str, opts: Mapping[str, s
     write, stopped at interpreter exit (:data:`ASYNC_STOP_TIMEOUT_SECONDS`) or by
     :func:`stop_async_clustering`."""
     global _atexit_registered
-    base = str(Path(path).absolute())
+    base = str(table_dir(path))
     with _async_lock:
         running = _async.get(base)
         if running is not None and running[1].is_alive() and running[0].spark is spark:
@@ -319,7 +320,7 @@ def stop_async_clustering(path: str | None = None, timeout: float = ASYNC_STOP_T
     """Stop the background clustering of ``path`` (every table when ``None``), waiting up to ``timeout``
     seconds for a step in progress; a step cut short leaves its plan pending for the next run."""
     with _async_lock:
-        keys = [str(Path(path).absolute())] if path is not None else list(_async)
+        keys = [str(table_dir(path))] if path is not None else list(_async)
         stopping = [_async.pop(k) for k in keys if k in _async]
     for service, _ in stopping:
         service.stop()

@@ -44,6 +44,7 @@ from hudi_layout.table.commit_protocol import (
 )
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import writer_is_alive
+from hudi_layout.table.paths import table_dir
 from hudi_layout.writer.base_file_writer import WriteSpec, WrittenFile
 from hudi_layout.writer.metadata_sync import (
     compact_metadata_if_due,
@@ -66,7 +67,7 @@ def compact(spark: SparkSession, path: str, options: Mapping[str, Any] | None = 
     if schedule_only and instant is not None:
         raise InvalidArgumentError("schedule_only and instant exclude each other: one schedules a new plan, the "
                                    "other executes a pending one", hint="give one of them")
-    base = Path(path).absolute()
+    base = table_dir(path)
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
     cfg.refuse_options_unused_by(options, cfg.COMPACT)
@@ -133,7 +134,7 @@ def deltacommits_since_last_compaction(base: Path) -> int:
 def maybe_compact_inline(spark: SparkSession, path: str, opts: Mapping[str, str]) -> list[CompactionMetrics]:
     """Called by the writer after each completed commit of a Merge-on-Read table when ``hoodie.compact.inline``
     is on: :func:`compact` once enough deltacommits completed since the last compaction."""
-    base = Path(path).absolute()
+    base = table_dir(path)
     if deltacommits_since_last_compaction(base) < cfg.COMPACT_INLINE_MAX_DELTA_COMMITS.get(opts):
         return []
     log.info("inline compaction of %s", base)
@@ -154,7 +155,7 @@ def pending_compactions(base: Path) -> list[str]:
 def abandon_pending_compaction(path: str, instant: str) -> bool:
     """Roll back pending compaction ``instant`` with its plan (Hudi CLI's ``compaction unschedule``; a rollback
     instant records it). Its file groups take writes again; their log files stay in their slices."""
-    base = Path(path).absolute()
+    base = table_dir(path)
     table = HudiTable(str(base))
     require(table.properties, Action.COMPACT)  # nothing is touched in a table we do not write
     if instant not in table.timeline.pending_compactions():
@@ -174,7 +175,7 @@ def execute_compaction(spark: SparkSession, base_path: str, instant_time: str, o
     lock) check that no planned file group got another base file meanwhile, write the metadata table's
     deltacommit and complete the ``commit``."""
     started = time.time()
-    base = Path(base_path).absolute()
+    base = table_dir(base_path)
     props = load_properties(base / ".hoodie")
     require(props, Action.COMPACT)
     if metadata_table_exists(base):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -36,6 +35,7 @@ from hudi_layout.metadata.mdt_writer import MetadataWriter, update_data_table_pr
 from hudi_layout.table.commit_protocol import refuse_pending_restore
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
+from hudi_layout.table.paths import table_dir
 from hudi_layout.writer.base_file_writer import stats_supported
 from hudi_layout.writer.metadata_sync import existing_file_stats, float_columns_to_read, indexed_columns, table_types
 
@@ -82,7 +82,7 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
                                    hint="drop the option (a write with it set to false drops the metadata table)")
     if columns:
         opts[cfg.COLUMN_STATS_COLUMNS.key] = ",".join(columns)
-    base = Path(path).absolute()
+    base = table_dir(path)
     props = load_properties(base / ".hoodie")
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.INDEX)

@@ -36,6 +36,7 @@ from hudi_layout.spark.write_job import (
     run_file_writer,
     spark_to_arrow_schema,
 )
+from hudi_layout.table.paths import local_table_path, table_dir
 from hudi_layout.writer.base_file_writer import RECORD_KEY_COLUMN, WrittenFile
 from hudi_layout.writer.transaction import TagSnapshot, WriteResult, WriteSession
 
@@ -73,6 +74,7 @@ def write(
         raise InvalidArgumentError(f"write takes a Spark DataFrame, not {type(df).__name__}",
                                    hint="spark.createDataFrame(pandas_df) or spark.createDataFrame(arrow_table)")
     check_argument_types(path=path, options=options)
+    path = local_table_path(path)  # a file: URI wrote a stray table under ./file:/... (session 31's probe)
     if mode not in ("append", "overwrite"):
         raise InvalidArgumentError(f"mode must be 'append' or 'overwrite', not {mode!r}")
     require_keepable_column_names(df.columns)  # before Spark's own AMBIGUOUS_REFERENCE on our working columns
@@ -142,7 +144,7 @@ def _reconciled(df: DataFrame, path: str) -> DataFrame:
     from hudi_layout.format.schema_evolution import is_widening, same_type
     from hudi_layout.writer.transaction import table_arrow_schema
 
-    base = Path(path).absolute()
+    base = table_dir(path)
     if not table_config_exists(base / ".hoodie"):
         return df  # a new table: the batch's schema is the table's
     table = table_arrow_schema(base, load_properties(base / ".hoodie"))
@@ -168,7 +170,7 @@ def _partitions_in_data(df: DataFrame, path: str, options: Mapping[str, Any] | N
     opts = cfg.resolve_options({k: v for k, v in (options or {}).items() if k != "path"})
     if cfg.OPERATION.get(opts) is not WriteOperation.DELETE_PARTITION or cfg.PARTITIONS_TO_DELETE.get(opts):
         return None
-    hoodie = Path(path).absolute() / ".hoodie"
+    hoodie = table_dir(path) / ".hoodie"
     if not table_config_exists(hoodie):
         return None  # WriteSession.start reports the missing table
     props = load_properties(hoodie)

@@ -89,6 +89,7 @@ from hudi_layout.spark.write_job import (
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import heartbeat_path
+from hudi_layout.table.paths import local_table_path
 from hudi_layout.table.timeline import completed_at
 from hudi_layout.writer.base_file_writer import (
     COMMIT_TIME_COLUMN,
@@ -556,12 +557,12 @@ def sync_sql_tables(spark: Any, path: str) -> list[str]:
 
 
 def _local_path(p: str) -> str:
-    """A catalog path (``file:/x``, ``file:///x`` or ``/x``) as an absolute local path."""
-    if p.startswith("file:"):
-        from urllib.parse import unquote, urlparse
-
-        p = unquote(urlparse(p).path)
-    return os.path.abspath(p)
+    """A catalog path (``file:/x``, ``file:///x`` or ``/x``) as an absolute local path, symbolic links resolved
+    (a SQL table over a link to the table was not refreshed by a write through the real path; a probe)."""
+    try:
+        return os.path.realpath(local_table_path(p))
+    except InvalidArgumentError:  # another scheme: compared as given
+        return p
 
 
 def _catalog_may_hold_tables(spark: Any) -> bool:

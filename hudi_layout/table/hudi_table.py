@@ -13,6 +13,7 @@ from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
+from hudi_layout.table.paths import table_dir
 from hudi_layout.table.timeline import Timeline
 
 
@@ -23,12 +24,7 @@ class HudiTable:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        p = str(path)
-        if p.startswith("file://"):
-            p = p[len("file://"):]
-        elif p.startswith("file:"):
-            p = p[len("file:"):]
-        base = Path(p).expanduser().absolute()
+        base = table_dir(path)
         if not base.is_dir():
             raise NotAHudiTableError(f"{base}: not a Hudi table (directory does not exist)")
         self.base_path = base

@@ -82,6 +82,7 @@ from hudi_layout.table.faults import crash_point
 from hudi_layout.table.fs_view import FileSlice, list_partitions
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
+from hudi_layout.table.paths import table_dir
 from hudi_layout.writer.base_file_writer import (
     IS_DELETED_FIELD,
     META_COLUMNS,
@@ -243,7 +244,7 @@ class WriteSession:
                 f"{cfg.WRITE_SMALL_FILE_LIMIT.key}={cfg.WRITE_SMALL_FILE_LIMIT.get(opts)} is not supported by the data "
                 "source writer (its tasks write the rows as they come; packing plans the whole batch first)",
                 hint="write with hudi_layout.write(df, path, options), which packs small files, or drop the option")
-        base = Path(path).absolute()
+        base = table_dir(path)
         if base.exists() and not base.is_dir():
             raise NotAHudiTableError(f"{base} exists and is not a directory",
                                      hint="give the path of a table folder (new or existing)")

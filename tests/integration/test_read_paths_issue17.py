@@ -507,6 +507,24 @@ def test_a_cached_sql_table_answers_the_rows_of_the_latest_write(spark, tmp_path
         spark.sql("DROP TABLE IF EXISTS issue17_cached")
 
 
+def test_a_cached_sql_table_over_a_link_is_refreshed_by_a_write_through_the_real_path(spark, tmp_path):
+    """The refresh matched paths by spelling: a table created over a symbolic link to the table kept its cached
+    rows after a write through the real path (a probe, session 31)."""
+    path = tmp_path / "real"
+    link = tmp_path / "link"
+    opts = {"hoodie.table.name": "linked", "hoodie.datasource.write.recordkey.field": "id"}
+    hl.write(spark.range(10).selectExpr("id"), str(path), opts)
+    link.symlink_to(path)
+    spark.sql(f"CREATE TABLE issue17_linked USING hudi_layout LOCATION '{link}'")
+    try:
+        spark.sql("CACHE TABLE issue17_linked")
+        assert spark.sql("SELECT count(*) FROM issue17_linked").collect()[0][0] == 10
+        hl.write(spark.range(10, 15).selectExpr("id"), str(path), opts)
+        assert spark.sql("SELECT count(*) FROM issue17_linked").collect()[0][0] == 15
+    finally:
+        spark.sql("DROP TABLE IF EXISTS issue17_linked")
+
+
 def test_sql_table_keeps_its_read_options(spark, history):
     path, instants = history
     t = instants[0].requested

@@ -1,0 +1,46 @@
+"""A table's location as given by a caller: a local path, or a ``file:`` URI of one (how Spark and Hudi print
+local paths). Every entry point turns it into a local path here before anything is read or written.
+
+Until session 31 only readers understood ``file:`` URIs: ``hl.write(df, "file:///data/t")`` wrote a second,
+stray table under ``./file:/data/t`` in the current folder, and every reader of the real table missed the rows
+(a probe). Other schemes (``s3://``, ``hdfs://``, ...) are refused: tables live in a local or mounted file
+system that the driver and every Spark worker see.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from hudi_layout.errors import InvalidArgumentError
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+
+
+def local_table_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a local path: a ``file:`` URI (``file:/x``, ``file:///x``, ``file://localhost/x``; percent
+    escapes decoded) becomes ``/x``; a plain path is returned as given (``~`` expanded). Refuses other URI
+    schemes in one line."""
+    text = os.fspath(path)
+    match = _SCHEME.match(text)
+    if match is None or len(match.group(1)) == 1:  # no scheme (a one-letter "scheme" is a Windows drive)
+        return os.path.expanduser(text)
+    scheme = match.group(1).lower()
+    if scheme != "file":
+        raise InvalidArgumentError(
+            f"{text}: hudi_layout reads and writes tables in a local or mounted file system; {scheme}: paths are "
+            "not supported",
+            hint="mount the storage where the driver and every Spark worker see it (NFS, a FUSE mount) and give "
+                 "that local path")
+    parsed = urlparse(text)
+    if parsed.netloc not in ("", "localhost"):
+        raise InvalidArgumentError(f"{text}: a file: URI of another host ({parsed.netloc}) is not a local path",
+                                   hint="give the path as the driver sees it, e.g. file:///data/t or /data/t")
+    return unquote(parsed.path) or "/"
+
+
+def table_dir(path: str | os.PathLike[str]) -> Path:
+    """:func:`local_table_path` as an absolute :class:`~pathlib.Path`."""
+    return Path(local_table_path(path)).absolute()
