@@ -146,11 +146,16 @@ def require_creatable(*, table_version: int | None = None, table_type: str | Non
         raise why.error()
 
 
+def unmaintainable_mdt_partitions(props: TableProperties) -> list[str]:
+    """The metadata-table partitions the table lists (completed or inflight) that we do not maintain."""
+    listed: Iterable[str] = [*props.metadata_partitions, *props.metadata_partitions_inflight]
+    return sorted({p for p in listed if p and p not in MAINTAINABLE_MDT_PARTITIONS})
+
+
 def metadata_table_refusal(props: TableProperties) -> Refusal | None:
     """Keeping the table's metadata table in sync: every listed partition (completed or inflight) must be one we
     maintain, and the version one whose MDT layout we write."""
-    listed: Iterable[str] = [*props.metadata_partitions, *props.metadata_partitions_inflight]
-    foreign = sorted({p for p in listed if p and p not in MAINTAINABLE_MDT_PARTITIONS})
+    foreign = unmaintainable_mdt_partitions(props)
     if foreign:
         names = ", ".join(repr(p) for p in foreign)
         return Refusal(

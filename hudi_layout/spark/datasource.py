@@ -273,9 +273,12 @@ class HudiLayoutDataSource(DataSource):
         try:
             query = ReadQuery.from_options(read_options)
         except InvalidArgumentError:
+            # options a stream takes (its micro-batches are incremental reads: the incremental fallback) or
+            # refuses in its own line; a batch read's reader refuses them in this same line
             if not any(cfg.canonical_key(k) in cfg.STREAM_READ_KEYS for k in self.options):
-                raise
-            query = ReadQuery()  # a stream's query-choosing keys get streamReader's one line
+                ReadQuery.from_options({**read_options, cfg.QUERY_TYPE.key: "incremental",
+                                        cfg.BEGIN_INSTANT.key: "earliest"})
+            query = ReadQuery()
         table = HudiTable(path)
         require(table.properties, Action.READ, query_type=query.query_type)  # one clear error at load()
         include_meta = _wants_meta_columns(self.options)

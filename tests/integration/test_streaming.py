@@ -140,6 +140,9 @@ def test_a_stream_starts_where_asked_and_refuses_choosing_its_own_query(spark, t
     assert latest.run() == [] and after_first.run() == [(2, 1, "b")]
     hl.write(spark.createDataFrame([(3, 1, "c")], SCHEMA), path, OPTS)
     assert latest.run() == [(3, 1, "c")] and after_first.run() == [(3, 1, "c")]
+    fallback = _Stream(spark, path, str(tmp_path / "cp3"),  # an incremental read's option: taken (a probe)
+                       **{"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
+    assert fallback.run() == [(1, 1, "a"), (2, 1, "b"), (3, 1, "c")]
     for key, value in (("hoodie.datasource.query.type", "snapshot"), ("as.of.instant", first),
                        ("hoodie.datasource.read.begin.instanttime", first)):
         with pytest.raises(Exception, match="apply to"):  # at load() (begin without incremental) or at start

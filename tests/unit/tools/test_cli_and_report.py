@@ -80,6 +80,21 @@ def test_ingest_of_an_empty_folder_is_one_line_before_spark(tmp_path: Path, caps
     assert not (tmp_path / "t").exists()
 
 
+def test_index_never_drops_hudis_other_indexes_and_a_no_op_leaves_nothing(fixture_table, capsys) -> None:
+    """``index --rebuild`` dropped the record index, secondary indexes and partition stats of a Hudi-written
+    metadata table without a word (their definitions left in .index_defs); ``index`` on a table with a metadata
+    table made a lock file for a no-op (a probe, session 31)."""
+    from tests.helpers.integration import diff_snapshots, tree_snapshot
+
+    path = fixture_table("cow_v9_txns_simple_meta.zip")
+    before = tree_snapshot(path)
+    assert main(["index", str(path)]) == 0 and "already has a metadata table" in capsys.readouterr().out
+    assert main(["index", str(path), "--rebuild"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "record_index" in err[0] and "secondary_index" in err[0] and err[1].startswith("hint:")
+    assert diff_snapshots(before, tree_snapshot(path)) == []
+
+
 def test_index_builds_column_stats_for_a_table_without_it(fixture_table, capsys) -> None:
     path = fixture_table("cow_v9_txns_simple_nometa.zip")
     assert main(["index", str(path), "--json"]) == 0
