@@ -242,7 +242,11 @@ def _print_write_result(args: argparse.Namespace, result: Any) -> None:
     if args.json:
         _print_json(result.__dict__)
     else:
-        print(f"{result.operation} {result.instant_time}: {result.records_written:,} rows in "
+        changed = (f"{result.records_updated:,} updated, {result.records_inserted:,} inserted, "
+                   f"{result.records_deleted:,} deleted; " if result.operation in ("upsert", "delete") else "")
+        # an upsert's rows written include the unchanged rows of every file group it rewrote (a probe read
+        # "30,000 rows" for a 1,000-row upsert): the record counts come first
+        print(f"{result.operation} {result.instant_time}: {changed}{result.records_written:,} rows written in "
               f"{result.files_written} files ({_mb(result.bytes_written)}, {len(result.partitions)} partitions) "
               f"in {result.seconds:.1f}s")
 
