@@ -771,7 +771,10 @@ def _spark_cause(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2, already printed as one line): a status, as below
+        return int(e.code or 0) if not isinstance(e.code, str) else EXIT_USAGE
     args.timings = {}
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
     try:
