@@ -34,6 +34,11 @@ class InvalidArgumentError(HudiLayoutError, ValueError):
     """A caller-supplied argument is wrong: unknown column, unsupported type, bad option value."""
 
 
+class CleanedAwayError(InvalidArgumentError):
+    """A past version of the table (time travel, a pinned snapshot, an incremental range) needs files a clean
+    deleted."""
+
+
 class NotAHudiTableError(HudiLayoutError):
     """The path exists (or not) but holds no readable ``.hoodie/hoodie.properties``."""
 

@@ -998,6 +998,14 @@ PEER_FILE_READ_KEYS = {
     "datetimerebasemode": "the session setting spark.sql.parquet.datetimeRebaseModeInRead",
     "int96rebasemode": "the session setting spark.sql.parquet.int96RebaseModeInRead",
     "mergeschema": "nothing: a read already gives the table's latest schema, see docs/schema-evolution.md",
+    # streaming options of other sources (Kafka, Delta, the file source), taken and ignored until session 31
+    "startingoffsets": f"{STREAM_START_OFFSET.key} (earliest, latest or an instant)",
+    "maxfilespertrigger": "nothing: each micro-batch reads every commit completed since the last (no read limits)",
+    "maxbytespertrigger": "nothing: each micro-batch reads every commit completed since the last (no read limits)",
+    "maxoffsetspertrigger": "nothing: each micro-batch reads every commit completed since the last (no read limits)",
+    "skipchangecommits": "nothing: a micro-batch holds the rows its commits wrote; deletes emit no rows",
+    "ignoredeletes": "nothing: deletes emit no rows in a stream of Hudi's incremental reads",
+    "ignorechanges": "nothing: a micro-batch holds the rows its commits wrote (updates included)",
 }
 
 #: write options of Spark's file sources and of Delta / Iceberg, by lower-cased key, with what does it here.

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
-from hudi_layout.errors import HudiLayoutError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import CleanedAwayError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import Action, require, require_no_bootstrap_skeletons
 from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY, NAN_EXACT_THROUGH_KEY
 from hudi_layout.format.properties import constant_partition_columns
@@ -450,7 +450,7 @@ def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_
         what = f"the snapshot taken when this DataFrame was loaded (instants completed by {completed_by})"
     fallback = (f", or set {cfg.INCREMENTAL_FALLBACK.key}=true to read the latest snapshot's rows of the commits "
                 "in range (Copy-on-Write tables)") if query.is_incremental and not table.is_mor else ""
-    raise InvalidArgumentError(
+    raise CleanedAwayError(
         f"{what} needs {len(view.cleaned_away)} file(s) that the clean at {clean_time} deleted (e.g. {name}): "
         "that version of the table is no longer readable",
         hint="time travel to a later instant (see 'hudi-layout inspect PATH'), reload the DataFrame, or keep "

@@ -64,6 +64,7 @@ from pyspark.sql.datasource import (
 from hudi_layout import options as cfg
 from hudi_layout.cleaning import CleanConfig, clean_if_due
 from hudi_layout.errors import (
+    CleanedAwayError,
     HudiLayoutError,
     InvalidArgumentError,
     NotAHudiTableError,
@@ -151,6 +152,10 @@ class HudiLayoutReader(DataSourceReader):
 
     @one_line_errors
     def partitions(self) -> list[InputPartition]:
+        return self.plan_partitions()
+
+    def plan_partitions(self) -> list[InputPartition]:
+        """:meth:`partitions` without turning our errors into Spark's one-line form (the stream adds its hint)."""
         predicate = from_datasource_filters(self.filters) if self.filters else None
         table = HudiTable(self.path)
         plan = plan_scan(self.path, predicate, query=self.query, with_row_counts=False, table=table,
@@ -386,6 +391,7 @@ class HudiLayoutStreamReader(DataSourceStreamReader):
         read_options.pop(INCLUDE_META_OPTION, None)
         # every key is checked now, in one line, not at the first micro-batch
         ReadQuery.from_options({**read_options, cfg.QUERY_TYPE.key: "incremental", cfg.BEGIN_INSTANT.key: "earliest"})
+        _require_readable_user_schema(schema, HudiTable(path), path, None)  # .schema(...) on readStream too
         start = cfg.parse_stream_start(cfg.STREAM_START_OFFSET.get(
             {k: given[k] for k in given if k in cfg.STREAM_READ_KEYS}))
         if start == cfg.LATEST:
@@ -412,7 +418,16 @@ class HudiLayoutStreamReader(DataSourceStreamReader):
         query = ReadQuery.from_options({**self.read_options, cfg.QUERY_TYPE.key: "incremental",
                                         cfg.BEGIN_INSTANT.key: begin, cfg.END_INSTANT.key: until})
         self._require_schema_of_start()
-        return HudiLayoutReader(self.path, self.schema, query, self.settings).partitions()
+        try:
+            return HudiLayoutReader(self.path, self.schema, query, self.settings).plan_partitions()
+        except CleanedAwayError as e:  # the batch reader's hint (time travel, reload) does not apply to a stream
+            fallback = "" if HudiTable(self.path).is_mor else (
+                f", or (Copy-on-Write) add {cfg.INCREMENTAL_FALLBACK.key}=true to read the latest rows of those "
+                "commits")
+            raise CleanedAwayError(str(e), hint="start a new query (a new checkpoint location) with "
+                                               f"{cfg.STREAM_START_OFFSET.key}=<an instant after that clean>"
+                                               f"{fallback}; keep more history with "
+                                               "hoodie.cleaner.commits.retained for streams that fall behind") from None
 
     def _require_schema_of_start(self) -> None:
         """A streaming query's schema is fixed when it starts. After a write changed the table's schema, a

@@ -148,6 +148,10 @@ def test_a_stream_starts_where_asked_and_refuses_choosing_its_own_query(spark, t
         with pytest.raises(Exception, match="apply to"):  # at load() (begin without incremental) or at start
             (spark.readStream.format("hudi_layout").option(key, value).load(path).writeStream.format("noop")
              .option("checkpointLocation", str(tmp_path / f"cp-{key}")).start().awaitTermination(180))
+    for key, value in (("startingOffsets", "latest"), ("maxFilesPerTrigger", "1"), ("ignoreDeletes", "true")):
+        with pytest.raises(Exception, match="does not take it"):  # other sources' stream keys did nothing
+            (spark.readStream.format("hudi_layout").option(key, value).load(path).writeStream.format("noop")
+             .option("checkpointLocation", str(tmp_path / f"cp-{key}")).start().awaitTermination(180))
     with pytest.raises(Exception, match="only a streaming read"):
         spark.read.format("hudi_layout").option("hoodie.datasource.streaming.startOffset", "latest").load(path).count()
 
@@ -169,3 +173,27 @@ def test_a_micro_batch_after_a_schema_change_is_refused_and_a_restart_reads_it(s
         reader.partitions(start, reader.latestOffset(start))
     got = _Stream(spark, path, str(tmp_path / "cp")).run()  # a fresh query: the new schema
     assert got == [(1, 1, "a"), (2, 1, "b")]
+
+
+def test_a_stream_refuses_a_narrowing_schema_and_says_how_to_get_past_a_clean(spark, tmp_path: Path) -> None:
+    """``readStream.schema(...)`` that narrows a column died in a worker with an Arrow traceback (the batch read
+    refused it); a stream behind a clean got the batch read's hint (time travel, reload), which no stream can
+    follow (the stream probe, session 31)."""
+    from hudi_layout.spark.datasource import HudiLayoutStreamReader
+
+    path = str(tmp_path / "t")
+    upsert = {**OPTS, "hoodie.cleaner.commits.retained": "1", "hudi_layout.clean.grace.period.seconds": "0"}
+    hl.write(spark.createDataFrame([(1, 1, "a")], SCHEMA), path, upsert)
+    with pytest.raises(Exception, match="reads column 'id' as int"):
+        (spark.readStream.format("hudi_layout").schema("id int, ts long, v string").load(path).writeStream
+         .format("noop").option("checkpointLocation", str(tmp_path / "cp")).start().awaitTermination(180))
+    reader = HudiLayoutStreamReader.from_options(path, spark.read.format("hudi_layout").load(path).schema, {})
+    start = reader.initialOffset()
+    hl.write(spark.createDataFrame([(1, 2, "a2")], SCHEMA), path, upsert)
+    end = reader.latestOffset(start)  # a micro-batch planned, then replayed after the clean below
+    for ts in (3, 4):  # each rewrites the one file group; the clean keeps one commit's files
+        hl.write(spark.createDataFrame([(1, ts, f"a{ts}")], SCHEMA), path, upsert)
+    hl.clean(path, options={"hoodie.cleaner.commits.retained": "1", "hudi_layout.clean.grace.period.seconds": "0"})
+    with pytest.raises(Exception, match="start a new query") as info:
+        reader.partitions(start, end)
+    assert "fallback" in str(getattr(info.value, "hint", "")) + str(info.value)
