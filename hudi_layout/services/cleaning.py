@@ -27,10 +27,11 @@ def clean(path: str, options: Mapping[str, Any] | None = None) -> list[CleanResu
     Runs even when ``hoodie.clean.automatic`` is false (that key only governs cleans after commits)."""
     opts = cfg.resolve_options(options)
     cfg.refuse_options_unused_by(options, cfg.CLEAN)
-    props = load_properties(table_dir(path) / ".hoodie")
+    base = table_dir(path)
+    props = load_properties(base / ".hoodie")
     cfg.validate_all(opts)  # a bad value of any option given is refused, not passed over
     cfg.refuse_table_config_conflicts(props, options, props.table_name)
     require(props, Action.CLEAN)  # before the metadata table can be dropped or anything locked
-    drop_metadata_table_if_disabled(path, opts)
-    require_mdt_writable_if_present(table_dir(path))  # before the clean's lock: a refusal changes nothing
-    return cleaning.clean(table_dir(path), opts)
+    drop_metadata_table_if_disabled(str(base), opts)
+    require_mdt_writable_if_present(base)  # before the clean's lock: a refusal changes nothing
+    return cleaning.clean(base, opts)

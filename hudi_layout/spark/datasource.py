@@ -391,14 +391,15 @@ class HudiLayoutStreamReader(DataSourceStreamReader):
         read_options.pop(INCLUDE_META_OPTION, None)
         # every key is checked now, in one line, not at the first micro-batch
         ReadQuery.from_options({**read_options, cfg.QUERY_TYPE.key: "incremental", cfg.BEGIN_INSTANT.key: "earliest"})
-        _require_readable_user_schema(schema, HudiTable(path), path, None)  # .schema(...) on readStream too
+        table = HudiTable(path)  # one load for the schema checks and the start
+        _require_readable_user_schema(schema, table, path, None)  # .schema(...) on readStream too
         start = cfg.parse_stream_start(cfg.STREAM_START_OFFSET.get(
             {k: given[k] for k in given if k in cfg.STREAM_READ_KEYS}))
         if start == cfg.LATEST:
-            start = stream_frontier(HudiTable(path).timeline)
+            start = stream_frontier(table.timeline)
         settings = {k: v for k, v in read_options.items() if k in cfg.READ_SETTING_KEYS}
         return cls(path, schema, {k: v for k, v in read_options.items() if k not in cfg.READ_SETTING_KEYS},
-                   settings, start, _table_columns(HudiTable(path)))
+                   settings, start, _table_columns(table))
 
     def initialOffset(self) -> dict[str, str]:  # noqa: N802 - Spark's method name
         return {"completed": self.start}
