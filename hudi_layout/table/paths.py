@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 from hudi_layout.errors import InvalidArgumentError
 
@@ -20,9 +19,13 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 
 
 def local_table_path(path: str | os.PathLike[str]) -> str:
-    """``path`` as a local path: a ``file:`` URI (``file:/x``, ``file:///x``, ``file://localhost/x``; percent
-    escapes decoded) becomes ``/x``; a plain path is returned as given (``~`` expanded). Refuses other URI
-    schemes in one line."""
+    """``path`` as a local path: a ``file:`` URI (``file:/x``, ``file:///x``, ``file://localhost/x``) becomes
+    ``/x``; a plain path is returned as given (``~`` expanded). Refuses other URI schemes in one line.
+
+    What follows the scheme and authority is taken **literally**, as Hadoop's ``Path`` (and so Spark) does:
+    ``%20`` stays three characters and ``#`` / ``?`` are part of the name. Spark hands a SQL table's
+    ``LOCATION`` to data sources in that form (``file:/data/a%20b`` for a folder named ``a%20b``); decoding it
+    as an RFC URI opened another folder, or another table (session 32)."""
     text = os.fspath(path)
     match = _SCHEME.match(text)
     if match is None or len(match.group(1)) == 1:  # no scheme (a one-letter "scheme" is a Windows drive)
@@ -34,11 +37,17 @@ def local_table_path(path: str | os.PathLike[str]) -> str:
             "not supported",
             hint="mount the storage where the driver and every Spark worker see it (NFS, a FUSE mount) and give "
                  "that local path")
-    parsed = urlparse(text)
-    if parsed.netloc not in ("", "localhost"):
-        raise InvalidArgumentError(f"{text}: a file: URI of another host ({parsed.netloc}) is not a local path",
-                                   hint="give the path as the driver sees it, e.g. file:///data/t or /data/t")
-    return unquote(parsed.path) or "/"
+    rest = text[match.end():]
+    if rest.startswith("//"):
+        authority, slash, rest = rest[2:].partition("/")
+        if authority not in ("", "localhost"):
+            raise InvalidArgumentError(f"{text}: a file: URI of another host ({authority}) is not a local path",
+                                       hint="give the path as the driver sees it, e.g. file:///data/t or /data/t")
+        rest = slash + rest
+    if not rest.startswith("/"):
+        raise InvalidArgumentError(f"{text}: a file: URI names an absolute path",
+                                   hint="write file:///data/t (or the plain path /data/t)")
+    return rest
 
 
 def table_dir(path: str | os.PathLike[str]) -> Path:
