@@ -30,6 +30,7 @@ STEPS: tuple[tuple[str, float], ...] = (
     ("delete", 0.04), ("overwrite", 0.02), ("overwrite_partitions", 0.03), ("delete_partition", 0.02),
     ("cluster", 0.09), ("clean", 0.04), ("kill_a_writer", 0.04), ("evolve", 0.04), ("lagging_writer", 0.03),
     ("session_time_zone", 0.04), ("query_commit_time", 0.06), ("compact", 0.04), ("rebuild_index", 0.02),
+    ("savepoint", 0.03),
 )
 
 #: the steps that are one harness method without arguments (step name: method name)
@@ -38,7 +39,7 @@ HARNESS_STEPS = {"query": "query", "time_travel": "time_travel", "incremental": 
                  "overwrite_partitions": "overwrite_partitions", "delete_partition": "delete_partition",
                  "clean": "clean", "evolve": "evolve", "kill_a_writer": "crash_writer",
                  "session_time_zone": "set_zone", "query_commit_time": "query_commit_time", "compact": "compact",
-                 "rebuild_index": "rebuild_index"}
+                 "rebuild_index": "rebuild_index", "savepoint": "savepoint"}
 
 
 def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker: Checker,

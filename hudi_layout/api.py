@@ -25,8 +25,10 @@ from hudi_layout.scan.plan import ScanPlan, plan_scan
 from hudi_layout.services import cleaning as _cleaning
 from hudi_layout.services import clustering as _clustering
 from hudi_layout.services import compaction as _compaction
+from hudi_layout.services import savepoint as _savepoint
 from hudi_layout.services.clustering_service import ClusteringService
 from hudi_layout.services.index import build_column_stats_index
+from hudi_layout.services.savepoint import SavepointInfo
 from hudi_layout.services.write import write
 from hudi_layout.spark.curve_key import with_curve_key
 from hudi_layout.spark.read import dataframe_for_plan, spark_schema
@@ -38,8 +40,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "CompactionMetrics",
-           "HudiTable", "ScanPlan", "WriteResult", "build_column_stats_index", "clean", "cluster", "compact",
-           "execute_pending", "explain", "get_spark", "plan_scan", "read", "with_curve_key", "write"]
+           "HudiTable", "SavepointInfo", "ScanPlan", "WriteResult", "build_column_stats_index", "clean", "cluster",
+           "compact", "delete_savepoint", "execute_pending", "explain", "get_spark", "plan_scan", "read", "savepoint",
+           "savepoints", "with_curve_key", "write"]
 
 
 _log = logging.getLogger("hudi_layout")
@@ -202,6 +205,35 @@ def compact(path: str, *, spark: SparkSession | None = None, options: Mapping[st
     check_argument_types(path=path, options=options)
     return _compaction.compact(session_or_default(spark), path, options, schedule_only=schedule_only,
                                instant=instant)
+
+
+def savepoint(path: str, instant_time: str | None = None, *, comment: str = "",
+              user: str | None = None) -> SavepointInfo:
+    """Savepoint a completed commit of the table at ``path`` (default: the latest), Hudi's ``savepoint`` action
+    (no Spark): no clean deletes the files a read as of that commit needs, so time travel to it keeps working
+    and Hudi can restore the table to it. See docs/savepoints.md."""
+    check_argument_types(path=path)
+    _check_text(instant_time=instant_time, comment=comment, user=user)
+    return _savepoint.create_savepoint(path, instant_time, user=user, comment=comment)
+
+
+def delete_savepoint(path: str, instant_time: str) -> None:
+    """Remove the savepoint at ``instant_time``; later cleans may delete the files it kept."""
+    check_argument_types(path=path)
+    _check_text(instant_time=instant_time)
+    _savepoint.delete_savepoint(path, instant_time)
+
+
+def savepoints(path: str) -> list[SavepointInfo]:
+    """The table's savepoints, oldest first."""
+    check_argument_types(path=path)
+    return _savepoint.list_savepoints(path)
+
+
+def _check_text(**values: Any) -> None:
+    for name, value in values.items():
+        if value is not None and not isinstance(value, str):
+            raise InvalidArgumentError(f"{name} must be a string, not {type(value).__name__}")
 
 
 def clean(path: str, *, options: Mapping[str, Any] | None = None) -> list[CleanResult]:

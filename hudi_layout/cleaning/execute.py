@@ -50,6 +50,7 @@ from hudi_layout.format.capabilities import (
     require,
 )
 from hudi_layout.format.clean_metadata import (
+    SAVEPOINTED_TIMESTAMPS,
     CleanerPlan,
     CleanMetadata,
     CleanPartitionResult,
@@ -74,6 +75,7 @@ from hudi_layout.table.commit_protocol import latest_time_with_metadata, rollbac
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
+from hudi_layout.table.savepoints import pending_savepoints
 from hudi_layout.table.timeline import Timeline
 
 log = logging.getLogger(__name__)
@@ -118,7 +120,7 @@ def _load_timeline(base: Path, props: TableProperties) -> Timeline:
 
 def _check_cleanable(base: Path, props: TableProperties, timeline: Timeline) -> None:
     require(props, Action.CLEAN)
-    why = clean_timeline_refusal(i.action for i in timeline.files)
+    why = clean_timeline_refusal(i.requested_time for i in pending_savepoints(timeline))
     if why is not None:
         raise why.error()
     if metadata_table_exists(base):
@@ -206,7 +208,9 @@ def _schedule(base: Path, config: CleanConfig, lock: TableLock, now: datetime | 
             earliest_instant_to_retain=(ectr.requested_time, ectr.action) if ectr is not None else None,
             last_completed_commit=planned.last_completed_commit,
             files_to_delete={p: tuple(str((base / p if p else base) / n) for n in names)
-                             for p, names in planned.to_delete.items()})
+                             for p, names in planned.to_delete.items()},
+            extra_metadata=({SAVEPOINTED_TIMESTAMPS: ",".join(planned.savepoint_times)}
+                            if planned.savepoint_times else None))
         t = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
         heartbeat = Heartbeat(base, t)
         try:
@@ -271,7 +275,8 @@ def _execute(base: Path, t: str, plan: CleanerPlan, heartbeat: Heartbeat, lock: 
                 last_completed_commit=plan.last_completed_commit,
                 partitions={p: CleanPartitionResult(p, plan.policy, tuple(n), tuple(deleted.get(p, ())),
                                                     tuple(failed.get(p, ())))
-                            for p, n in names.items()})
+                            for p, n in names.items()},
+                extra_metadata=plan.extra_metadata)
             completion = new_instant_time(latest_time_with_metadata(base, props),
                                           use_utc=props.timeline_timezone == "UTC")
             atomic_write(_clean_file(base, props, t, State.COMPLETED,
@@ -381,7 +386,7 @@ def clean_if_due(base_path: str | os.PathLike[str], options: Mapping[str, str] |
     base = Path(base_path).absolute()
     props = load_properties(base / ".hoodie")
     timeline = _load_timeline(base, props)
-    why = refusal(props, Action.CLEAN) or clean_timeline_refusal(i.action for i in timeline.files)
+    why = refusal(props, Action.CLEAN) or clean_timeline_refusal(i.requested_time for i in pending_savepoints(timeline))
     if why is not None:
         log.warning("no automatic clean of %s: %s", base, why.message)
         return []

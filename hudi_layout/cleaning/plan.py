@@ -13,7 +13,8 @@ function of a :class:`TableState` (gathered under the table lock by :func:`gathe
    slice before the ECTR (time travel to any retained instant finds its files). By file versions: every slice
    of a replaced group; in other groups all but the newest N slices.
 3. **Never deleted:** files a pending clustering plan reads (they are also live slices, so the policy keeps them
-   anyway; this is the explicit second lock); files of pending instants (never committed, never candidates).
+   anyway; this is the explicit second lock); files of pending instants (never committed, never candidates);
+   every slice one of whose files a completed **savepoint** lists (by file name, as Hudi's ``CleanPlanner``).
 4. **Grace period (running readers):** a candidate is kept while the instant that took it out of the latest
    snapshot (the group's next slice, or the replacecommit) completed less than ``grace_seconds`` ago. A reader
    of any engine that listed the table before that instant has the grace period to finish its scan.
@@ -41,6 +42,7 @@ from hudi_layout.format.instant import Instant, format_instant_time, parse_insta
 from hudi_layout.format.properties import TableProperties
 from hudi_layout.options import CleaningPolicy
 from hudi_layout.table.fs_view import FileSystemView, list_partitions
+from hudi_layout.table.savepoints import completed_savepoints, savepointed_file_names
 from hudi_layout.table.timeline import Timeline
 
 #: the commits timeline instants that cap the ECTR while pending (Hudi leaves out compactions)
@@ -108,6 +110,10 @@ class TableState:
     #: file groups ``(partition, fileId)`` a pending compaction reads: never cleaned; ``None``: some compaction
     #: plan could not be read, so no file group of the table is cleaned
     compacting: frozenset[tuple[str, str]] | None = frozenset()
+    #: names of the files completed savepoints list (never deleted, nor the rest of their slices)
+    savepointed: frozenset[str] = frozenset()
+    #: requested times of the completed savepoints (recorded in the plan, as Hudi does)
+    savepoint_times: tuple[str, ...] = ()
 
     @property
     def newest_timeline_time(self) -> str:
@@ -130,6 +136,10 @@ class PlannedClean:
     #: files of rolled-back / aborted instants among ``to_delete``
     orphans: int = 0
     bytes_to_delete: int = 0
+    #: candidates kept because a savepoint lists them (or another file of their slice)
+    savepointed: int = 0
+    #: requested times of the savepoints the plan honoured
+    savepoint_times: tuple[str, ...] = ()
 
     @property
     def file_count(self) -> int:
@@ -221,12 +231,16 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
                     if key in state.replaced and all((f.partition, f.name) in candidate_names for f in files)}
     cutoff = state.now - timedelta(seconds=config.grace_seconds)
     chosen: dict[str, list[str]] = {}
-    deferred = protected = orphans = size = 0
+    deferred = protected = orphans = size = savepointed = 0
     kept_groups: set[tuple[str, str]] = set()
     for f, left_at in candidates:
         slice_logs = logs_of.get((f.partition, f.file_id, f.instant), [])
-        if any((f.partition, n) in state.protected for n in [f.name, *(lg.name for lg in slice_logs)]):
+        slice_names = [f.name, *(lg.name for lg in slice_logs)]
+        if any((f.partition, n) in state.protected for n in slice_names):
             protected += 1
+            kept_groups.add((f.partition, f.file_id))
+        elif any(n in state.savepointed for n in slice_names if n):
+            savepointed += 1
             kept_groups.add((f.partition, f.file_id))
         elif left_at > cutoff:
             deferred += 1
@@ -240,6 +254,9 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
                 chosen[f.partition].append(lg.name)
                 size += lg.size
     for key in sorted(whole_groups - kept_groups):
+        if any(lg.name in state.savepointed for lg in logs_of.get((*key, ""), [])):
+            savepointed += 1
+            continue
         for lg in logs_of.get((*key, ""), []):
             chosen.setdefault(lg.partition, []).append(lg.name)
             size += lg.size
@@ -256,7 +273,7 @@ def plan_clean(state: TableState, config: CleanConfig) -> PlannedClean:
         size += f.size
     return PlannedClean(config.policy, ectr, state.completed[-1].requested_time if state.completed else "",
                         {p: tuple(sorted(set(names))) for p, names in sorted(chosen.items())},
-                        deferred, protected, orphans, size)
+                        deferred, protected, orphans, size, savepointed, state.savepoint_times)
 
 
 # ------------------------------------------------------------------------------------------ gathering
@@ -332,8 +349,10 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
     if props.is_mor and list_files:
         under = view.pending_compaction_file_groups()
         compacting = None if under is None else frozenset(under)
+    savepoints = completed_savepoints(timeline)
     return TableState(completed, pending, frozenset(f.requested_time for f in timeline.files), tuple(files),
-                      replaced, frozenset(protected), now or timeline_now(props), logs, compacting)
+                      replaced, frozenset(protected), now or timeline_now(props), logs, compacting,
+                      savepointed_file_names(savepoints), tuple(s.instant_time for s in savepoints))
 
 
 def _committed_logs(found: list[tuple[str, str, str, str, int]], files: list[DataFile], timeline: Timeline,

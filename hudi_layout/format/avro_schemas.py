@@ -225,6 +225,17 @@ CLEAN_METADATA: dict[str, Any] = {
     ],
 }
 
+SAVEPOINT_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieSavepointMetadata", "namespace": NS,
+    "fields": [
+        _f("savepointedBy", STR), _f("savepointedAt", "long"), _f("comments", STR),
+        _f("partitionMetadata", {"type": "map", "avro.java.string": "String", "values": {
+            "type": "record", "name": "HoodieSavepointPartitionMetadata",
+            "fields": [_f("partitionPath", STR), _f("savepointDataFile", {"type": "array", "items": STR})]}}),
+        _version(),
+    ],
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieCommitMetadata": COMMIT_METADATA,
     "HoodieReplaceCommitMetadata": REPLACE_COMMIT_METADATA,
@@ -233,6 +244,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieRollbackMetadata": ROLLBACK_METADATA,
     "HoodieCleanerPlan": CLEANER_PLAN,
     "HoodieCleanMetadata": CLEAN_METADATA,
+    "HoodieSavepointMetadata": SAVEPOINT_METADATA,
 }
 
 

@@ -52,6 +52,7 @@ class Action(enum.Enum):
     INDEX = "index"
     CLEAN = "clean"
     COMPACT = "compact"
+    SAVEPOINT = "savepoint"
 
 
 @dataclass(frozen=True)
@@ -174,13 +175,15 @@ def require_metadata_maintainable(props: TableProperties) -> None:
         raise why.error()
 
 
-def clean_timeline_refusal(actions_on_timeline: Iterable[str]) -> Refusal | None:
-    """Cleaning also depends on the timeline: savepoints pin files we do not track, so a table that has one is
-    refused (Hudi's cleaner keeps every savepointed file; we would have to read savepoint metadata)."""
-    if "savepoint" in set(actions_on_timeline):
-        return Refusal("the table has savepoints, which hudi_layout's cleaner does not honour",
-                       "clean it with Hudi, or delete the savepoints first (hoodie.clean.automatic=false skips "
-                       "automatic cleans)")
+def clean_timeline_refusal(pending_savepoint_times: Iterable[str]) -> Refusal | None:
+    """Cleaning also depends on the timeline: a completed savepoint pins the files it lists (the cleaner keeps
+    them), but a savepoint left inflight by a process that stopped lists nothing yet, so which files it was
+    meant to pin is unknown: refused until it is completed again or deleted."""
+    pending = sorted(pending_savepoint_times)
+    if pending:
+        return Refusal(f"savepoint {pending[0]} was begun and never completed, so the files it pins are unknown",
+                       f"run 'hudi-layout savepoint create PATH --at {pending[0]}' to complete it, or "
+                       f"'hudi-layout savepoint delete PATH {pending[0]}' to drop it; then clean")
     return None
 
 
@@ -344,5 +347,11 @@ def _compact(props: TableProperties) -> Refusal | None:
     return _writer_rules(props)  # each slice stays in its file group's partition: no key generator runs
 
 
+def _savepoint(props: TableProperties) -> Refusal | None:
+    """A savepoint writes a timeline instant naming the files of one commit's snapshot: the writer's rules apply
+    (the timeline layout and the file-system view are those we write)."""
+    return _writer_rules(props)
+
+
 _TABLE_RULES = {Action.READ: _read, Action.WRITE: _write, Action.CLUSTER: _cluster, Action.INDEX: _index,
-                Action.CLEAN: _clean, Action.COMPACT: _compact}
+                Action.CLEAN: _clean, Action.COMPACT: _compact, Action.SAVEPOINT: _savepoint}

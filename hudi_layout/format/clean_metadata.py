@@ -26,6 +26,9 @@ from hudi_layout.format.file_naming import try_parse_base_file_name, try_parse_l
 CLEAN_PLAN_VERSION = 2
 #: CleanerUtils.LATEST_CLEAN_METADATA_VERSION (live §1.3)
 CLEAN_METADATA_VERSION = 2
+#: ``extraMetadata`` key of a clean plan (and of its completed clean) listing, comma-separated, the savepoints the
+#: plan honoured; Hudi's incremental cleaner plans every partition again once one of them is gone
+SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"
 
 
 @dataclass(frozen=True)

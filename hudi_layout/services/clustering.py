@@ -330,7 +330,7 @@ def _check_inputs_current(base: Path, plan: ClusteringPlanSpec, log_sizes: Mappi
     """
     table = HudiTable(str(base))
     live = {s.file_group: s for s in table.file_slices()}
-    pending_times = {i.requested_time for i in table.timeline.pending()}
+    pending_times = {i.requested_time for i in table.timeline.pending() if i.action != "savepoint"}
     compacting = table.fs_view.pending_compaction_file_groups() if table.is_mor else set()
     for group in plan.groups:
         for s in group.slices:

@@ -154,7 +154,7 @@ def nan_exact_through(table: HudiTable) -> str | None:
     """The newest completed instant older than every pending one (of any action): every base file with a
     commit time up to it is in the snapshot just read, and no writer can add one later (a pending instant is
     newer, a new one newer still)."""
-    pending = [i.requested_time for i in table.timeline.pending()]
+    pending = [i.requested_time for i in table.timeline.pending() if i.action != "savepoint"]
     floor = min(pending) if pending else None
     done = [i.requested_time for i in table.timeline.completed() if floor is None or i.requested_time < floor]
     return max(done) if done else None

@@ -32,6 +32,7 @@ from hudi_layout.format.instant import (
     LOG_COMPACTION,
     REPLACE_COMMIT,
     ROLLBACK,
+    SAVEPOINT,
     WRITE_ACTIONS,
     Instant,
     State,
@@ -439,9 +440,13 @@ _STATE_RANK = {State.REQUESTED: 0, State.INFLIGHT: 1, State.COMPLETED: 2}
 
 
 def _collapse(files: list[Instant]) -> tuple[Instant, ...]:
-    best: dict[str, Instant] = {}
+    """One instant per requested time, in its most advanced state. A savepoint is the exception: it takes the
+    requested time of the commit it pins, so it is an instant of its own beside that commit (folded together,
+    the completed savepoint hid the completed commit and a read fell back to the files before it)."""
+    best: dict[tuple[str, bool], Instant] = {}
     for f in files:
-        cur = best.get(f.requested_time)
+        key = (f.requested_time, f.action == SAVEPOINT)
+        cur = best.get(key)
         if cur is None or _STATE_RANK[f.state] > _STATE_RANK[cur.state]:
-            best[f.requested_time] = f
-    return tuple(sorted(best.values(), key=lambda i: i.sort_key))
+            best[key] = f
+    return tuple(sorted(best.values(), key=lambda i: (i.sort_key, i.action == SAVEPOINT)))

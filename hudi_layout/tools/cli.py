@@ -410,6 +410,51 @@ def cmd_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_savepoint(args: argparse.Namespace) -> int:
+    """No Spark: a savepoint is one timeline file naming the files of a commit's snapshot."""
+    from hudi_layout.api import delete_savepoint, savepoint, savepoints
+
+    if args.instant and args.action != "delete":
+        raise InvalidArgumentError(f"savepoint {args.action} takes no instant argument",
+                                   hint="create: --at INSTANT picks the commit; delete: savepoint delete PATH INSTANT")
+    if (args.at or args.comment) and args.action != "create":
+        raise InvalidArgumentError(f"--at / --comment only apply to savepoint create, not {args.action}",
+                                   hint=f"hudi-layout savepoint {args.action} PATH"
+                                        + (" INSTANT" if args.action == "delete" else ""))
+    if args.action == "create":
+        info = savepoint(args.path, args.at, comment=args.comment or "")
+        if args.json:
+            _print_json(info.to_dict())
+        else:
+            print(f"savepoint {info.instant_time}: {info.files} file(s) in {info.partitions} partition(s) kept "
+                  "from every clean until the savepoint is deleted")
+        return 0
+    if args.action == "delete":
+        if not args.instant:
+            raise InvalidArgumentError("savepoint delete needs the savepoint's instant time",
+                                       hint="hudi-layout savepoint delete PATH INSTANT ('savepoint list PATH')")
+        delete_savepoint(args.path, args.instant)
+        if args.json:
+            _print_json({"deleted": args.instant})
+        else:
+            print(f"deleted savepoint {args.instant}")
+        return 0
+    found = savepoints(args.path)
+    if args.json:
+        _print_json([i.to_dict() for i in found])
+    elif not found:
+        print("no savepoints")
+    else:
+        for i in found:
+            if i.state != "completed":
+                print(f"{i.instant_time}  inflight (pins nothing: create it again or delete it)")
+                continue
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(i.savepointed_at_ms / 1000))
+            print(f"{i.instant_time}  {i.files} file(s), {i.partitions} partition(s), by {i.savepointed_by or '-'}"
+                  f" at {when} UTC{f': {i.comments}' if i.comments else ''}")
+    return 0
+
+
 def cmd_compact(args: argparse.Namespace) -> int:
     from hudi_layout.services import compaction as svc
 
@@ -693,6 +738,16 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("path")
     common(sp, spark=False)
     sp.set_defaults(func=cmd_clean)
+
+    sp = sub.add_parser("savepoint", help="create, list or delete savepoints: a commit's files kept from every "
+                                          "clean (Hudi's savepoint; no Spark)")
+    sp.add_argument("action", choices=["create", "list", "delete"])
+    sp.add_argument("path")
+    sp.add_argument("instant", nargs="?", help="delete: the savepoint's instant time")
+    sp.add_argument("--at", metavar="INSTANT", help="create: the completed commit to savepoint (default: the latest)")
+    sp.add_argument("--comment", help="create: a note kept in the savepoint")
+    common(sp, spark=False, options=False)
+    sp.set_defaults(func=cmd_savepoint)
 
     def read_flags(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--query-type", choices=["snapshot", "read_optimized", "incremental"],

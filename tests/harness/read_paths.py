@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_layout.skipping.spark_column import REBASE_MODE_SETTINGS
+from hudi_layout.table.hudi_table import HudiTable
 
 from .generate import (
     ADDED_KINDS,
@@ -238,6 +239,8 @@ class ReadPathsHarness:
         self.log: list[str] = []
         #: versions before this instant may be refused (a clean deleted files they need)
         self.readable_from = ""
+        #: commit times savepointed: a time travel to exactly one of them is never refused, cleans or not
+        self.savepointed: set[str] = set()
         self.refusals = 0
         #: (name, kind) of the columns schema evolution added, in order; fixed columns it widened (their new
         #: kinds). The SQL tables follow both: ``hudi_layout.write`` updates their catalog schema.
@@ -435,6 +438,33 @@ class ReadPathsHarness:
         self.log.append(f"clean {policy}: {deleted} files deleted, versions before {self.readable_from or '-'} "
                         "may be refused")
         self._after_change(reload_frames=False)
+
+    def savepoint(self) -> None:
+        """Savepoint a completed commit the cleans kept readable (or delete a savepoint): from then on a
+        time travel to that commit must read it, whatever a clean does (docs/savepoints.md)."""
+        import hudi_layout as hl
+        from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
+
+        if self.savepointed and self.rng.random() < 0.3:
+            t = self.rng.choice(sorted(self.savepointed))
+            hl.delete_savepoint(self.path, t)
+            self.savepointed.discard(t)
+            self.log.append(f"delete savepoint {t}")
+            return
+        table = HudiTable(self.path)
+        done = [i.requested_time for i in table.timeline.commits_and_replaces().completed()
+                if i.action in ("commit", "deltacommit", "replacecommit") and i.requested_time >= self.readable_from
+                and i.requested_time not in self.savepointed]
+        if not done:
+            return
+        t = self.rng.choice(done)
+        try:
+            hl.savepoint(self.path, t)
+        except (InvalidArgumentError, UnsupportedTableError) as e:  # Hudi's window, a pending clean
+            self.log.append(f"savepoint {t} refused: {e}")
+            return
+        self.savepointed.add(t)
+        self.log.append(f"savepoint {t}")
 
     def rebuild_index(self) -> None:
         """``hudi-layout index --rebuild``, half the time with ``--read-floats``: the metadata table is built
@@ -957,7 +987,8 @@ class ReadPathsHarness:
         want = ids_of(_matching(pred, rows))
         q = f"as of {t}" + (f" WHERE {sql}" if sql else "")
         opts = {AS_OF: t}
-        cleaned = t < self.readable_from  # a clean may have deleted files of this version: refusal allowed
+        # a clean may have deleted files of this version: refusal allowed, unless a savepoint pins it
+        cleaned = t < self.readable_from and t not in self.savepointed
         self._ask("read as.of.instant", q, want,
                   lambda: _arrow_ids(hl.read(spark=self.spark, path=self.path, where=sql, options=opts)
                                      .select("id").toArrow()), refusal_ok=cleaned)

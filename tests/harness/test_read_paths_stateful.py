@@ -49,6 +49,10 @@ def machine(spark, root, checker: Checker) -> type[RuleBasedStateMachine]:
             self.h.clean()
 
         @rule()
+        def savepoint(self) -> None:
+            self.h.savepoint()
+
+        @rule()
         def overwrite(self) -> None:
             self.h.write("overwrite")
 

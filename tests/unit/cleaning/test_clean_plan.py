@@ -210,3 +210,26 @@ def test_mor_slice_whose_log_a_pending_clustering_reads_is_kept() -> None:
     st = replace(state(done(1, 2, 3, 4, 5, 6), files, protected={("p", logs[0].name)}), logs=tuple(logs))
     planned = plan_clean(st, cfg(commits_retained=1))
     assert names(planned) == set() and planned.protected == 1
+
+
+def test_savepointed_slices_are_kept_whole_by_any_of_their_files() -> None:
+    """Hudi's ``CleanPlanner`` keeps a slice when its base file or any of its log files is savepointed (names
+    only), under every policy; a replaced group's log-only slice too."""
+    files = [f("p", "g", 1), f("p", "g", 4), f("p", "g", 6)]
+    logs = [log("p", "g", 2, 1), log("p", "g", 3, 1), log("p", "g", 5, 4), log("p", "g", 7, 6)]
+    st = replace(state(done(1, 2, 3, 4, 5, 6, 7, action="deltacommit"), files), logs=tuple(logs),
+                 savepointed=frozenset({logs[1].name}), savepoint_times=(t(3),))
+    planned = plan_clean(st, cfg(commits_retained=2))
+    assert names(planned) == set() and planned.savepointed == 1 and planned.savepoint_times == (t(3),)
+    planned = plan_clean(st, cfg(policy=CleaningPolicy.KEEP_LATEST_FILE_VERSIONS, file_versions_retained=1))
+    assert names(planned) == {files[1].name, logs[2].name} and planned.savepointed == 1
+    # a replaced group: its savepointed slice stays, and with it the log-only slice before it (Hudi would delete
+    # that one; keeping a group's files together is the safe side)
+    gfiles = [f("p", "g", 1)]
+    glogs = [log("p", "g", 0, None), log("p", "g", 2, 1)]
+    base = replace(state(done(1, 2, 3, 4, 5, replace=frozenset({3})), gfiles, replaced={("p", "g"): t(3)}),
+                   logs=tuple(glogs))
+    assert names(plan_clean(replace(base, savepointed=frozenset({gfiles[0].name})), cfg(commits_retained=1))) \
+        == set()
+    assert names(plan_clean(replace(base, savepointed=frozenset({glogs[0].name})), cfg(commits_retained=1))) \
+        == {gfiles[0].name, glogs[1].name}
