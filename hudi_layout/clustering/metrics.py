@@ -99,6 +99,7 @@ def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, opt
     inside = "inside a partition" if partitioned else "between files"
     count = (f"{files} file(s) for {len(partitions)} partition(s) ({per:.1f} per partition)" if partitioned
              else f"{files} file(s) for the table")
-    return (f"only {count}: {option_key}={target_file_bytes} ({_size(target_file_bytes)}) is larger than the "
+    relation = "is larger than" if target_file_bytes >= data else "leaves few files of"
+    return (f"only {count}: {option_key}={target_file_bytes} ({_size(target_file_bytes)}) {relation} the "
             f"data ({_size(data)} {where}), so data skipping has little to tell apart {inside}; for about "
             f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")

@@ -340,8 +340,17 @@ def require_table_config(hoodie_dir: str | os.PathLike[str]) -> None:
     naming what is missing: the folder or the file."""
     d = Path(hoodie_dir)
     if not table_config_exists(d):
-        why = "directory does not exist" if not d.parent.exists() else f"missing {d / PROPERTIES_FILE}"
-        raise NotAHudiTableError(f"{d.parent}: not a Hudi table ({why})")
+        raise NotAHudiTableError(f"{d.parent}: not a Hudi table ({_why_not_a_table(d.parent)})")
+
+
+def _why_not_a_table(base: Path) -> str:
+    if base.is_file():
+        return "a file, not a folder"
+    if base.is_symlink() and not base.exists():
+        return "a symbolic link to nothing (or to itself)"
+    if not base.exists():
+        return "directory does not exist"
+    return f"missing {base / '.hoodie' / PROPERTIES_FILE}"
 
 
 def metadata_table_exists(base_path: str | os.PathLike[str]) -> bool:

@@ -7,10 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from hudi_layout.errors import NotAHudiTableError
 from hudi_layout.format.instant import REPLACE_COMMIT, WRITE_ACTIONS
 from hudi_layout.format.meta_fields import META_COLUMNS
-from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
+from hudi_layout.format.properties import TableProperties, load_properties, require_table_config, table_config_exists
 from hudi_layout.table import cache as table_cache
 from hudi_layout.table.fs_view import FileSlice, FileSystemView, list_partitions
 from hudi_layout.table.paths import table_dir
@@ -26,7 +25,7 @@ class HudiTable:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         base = table_dir(path)
         if not base.is_dir():
-            raise NotAHudiTableError(f"{base}: not a Hudi table (directory does not exist)")
+            require_table_config(base / ".hoodie")  # says why: no folder, a file, a dangling link
         self.base_path = base
         self.hoodie_dir = base / ".hoodie"
         self.properties: TableProperties = load_properties(self.hoodie_dir)

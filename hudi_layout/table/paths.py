@@ -27,6 +27,8 @@ def local_table_path(path: str | os.PathLike[str]) -> str:
     ``LOCATION`` to data sources in that form (``file:/data/a%20b`` for a folder named ``a%20b``); decoding it
     as an RFC URI opened another folder, or another table (session 32)."""
     text = os.fspath(path)
+    if not text.strip():
+        raise InvalidArgumentError("the table path is empty", hint="give the table's base folder, e.g. /data/t")
     match = _SCHEME.match(text)
     if match is None or len(match.group(1)) == 1:  # no scheme (a one-letter "scheme" is a Windows drive)
         return os.path.expanduser(text)
@@ -36,7 +38,7 @@ def local_table_path(path: str | os.PathLike[str]) -> str:
             f"{text}: hudi_layout reads and writes tables in a local or mounted file system; {scheme}: paths are "
             "not supported",
             hint="mount the storage where the driver and every Spark worker see it (NFS, a FUSE mount) and give "
-                 "that local path")
+                 f"that local path; a relative folder whose name holds ':' is written ./{text}")
     rest = text[match.end():]
     if rest.startswith("//"):
         authority, slash, rest = rest[2:].partition("/")
@@ -51,5 +53,15 @@ def local_table_path(path: str | os.PathLike[str]) -> str:
 
 
 def table_dir(path: str | os.PathLike[str]) -> Path:
-    """:func:`local_table_path` as an absolute :class:`~pathlib.Path`."""
-    return Path(local_table_path(path)).absolute()
+    """:func:`local_table_path` as an absolute :class:`~pathlib.Path`; a path the file system cannot even look
+    up (a name over 255 bytes, a path over PATH_MAX, a symbolic-link loop, a folder we may not enter) is refused
+    in one line here, not as an ``OSError`` from the first ``is_dir()`` deep inside a command."""
+    base = Path(local_table_path(path)).absolute()
+    try:
+        os.stat(base)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # a new table, or a later check says what is missing
+    except OSError as e:
+        raise InvalidArgumentError(f"{path}: {e.strerror or e}",
+                                   hint="check the path (its length, its symbolic links) and its permissions") from None
+    return base

@@ -99,6 +99,9 @@ def test_few_files_note_names_the_option_and_a_value() -> None:
     assert few_files_note(_groups(8, 12, 1_200_000), 1 << 20, key) is None
     unpartitioned = (GroupMetrics("", 10, 2, 50_000_000, 50_000_000, 100, 1.0),)
     assert "for the table" in (few_files_note(unpartitioned, 1 << 30, key) or "")
+    # a target below the data: the note must not call it "larger than the data" (cluster probe, session 32)
+    small = few_files_note(_groups(3, 4, 836_000), 300_000, key) or ""
+    assert "leaves few files of the data" in small and "larger" not in small
 
 
 def test_our_errors_survive_sparks_wrapping() -> None:

@@ -18,7 +18,33 @@ def test_file_uris_are_local_paths(given: str, local: str) -> None:
     assert local_table_path(given) == local
 
 
-@pytest.mark.parametrize("given", ["s3://bucket/t", "hdfs://nn:8020/t", "s3a://b/t", "file://otherhost/t", "file:rel/t"])
+@pytest.mark.parametrize("given", ["s3://bucket/t", "hdfs://nn:8020/t", "s3a://b/t", "file://otherhost/t",
+                                   "file:rel/t"])
 def test_other_schemes_and_hosts_are_refused(given: str) -> None:
     with pytest.raises(InvalidArgumentError):
         local_table_path(given)
+
+
+def test_paths_the_file_system_cannot_look_up_are_one_line_refusals(tmp_path) -> None:
+    """A name over 255 bytes, a path over PATH_MAX or a symbolic-link loop raised a raw OSError from the first
+    ``is_dir()`` (every CLI command printed a traceback, path probe F3); an empty path meant the current folder."""
+    from hudi_layout.errors import NotAHudiTableError
+    from hudi_layout.table.hudi_table import HudiTable
+    from hudi_layout.table.paths import table_dir
+
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    for bad in [tmp_path / ("N" * 300), tmp_path / "/".join(["d" * 200] * 30), loop]:
+        with pytest.raises(InvalidArgumentError):
+            table_dir(bad)
+        with pytest.raises(InvalidArgumentError):
+            HudiTable(bad)
+    with pytest.raises(InvalidArgumentError, match="empty"):
+        table_dir("")
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(NotAHudiTableError, match="a file, not a folder"):
+        HudiTable(tmp_path / "afile")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(NotAHudiTableError, match="symbolic link to nothing"):
+        HudiTable(dangling)
