@@ -43,9 +43,9 @@ HARNESS_STEPS = {"query": "query", "time_travel": "time_travel", "incremental": 
 
 
 def run(spark: Any, steps: int, seed: int, table_steps: int, work: Path, checker: Checker,
-        progress_every: int = 50) -> dict[str, Any]:
+        progress_every: int = 50, focus: dict[str, float] | None = None) -> dict[str, Any]:
     rng = random.Random(seed)
-    names, weights = zip(*STEPS)
+    names, weights = zip(*[(n, (focus or {}).get(n, w)) for n, w in STEPS])
     counts: dict[str, int] = {}
     harness: ReadPathsHarness | None = None
     tables = 0
@@ -100,12 +100,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--master", default="local[2]")
     p.add_argument("--work-dir", default=None, help="scratch folder (default: a temporary folder)")
     p.add_argument("--results-dir", default=str(RESULTS_DIR), help="where the report goes")
+    p.add_argument("--focus", action="append", default=[], metavar="STEP=WEIGHT",
+                   help="another weight for a step (repeatable), e.g. savepoint=0.3 to restore often")
     args = p.parse_args(argv)
+    focus = {}
+    for item in args.focus:
+        step, _, weight = item.partition("=")
+        if step not in dict(STEPS):
+            p.error(f"--focus: unknown step {step!r} (steps: {', '.join(n for n, _w in STEPS)})")
+        focus[step] = float(weight)
     spark = spark_session("soak_read_paths", master=args.master,
                           extra_conf={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "3g"})
     checker = Checker(record_only=True)
     with tempfile.TemporaryDirectory(dir=args.work_dir) as work:
-        info = run(spark, args.steps, args.seed, args.table_steps, Path(work), checker)
+        info = run(spark, args.steps, args.seed, args.table_steps, Path(work), checker, focus=focus)
     data = {**info, "query_checks": checker.checks, "mismatches": len(checker.mismatches),
             "checks_per_entry_point": dict(sorted(checker.per_entry_point.items())),
             "mismatch_details": [m.__dict__ for m in checker.mismatches[:200]]}

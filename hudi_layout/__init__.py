@@ -9,7 +9,8 @@ cheap and Spark-free):
 * :func:`read` / :func:`explain` — filtered reads that open only candidate files / the scan plan.
 * :func:`compact` — merge a Merge-on-Read table's log files into new base files (a Hudi compaction).
 * :func:`clean` — delete file slices no retained instant needs (a Hudi clean; no Spark).
-* :func:`savepoint` / :func:`delete_savepoint` / :func:`savepoints` — pin a commit's files against cleaning.
+* :func:`savepoint` / :func:`delete_savepoint` / :func:`savepoints` — pin a commit's files against cleaning;
+  :func:`restore_to_savepoint` takes the table back to one (Hudi's restore).
 * :class:`ColumnStatsIndex` — the metadata table's column statistics as Arrow tables (latest file slices).
 * :func:`get_spark` — a SparkSession with the defaults hudi_layout needs.
 """
@@ -25,7 +26,7 @@ _EXPORTS = (
     "HudiTable", "ColumnStatsIndex", "write", "read", "explain", "plan_scan", "cluster", "execute_pending",
     "ClusteringService", "get_spark", "with_curve_key", "clean", "compact", "build_column_stats_index",
     "CleanResult", "ClusteringMetrics", "CompactionMetrics", "ScanPlan", "WriteResult",
-    "savepoint", "delete_savepoint", "savepoints", "SavepointInfo",
+    "savepoint", "delete_savepoint", "savepoints", "SavepointInfo", "restore_to_savepoint", "RestoreResult",
 )
 
 __all__ = [*_EXPORTS, "__version__"]

@@ -28,7 +28,7 @@ from hudi_layout.services import compaction as _compaction
 from hudi_layout.services import savepoint as _savepoint
 from hudi_layout.services.clustering_service import ClusteringService
 from hudi_layout.services.index import build_column_stats_index
-from hudi_layout.services.savepoint import SavepointInfo
+from hudi_layout.services.savepoint import RestoreResult, SavepointInfo
 from hudi_layout.services.write import write
 from hudi_layout.spark.curve_key import with_curve_key
 from hudi_layout.spark.read import dataframe_for_plan, spark_schema
@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["CleanResult", "ClusteringMetrics", "ClusteringService", "ColumnStatsIndex", "CompactionMetrics",
-           "HudiTable", "SavepointInfo", "ScanPlan", "WriteResult", "build_column_stats_index", "clean", "cluster",
-           "compact", "delete_savepoint", "execute_pending", "explain", "get_spark", "plan_scan", "read", "savepoint",
-           "savepoints", "with_curve_key", "write"]
+           "HudiTable", "RestoreResult", "SavepointInfo", "ScanPlan", "WriteResult", "build_column_stats_index",
+           "clean", "cluster", "compact", "delete_savepoint", "execute_pending", "explain", "get_spark", "plan_scan",
+           "read", "restore_to_savepoint", "savepoint", "savepoints", "with_curve_key", "write"]
 
 
 _log = logging.getLogger("hudi_layout")
@@ -222,6 +222,18 @@ def delete_savepoint(path: str, instant_time: str) -> None:
     check_argument_types(path=path)
     _check_text(instant_time=instant_time)
     _savepoint.delete_savepoint(path, instant_time)
+
+
+def restore_to_savepoint(path: str, instant_time: str, *, spark: SparkSession | None = None) -> RestoreResult:
+    """Take the table at ``path`` back to its savepoint at ``instant_time`` (Hudi's ``restore``): every instant
+    requested after it is rolled back, newest first, its files deleted; the metadata table is dropped and built
+    again (a Spark job only for Merge-on-Read log files). Killed anywhere, the same call finishes it; until then
+    every other command refuses to change the table. See docs/savepoints.md."""
+    check_argument_types(path=path)
+    _check_text(instant_time=instant_time)
+    return _savepoint.restore_to_savepoint(
+        path, instant_time,
+        rebuild_index=lambda p: build_column_stats_index(p, spark=lambda: session_or_default(spark)))
 
 
 def savepoints(path: str) -> list[SavepointInfo]:

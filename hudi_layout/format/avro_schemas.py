@@ -236,6 +236,29 @@ SAVEPOINT_METADATA: dict[str, Any] = {
     ],
 }
 
+# --- restore (HoodieRestorePlan.avsc, HoodieRestoreMetadata.avsc): undo every instant after a savepoint ------
+RESTORE_PLAN: dict[str, Any] = {
+    "type": "record", "name": "HoodieRestorePlan", "namespace": NS,
+    "fields": [
+        {"name": "instantsToRollback", "default": [], "type": {"type": "array", "default": [], "items": INSTANT_INFO}},
+        {"name": "version", "type": ["int", "null"], "default": 2},
+        {"name": "savepointToRestoreTimestamp", "type": [STR, "null"], "default": None},
+    ],
+}
+RESTORE_METADATA: dict[str, Any] = {
+    "type": "record", "name": "HoodieRestoreMetadata", "namespace": NS,
+    "fields": [
+        _f("startRestoreTime", STR), _f("timeTakenInMillis", "long"),
+        _f("instantsToRollback", {"type": "array", "items": STR}),
+        # the rollback metadata record (and the HoodieInstantInfo inside it) is defined here, used by name below
+        _f("hoodieRestoreMetadata", {"type": "map", "avro.java.string": "String", "values": {
+            "type": "array", "items": ["null", ROLLBACK_METADATA]}}),
+        _version(),
+        {"name": "restoreInstantInfo", "default": [], "type": {"type": "array", "items": "HoodieInstantInfo"}},
+        _nullable("extraMetadata", _str_map()),
+    ],
+}
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieCommitMetadata": COMMIT_METADATA,
     "HoodieReplaceCommitMetadata": REPLACE_COMMIT_METADATA,
@@ -245,6 +268,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "HoodieCleanerPlan": CLEANER_PLAN,
     "HoodieCleanMetadata": CLEAN_METADATA,
     "HoodieSavepointMetadata": SAVEPOINT_METADATA,
+    "HoodieRestorePlan": RESTORE_PLAN,
+    "HoodieRestoreMetadata": RESTORE_METADATA,
 }
 
 

@@ -71,3 +71,49 @@ def decode_savepoint_metadata(data: bytes, what: str = "savepoint metadata") -> 
         files[str(key)] = tuple(n.rsplit("/", 1)[-1] for n in names)
     return SavepointMetadata(str(rec.get("savepointedBy") or ""), int(rec.get("savepointedAt") or 0),
                              str(rec.get("comments") or ""), files)
+
+
+# ------------------------------------------------------------------------------------------------- restore
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    """``R.restore.requested`` (Avro ``HoodieRestorePlan``, version 2): the instants a restore to the savepoint
+    ``savepoint_time`` rolls back, newest first, as ``(requested time, action)``."""
+
+    savepoint_time: str
+    instants: tuple[tuple[str, str], ...]
+
+    def to_record(self) -> dict[str, Any]:
+        return {"instantsToRollback": [{"commitTime": t, "action": a} for t, a in self.instants],
+                "version": 2, "savepointToRestoreTimestamp": self.savepoint_time}
+
+
+def restore_plan_bytes(plan: RestorePlan) -> bytes:
+    return avro_container_bytes("HoodieRestorePlan", plan.to_record())
+
+
+def decode_restore_plan(data: bytes, what: str = "restore plan") -> RestorePlan:
+    rec = decode_timeline_content(data, what)
+    items = rec.get("instantsToRollback")
+    if not isinstance(items, list):
+        raise CorruptFileError(f"{what}: no instantsToRollback list")
+    try:
+        instants = tuple((str(i["commitTime"]), str(i["action"])) for i in items)
+    except (KeyError, TypeError) as exc:
+        raise CorruptFileError(f"{what}: an instant to roll back lacks its time or action") from exc
+    return RestorePlan(str(rec.get("savepointToRestoreTimestamp") or ""), instants)
+
+
+def restore_metadata_bytes(start_time: str, millis: int, rolled_back: Mapping[tuple[str, str], Mapping[str, Any]]
+                           ) -> bytes:
+    """The completed ``R.restore`` (Avro ``HoodieRestoreMetadata``): per rolled-back instant ``(time, action)``
+    one ``HoodieRollbackMetadata`` record (newest first, as the plan)."""
+    return avro_container_bytes("HoodieRestoreMetadata", {
+        "startRestoreTime": start_time, "timeTakenInMillis": millis,
+        "instantsToRollback": [t for t, _a in rolled_back],
+        "hoodieRestoreMetadata": {t: [dict(meta)] for (t, _a), meta in rolled_back.items()},
+        "version": 1,
+        "restoreInstantInfo": [{"commitTime": t, "action": a} for t, a in rolled_back],
+        "extraMetadata": None,
+    })

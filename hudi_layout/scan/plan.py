@@ -438,6 +438,8 @@ def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_
                view: View | None = None) -> list[FileSlice]:
     """The slices of a past view (``view``, when the caller has it already); refused when a clean deleted some
     of its files (reading what is left would lose rows silently)."""
+    if completed_by is not None and as_of is None and not query.is_incremental:
+        _refuse_if_restored_since(table, completed_by)
     view = view or table.fs_view.view(as_of, completed_by=completed_by)
     if not view.cleaned_away:
         return view.slices
@@ -455,6 +457,17 @@ def _past_view(table: HudiTable, query: ReadQuery, as_of: str | None, completed_
         "that version of the table is no longer readable",
         hint="time travel to a later instant (see 'hudi-layout inspect PATH'), reload the DataFrame, or keep "
              f"more history with hoodie.cleaner.commits.retained{fallback}")
+
+
+def _refuse_if_restored_since(table: HudiTable, completed_by: str) -> None:
+    """A DataFrame pinned to the snapshot it was loaded at (instants completed by ``completed_by``) cannot be read
+    after a restore to a savepoint completed since: the instants it saw may be rolled back and their files gone,
+    and what remains is another version of the table, which it must not return in silence."""
+    for r in table.timeline.completed().actions("restore"):
+        if (r.completion_time or r.requested_time) > completed_by:
+            raise CleanedAwayError(
+                f"the table was restored to a savepoint (restore {r.requested_time}) after this DataFrame was "
+                "loaded: the version it was loaded at is gone", hint="reload the DataFrame")
 
 
 def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:

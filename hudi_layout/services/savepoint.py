@@ -8,36 +8,66 @@ completed file, then the inflight one (Hudi's order); the next clean may delete 
 
 Hudi's rules are kept: only a completed commit (``commit`` / ``deltacommit`` / ``replacecommit``) can be
 savepointed, and not one older than the earliest commit the last clean retained (its files may be gone). We
-also refuse while a clean is pending (its plan was made without the new savepoint) and when a read as of ``T``
-already misses a cleaned file. Restoring to a savepoint is not ours: Hudi's ``restore`` (hudi-cli or
-``CALL rollback_to_savepoint``) does it.
+also refuse while a clean is pending (its plan was made without the new savepoint), while a write requested
+before ``T`` is still pending (its files, committed later, would count as of ``T`` and not be pinned), and when
+a read as of ``T`` already misses a cleaned file.
+
+``restore`` (Hudi's ``restore`` action) takes the table back to a savepoint: under the table lock it writes
+``R.restore.requested`` (Avro ``HoodieRestorePlan``: every write-timeline instant requested after ``T``, newest
+first) and ``R.restore.inflight``, drops the metadata table (rebuilt at the end), then per instant removes its
+timeline files first (from then on its files are uncommitted for every reader) and its data files after, and
+completes ``R_C.restore`` (``HoodieRestoreMetadata``). Killed anywhere, the pending restore stops every other
+command; running the same restore again finishes it.
 """
 
 from __future__ import annotations
 
 import getpass
+import logging
+import shutil
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.clean_metadata import decode_clean_metadata, decode_cleaner_plan
 from hudi_layout.format.fileio import atomic_write
 from hudi_layout.format.instant import State, instant_file_name, new_instant_time
-from hudi_layout.format.properties import TableProperties, load_properties
-from hudi_layout.format.savepoint_metadata import SavepointMetadata, savepoint_metadata_bytes
-from hudi_layout.table.commit_protocol import latest_time_with_metadata, timeline_dir
+from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
+from hudi_layout.format.savepoint_metadata import (
+    RestorePlan,
+    SavepointMetadata,
+    decode_restore_plan,
+    restore_metadata_bytes,
+    restore_plan_bytes,
+    savepoint_metadata_bytes,
+)
+from hudi_layout.table.commit_protocol import (
+    files_named_with,
+    latest_time_with_metadata,
+    partition_of,
+    pending_write_instants,
+    timeline_dir,
+)
+from hudi_layout.table.faults import crash_point
 from hudi_layout.table.fs_view import FileSystemView
-from hudi_layout.table.locks import TableLock
+from hudi_layout.table.locks import TableLock, writer_is_alive
 from hudi_layout.table.paths import table_dir
 from hudi_layout.table.savepoints import completed_savepoints, pending_savepoints
 from hudi_layout.table.timeline import Timeline
+from hudi_layout.writer.metadata_sync import drop_metadata_table_locked
+
+log = logging.getLogger(__name__)
 
 #: the actions a savepoint can pin (Hudi's completed commits timeline)
 SAVEPOINTABLE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT)
+#: the instants a restore rolls back when requested after its savepoint (Hudi's write timeline)
+RESTORED_ACTIONS = frozenset({inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT, inst.CLUSTERING, inst.COMPACTION,
+                              inst.LOG_COMPACTION})
 
 
 @dataclass(frozen=True)
@@ -126,6 +156,13 @@ def create_savepoint(path: str, instant_time: str | None = None, *, user: str | 
             raise UnsupportedTableError(
                 f"{base}: clean {pending_clean.requested_time} is pending; it was planned without this savepoint",
                 hint="finish it first ('hudi-layout clean PATH'), then savepoint")
+        earlier = sorted(i.requested_time for i in pending_write_instants(base, props)
+                         if i.requested_time < instant_time)
+        if earlier:
+            raise UnsupportedTableError(
+                f"{base}: write {earlier[0]} requested before {instant_time} is still pending: once it completes, a "
+                f"read as of {instant_time} includes its files, which this savepoint could not pin",
+                hint="savepoint after it completes or is rolled back")
         window = _lookup_window(base, timeline)
         if window and instant_time < window:
             raise InvalidArgumentError(
@@ -177,3 +214,129 @@ def _user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return ""
+
+
+# ------------------------------------------------------------------------------------------------- restore
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """What a restore did."""
+
+    restore_time: str
+    savepoint_time: str
+    #: ``(requested time, action)`` of the instants rolled back, newest first
+    rolled_back: tuple[tuple[str, str], ...]
+    files_deleted: int
+    seconds: float
+    #: the restore was begun by a process that stopped and finished here
+    resumed: bool = False
+    #: savepoints of rolled-back commits, deleted with them
+    savepoints_deleted: tuple[str, ...] = ()
+    #: what rebuilding the metadata table returned (empty when the table had none)
+    index: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "rolled_back": [list(i) for i in self.rolled_back]}
+
+
+def restore_to_savepoint(path: str, instant_time: str, *,
+                         rebuild_index: Callable[[str], dict[str, Any]] | None = None) -> RestoreResult:
+    """Take the table back to its savepoint at ``instant_time`` (see the module docstring); ``rebuild_index``
+    builds the metadata table again afterwards (given the table path) when the table had one."""
+    base, props, _timeline = _load(path)
+    require(props, Action.SAVEPOINT)
+    started = time.time()
+    with TableLock(base):
+        props = load_properties(base / ".hoodie")
+        timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+        restore_time, plan, resumed = _restore_plan(base, props, timeline, instant_time)
+        # a resumed restore may have dropped the metadata table already: it is built again then too
+        had_mdt = metadata_table_exists(base) or resumed
+        crash_point("restore.after_plan")
+        if metadata_table_exists(base):
+            drop_metadata_table_locked(base, why=None)
+        crash_point("restore.after_mdt")
+        undone = frozenset(t for t, _a in plan.instants)
+        files = files_named_with(base, undone, with_logs=props.is_mor and props.version >= 8)
+        later_savepoints = sorted({f.requested_time for f in timeline.files
+                                   if f.action == inst.SAVEPOINT and f.requested_time in undone})
+        rolled: dict[tuple[str, str], dict[str, Any]] = {}
+        deleted = 0
+        for n, (t, action) in enumerate(plan.instants):  # newest first
+            one_started = time.time()
+            # the instant leaves the timeline first: from then on its files are uncommitted for every reader
+            for f in sorted(timeline.instant_files(t), key=lambda f: f.state is not State.COMPLETED):
+                timeline.path_of(f).unlink(missing_ok=True)
+            if n == 0:
+                crash_point("restore.mid_instants")
+            by_partition: dict[str, dict[str, Any]] = {}
+            for p in files.get(t, []):
+                p.unlink(missing_ok=True)
+                entry = by_partition.setdefault(partition_of(base, p), {
+                    "partitionPath": partition_of(base, p), "successDeleteFiles": [], "failedDeleteFiles": [],
+                    "rollbackLogFiles": None, "writtenLogFiles": None})
+                entry["successDeleteFiles"].append(str(p))
+                deleted += 1
+            shutil.rmtree(base / ".hoodie" / ".temp" / t, ignore_errors=True)
+            (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
+            rolled[(t, action)] = {
+                "startRollbackTime": restore_time, "timeTakenInMillis": int((time.time() - one_started) * 1000),
+                "totalFilesDeleted": sum(len(e["successDeleteFiles"]) for e in by_partition.values()),
+                "commitsRollback": [t], "partitionMetadata": by_partition, "version": 1,
+                "instantsRollback": [{"commitTime": t, "action": action}]}
+        crash_point("restore.before_complete")
+        completion = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
+        atomic_write(_restore_file(base, props, restore_time, State.COMPLETED,
+                                   completion if props.timeline_layout_version >= 2 else None),
+                     restore_metadata_bytes(restore_time, int((time.time() - started) * 1000), rolled),
+                     base / ".hoodie" / ".temp")
+    index: dict[str, Any] = {}
+    if had_mdt and rebuild_index is not None:
+        index = rebuild_index(str(base))
+    return RestoreResult(restore_time, plan.savepoint_time, plan.instants, deleted, time.time() - started,
+                         resumed, tuple(later_savepoints), index)
+
+
+def _restore_file(base: Path, props: TableProperties, t: str, state: State, completion: str | None = None) -> Path:
+    return timeline_dir(base, props) / instant_file_name(t, inst.RESTORE, state, completion,
+                                                         layout_version=props.timeline_layout_version)
+
+
+def _restore_plan(base: Path, props: TableProperties, timeline: Timeline, savepoint_time: str
+                  ) -> tuple[str, RestorePlan, bool]:
+    """The restore to run (call under the table lock): a pending one to ``savepoint_time`` is resumed (its plan
+    as written); otherwise a new plan is checked and written. Returns (restore time, plan, resumed)."""
+    pending = list(timeline.pending().actions(inst.RESTORE))
+    if pending:
+        r = pending[0].requested_time
+        requested = _restore_file(base, props, r, State.REQUESTED)
+        plan = decode_restore_plan(requested.read_bytes(), str(requested))
+        if plan.savepoint_time != savepoint_time:
+            raise UnsupportedTableError(
+                f"{base}: restore {r} to savepoint {plan.savepoint_time or '?'} is pending; it must finish first",
+                hint=f"hudi-layout savepoint restore {base} {plan.savepoint_time}")
+        inflight = _restore_file(base, props, r, State.INFLIGHT)
+        if not inflight.exists():
+            atomic_write(inflight, b"", base / ".hoodie" / ".temp")
+        return r, plan, True
+    if not any(s.instant_time == savepoint_time for s in completed_savepoints(timeline)):
+        raise InvalidArgumentError(f"{base}: there is no savepoint at {savepoint_time}",
+                                   hint="'hudi-layout savepoint list PATH' shows the savepoints")
+    live = [i.requested_time for i in timeline.pending() if writer_is_alive(base, i.requested_time)]
+    if live:
+        raise CommitConflictError(f"{base}: instant {live[0]} is being written by a live process",
+                                  hint="stop that writer (or wait for it), then restore")
+    pending_clean = next(iter(timeline.pending().actions(inst.CLEAN)), None)
+    if pending_clean is not None:
+        raise UnsupportedTableError(f"{base}: clean {pending_clean.requested_time} is pending",
+                                    hint="finish it first ('hudi-layout clean PATH'), then restore")
+    undo = sorted(((i.requested_time, i.action) for i in timeline
+                   if i.requested_time > savepoint_time and i.action in RESTORED_ACTIONS), reverse=True)
+    plan = RestorePlan(savepoint_time, tuple(undo))
+    r = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
+    temp = base / ".hoodie" / ".temp"
+    timeline_dir(base, props).mkdir(parents=True, exist_ok=True)
+    atomic_write(_restore_file(base, props, r, State.REQUESTED), restore_plan_bytes(plan), temp)
+    atomic_write(_restore_file(base, props, r, State.INFLIGHT), b"", temp)
+    return r, plan, False

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from hudi_layout.errors import CommitConflictError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import CommitConflictError, CorruptFileError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format import instant as inst
 from hudi_layout.format.commit_metadata import (
     commit_metadata_bytes,
@@ -46,6 +46,7 @@ from hudi_layout.format.properties import (
     metadata_table_exists,
     recover_table_config,
 )
+from hudi_layout.format.savepoint_metadata import decode_restore_plan
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.file_guard import FileGate, close_gate, open_gate
 from hudi_layout.table.locks import Heartbeat, TableLock, heartbeat_path, writer_is_alive
@@ -445,13 +446,26 @@ def refuse_pending_restore(base: Path, props: TableProperties) -> None:
     Every operation that changes the table passes through :func:`rollback_failed_writes` first, so this one
     check stops them all before they touch anything. Reads go on, as Hudi's readers do.
     """
-    pending = sorted(i.requested_time for i in list_instants(base, props)
-                     if i.action == inst.RESTORE and not i.is_completed)
+    restores = [i for i in list_instants(base, props) if i.action == inst.RESTORE]
+    done = {i.requested_time for i in restores if i.is_completed}  # a completed one keeps its other state files
+    pending = sorted({i.requested_time for i in restores} - done)
     if pending:
+        target = pending_restore_target(base, props, pending[0])
+        how = (f"run 'hudi-layout savepoint restore {base} {target}' again (or Hudi's restore to that savepoint)"
+               if target else "finish the restore with Hudi (run the same restore to its savepoint again)")
         raise UnsupportedTableError(
             f"{base}: a restore is pending (instant {', '.join(pending)}); the table may be half restored, "
-            "so hudi_layout changes nothing until it is finished",
-            hint="finish the restore with Hudi (run the same restore to its savepoint again), then retry")
+            "so hudi_layout changes nothing until it is finished", hint=f"{how}, then retry")
+
+
+def pending_restore_target(base: Path, props: TableProperties, restore_time: str) -> str:
+    """The savepoint a pending restore goes back to, from its ``restore.requested`` plan ("" when unreadable)."""
+    path = timeline_dir(base, props) / instant_file_name(restore_time, inst.RESTORE, State.REQUESTED,
+                                                         layout_version=props.timeline_layout_version)
+    try:
+        return decode_restore_plan(path.read_bytes(), str(path)).savepoint_time
+    except (OSError, CorruptFileError):
+        return ""
 
 
 def rollback_pending_instant(base_path: str | os.PathLike[str], instant_time: str, *,
@@ -498,7 +512,25 @@ def _files_of_instant(base: Path, t: str, *, with_logs: bool = False) -> list[Pa
     return list(found.values())
 
 
-def _partition_of(base: Path, p: Path) -> str:
+def files_named_with(base: Path, times: frozenset[str], *, with_logs: bool) -> dict[str, list[Path]]:
+    """Data files whose names carry one of the instant ``times`` (base files; with ``with_logs``, the log files
+    of a Merge-on-Read table of version 8 / 9, named after the deltacommit that wrote them), by that time: one
+    walk of the partition folders (a restore undoes many instants at once)."""
+    found: dict[str, list[Path]] = {}
+    for root, dirs, files in os.walk(base):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for f in files:
+            parsed = try_parse_base_file_name(f)
+            t = parsed.instant_time if parsed is not None else None
+            if t is None and with_logs:
+                log = try_parse_data_log_file_name(f)
+                t = log.instant_time if log is not None else None
+            if t in times:
+                found.setdefault(t, []).append(Path(root) / f)
+    return found
+
+
+def partition_of(base: Path, p: Path) -> str:
     rel = p.relative_to(base)
     return "" if len(rel.parts) == 1 else str(rel.parent)
 
@@ -532,7 +564,7 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
                                          use_utc=props.timeline_timezone == "UTC")
         by_partition: dict[str, list[str]] = {}
         for p in files:
-            by_partition.setdefault(_partition_of(base, p), []).append(str(p))
+            by_partition.setdefault(partition_of(base, p), []).append(str(p))
         plan = {
             "instantToRollback": {"commitTime": t, "action": i.action},
             "RollbackRequests": [
@@ -574,7 +606,7 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     if record and rollback_time is not None:
         by_partition_meta: dict[str, dict[str, Any]] = {}
         for p in files:
-            part = _partition_of(base, p)
+            part = partition_of(base, p)
             entry = by_partition_meta.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
                                                         "failedDeleteFiles": [], "rollbackLogFiles": None,
                                                         "writtenLogFiles": None})

@@ -414,6 +414,8 @@ def cmd_savepoint(args: argparse.Namespace) -> int:
     """No Spark: a savepoint is one timeline file naming the files of a commit's snapshot."""
     from hudi_layout.api import delete_savepoint, savepoint, savepoints
 
+    if args.action == "restore":
+        return _restore(args)
     if args.instant and args.action != "delete":
         raise InvalidArgumentError(f"savepoint {args.action} takes no instant argument",
                                    hint="create: --at INSTANT picks the commit; delete: savepoint delete PATH INSTANT")
@@ -452,6 +454,29 @@ def cmd_savepoint(args: argparse.Namespace) -> int:
             when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(i.savepointed_at_ms / 1000))
             print(f"{i.instant_time}  {i.files} file(s), {i.partitions} partition(s), by {i.savepointed_by or '-'}"
                   f" at {when} UTC{f': {i.comments}' if i.comments else ''}")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    from hudi_layout.services.index import build_column_stats_index
+    from hudi_layout.services.savepoint import restore_to_savepoint
+
+    if not args.instant or args.at or args.comment:
+        raise InvalidArgumentError("savepoint restore takes the savepoint's instant time (and no --at / --comment)",
+                                   hint="hudi-layout savepoint restore PATH INSTANT ('savepoint list PATH')")
+    result = restore_to_savepoint(
+        args.path, args.instant,
+        rebuild_index=lambda p: build_column_stats_index(p, spark=lambda: _spark(args)))
+    if args.json:
+        _print_json(result.to_dict())
+        return 0
+    how = "finished the restore" if result.resumed else "restored"
+    print(f"{how} {result.restore_time}: the table is back at savepoint {result.savepoint_time}; "
+          f"{len(result.rolled_back)} instant(s) rolled back, {result.files_deleted} file(s) deleted")
+    if result.savepoints_deleted:
+        print(f"note: savepoint(s) of rolled-back commits deleted: {', '.join(result.savepoints_deleted)}")
+    if result.index:
+        print(f"metadata table built again: column_stats for {result.index.get('files', 0)} file(s)")
     return 0
 
 
@@ -739,14 +764,14 @@ def build_parser() -> argparse.ArgumentParser:
     common(sp, spark=False)
     sp.set_defaults(func=cmd_clean)
 
-    sp = sub.add_parser("savepoint", help="create, list or delete savepoints: a commit's files kept from every "
-                                          "clean (Hudi's savepoint; no Spark)")
-    sp.add_argument("action", choices=["create", "list", "delete"])
+    sp = sub.add_parser("savepoint", help="create, list, delete savepoints (a commit's files kept from every "
+                                          "clean) or restore the table to one (Hudi's savepoint and restore)")
+    sp.add_argument("action", choices=["create", "list", "delete", "restore"])
     sp.add_argument("path")
-    sp.add_argument("instant", nargs="?", help="delete: the savepoint's instant time")
+    sp.add_argument("instant", nargs="?", help="delete / restore: the savepoint's instant time")
     sp.add_argument("--at", metavar="INSTANT", help="create: the completed commit to savepoint (default: the latest)")
     sp.add_argument("--comment", help="create: a note kept in the savepoint")
-    common(sp, spark=False, options=False)
+    common(sp, options=False)  # Spark only for restore (Merge-on-Read log files when the index is built again)
     sp.set_defaults(func=cmd_savepoint)
 
     def read_flags(sp: argparse.ArgumentParser) -> None:

@@ -91,6 +91,10 @@ class TableModel:
         """A clustering: same rows, same commit times, a new instant."""
         self._add(instant, self.current)
 
+    def restore(self, savepoint_time: str) -> None:
+        """Hudi's restore to a savepoint: every instant requested after it is gone, as if never written."""
+        self.snapshots = [(i, rows) for i, rows in self.snapshots if i.requested <= savepoint_time]
+
     def _add(self, instant: Instant, rows: tuple[Row, ...]) -> None:
         if self.snapshots and instant.requested <= self.snapshots[-1][0].requested:
             raise AssertionError(f"instant {instant} is not after {self.snapshots[-1][0]}")

@@ -445,11 +445,23 @@ class ReadPathsHarness:
         import hudi_layout as hl
         from hudi_layout.errors import InvalidArgumentError, UnsupportedTableError
 
-        if self.savepointed and self.rng.random() < 0.3:
+        if self.savepointed and self.rng.random() < 0.5:
             t = self.rng.choice(sorted(self.savepointed))
-            hl.delete_savepoint(self.path, t)
-            self.savepointed.discard(t)
-            self.log.append(f"delete savepoint {t}")
+            # a restore across a schema change would take the columns back too; the harness keeps one schema line
+            if self.rng.random() < 0.5 or any(e > t for e, _kinds in self.evolutions):
+                hl.delete_savepoint(self.path, t)
+                self.savepointed.discard(t)
+                self.log.append(f"delete savepoint {t}")
+                return
+            # Hudi's restore: every instant requested after t is rolled back; DataFrames loaded before it must
+            # refuse (the version they were loaded at is gone), never answer with the restored rows
+            result = hl.restore_to_savepoint(self.path, t, spark=self.spark)
+            self.model.restore(t)
+            self.savepointed = {s for s in self.savepointed if s <= t}
+            for lf in self.frames:
+                lf.cleaned_since = True
+            self.log.append(f"restore to savepoint {t}: {len(result.rolled_back)} instant(s) rolled back")
+            self._after_change(reload_frames=False)
             return
         table = HudiTable(self.path)
         done = [i.requested_time for i in table.timeline.commits_and_replaces().completed()

@@ -173,3 +173,93 @@ def test_cli_savepoint_commands(tmp_path: Path, capsys: pytest.CaptureFixture[st
         assert want in err and "hint:" in err
     code, _, _ = cli("delete", str(t.base), times[0])
     assert code == 0 and timeline_files(t) == []
+
+
+# ------------------------------------------------------------------------------------------------- restore
+
+
+def _no_spark() -> None:
+    raise AssertionError("a Copy-on-Write index rebuild needs no Spark")
+
+
+def rebuild(path: str) -> dict:
+    from hudi_layout.services.index import build_column_stats_index
+
+    return build_column_stats_index(path, spark=_no_spark)
+
+
+def test_restore_takes_the_table_back_to_the_savepoint_through_clusterings_cleans_and_later_savepoints(
+        tmp_path: Path) -> None:
+    from hudi_layout.services.savepoint import restore_to_savepoint
+
+    t, times = updated_table(tmp_path, 2)
+    pinned_rows = t.rows()
+    pinned_files = {(s.partition_path, s.base_file_name) for s in HudiTable(t.base).file_slices()}
+    sp = hl.savepoint(str(t.base)).instant_time
+    t.update(t.live_groups()[:2])
+    t.replace(t.live_groups())  # a clustering after the savepoint
+    later = hl.savepoint(str(t.base)).instant_time
+    t.update(t.live_groups()[:1])
+    clean(t.base, RETAIN_1)
+    pending_plan = t.schedule_clustering(t.live_groups()[:1])  # a pending plan after it too
+    result = restore_to_savepoint(str(t.base), sp, rebuild_index=rebuild)
+    assert result.savepoint_time == sp and not result.resumed and result.savepoints_deleted == (later,)
+    assert [a for _t, a in result.rolled_back] == ["clustering", "commit", "replacecommit", "commit"]
+    assert result.rolled_back[0][0] == pending_plan
+    assert t.rows() == pinned_rows
+    assert {(s.partition_path, s.base_file_name) for s in HudiTable(t.base).file_slices()} == pinned_files
+    rs = hudi_rs_read(t.base)
+    assert dict(zip(rs.column("id").to_pylist(), rs.column("v").to_pylist())) == pinned_rows
+    names = t.timeline_names()
+    assert not [n for n in names if n.split(".")[0].split("_")[0] > sp
+                and n.split(".")[1] in ("commit", "replacecommit", "clustering", "inflight")]
+    assert any(n.endswith(".restore") for n in names) and [s.instant_time for s in hl.savepoints(str(t.base))] == [sp]
+    assert result.index.get("files") == len(pinned_files)  # the metadata table was built again
+    from hudi_layout.metadata.mdt_reader import MetadataTableReader
+    listing = MetadataTableReader(t.base).files_listing()
+    assert {(p, n) for p, names_ in listing.items() for n in names_} >= pinned_files
+    # the table lives on: writes and cleans after the restore
+    t.values = dict(pinned_rows)
+    t.update(t.live_groups())
+    clean(t.base, RETAIN_1)  # the savepointed slices stay: the savepoint is still there
+    assert t.rows() == t.values and t.rows(as_of=sp) == pinned_rows
+
+
+def test_restore_refusals_change_nothing(tmp_path: Path) -> None:
+    from hudi_layout.services.savepoint import restore_to_savepoint
+
+    t, times = updated_table(tmp_path, 2)
+    before = sorted(t.timeline_names()), t.data_files()
+    with pytest.raises(InvalidArgumentError, match="no savepoint at"):
+        restore_to_savepoint(str(t.base), times[0])
+    assert (sorted(t.timeline_names()), t.data_files()) == before
+    code = cli_main(["savepoint", "restore", str(t.base)])
+    assert code == 2
+
+
+def test_a_pending_restore_stops_other_commands_and_the_same_restore_finishes_it(tmp_path: Path) -> None:
+    """A restore killed half-way (its plan written, one instant undone): readers see every row once, every
+    command that changes the table refuses, and running the same restore again completes it."""
+    from hudi_layout.format.instant import State, instant_file_name
+    from hudi_layout.format.savepoint_metadata import RestorePlan, restore_plan_bytes
+    from hudi_layout.services.savepoint import restore_to_savepoint
+
+    t, times = updated_table(tmp_path, 3)
+    pinned = t.rows(as_of=times[1])
+    hl.savepoint(str(t.base), times[1])
+    tdir = t.base / ".hoodie" / "timeline"
+    r = "20991231000000000"
+    plan = RestorePlan(times[1], ((times[3], "commit"), (times[2], "commit")))
+    (tdir / instant_file_name(r, "restore", State.REQUESTED)).write_bytes(restore_plan_bytes(plan))
+    (tdir / instant_file_name(r, "restore", State.INFLIGHT)).write_bytes(b"")
+    for f in tdir.iterdir():  # the newest instant already left the timeline, its files not yet deleted
+        if f.name.startswith(times[3]):
+            f.unlink()
+    assert t.rows() == t.rows(as_of=times[2])  # every row once, as of the instant not yet undone
+    with pytest.raises(UnsupportedTableError, match="restore is pending"):
+        clean(t.base, RETAIN_1)
+    with pytest.raises(UnsupportedTableError, match="must finish first"):
+        restore_to_savepoint(str(t.base), times[2])
+    result = restore_to_savepoint(str(t.base), times[1], rebuild_index=rebuild)
+    assert result.resumed and result.restore_time == r and t.rows() == pinned
+    assert not [p for p in t.data_files() if times[3] in p or times[2] in p]
