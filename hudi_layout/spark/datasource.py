@@ -322,6 +322,8 @@ class HudiLayoutDataSource(DataSource):
 
     @one_line_errors
     def writer(self, schema: Any, overwrite: bool) -> HudiLayoutWriter:
+        if "path" in self.options and not str(self.options.get("path") or "").strip():
+            raise InvalidArgumentError("the table path is empty: save(path) needs the table's base folder")
         if not self.options.get("path"):
             # SQL INSERT on a SQL table: Spark passes the writer no options, and the schema carries the table's
             # stored path only when Spark projects the query (``INSERT INTO t SELECT *`` of a matching source

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from hudi_layout.errors import CorruptFileError
+from hudi_layout.errors import CorruptFileError, UnsupportedTableError
 from hudi_layout.format.file_naming import (
     BaseFileName,
     LogFileName,
@@ -120,6 +120,15 @@ def list_partitions(base_path: str | os.PathLike[str]) -> list[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         rel = os.path.relpath(root, base)
         rel = "" if rel == "." else rel.replace(os.sep, "/")
+        for d in dirs:
+            if os.path.islink(os.path.join(root, d)) and _holds_partitions(os.path.join(root, d)):
+                name = f"{rel}/{d}" if rel else d
+                raise UnsupportedTableError(
+                    f"partition folder {name!r} of table {base} is a symbolic link (to "
+                    f"{os.path.realpath(os.path.join(root, d))}): hudi_layout neither reads nor writes through "
+                    "links inside a table (a write there could land outside it), and leaving it out would lose its "
+                    "rows", hint="put the folder itself back in the table (move it, or mount the other disk at "
+                                 "that path); Hudi and hudi-rs follow such links")
         if has_partition_metadata(root):
             out.append(rel)
         elif any(_is_hudi_data_file(f) for f in files):
@@ -129,6 +138,15 @@ def list_partitions(base_path: str | os.PathLike[str]) -> list[str]:
                 "dot-files?)", hint="restore its .hoodie_partition_metadata (copy one from another partition "
                                     "folder of the table), or move the folder out of the table")
     return sorted(out)
+
+
+def _holds_partitions(folder: str) -> bool:
+    """Whether ``folder`` (followed, as a link target) is or holds a partition, or Hudi data files."""
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if has_partition_metadata(root) or any(_is_hudi_data_file(f) for f in files):
+            return True
+    return False
 
 
 def _is_hudi_data_file(name: str) -> bool:

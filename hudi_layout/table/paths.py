@@ -29,6 +29,11 @@ def local_table_path(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     if not text.strip():
         raise InvalidArgumentError("the table path is empty", hint="give the table's base folder, e.g. /data/t")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgumentError(f"{text!r}: the path is not valid UTF-8, so Spark cannot address it",
+                                   hint="rename the folder to a UTF-8 name") from None
     match = _SCHEME.match(text)
     if match is None or len(match.group(1)) == 1:  # no scheme (a one-letter "scheme" is a Windows drive)
         return os.path.expanduser(text)
@@ -60,8 +65,14 @@ def table_dir(path: str | os.PathLike[str]) -> Path:
     try:
         os.stat(base)
     except (FileNotFoundError, NotADirectoryError):
-        pass  # a new table, or a later check says what is missing
+        if base.is_symlink():
+            raise InvalidArgumentError(f"{path}: a symbolic link to nothing ({os.readlink(base)})",
+                                       hint="create the folder it points to, or give the real path") from None
     except OSError as e:
         raise InvalidArgumentError(f"{path}: {e.strerror or e}",
                                    hint="check the path (its length, its symbolic links) and its permissions") from None
+    if ".." in base.parts:
+        # Hadoop (so Spark) folds "x/link/../t" to "x/t" by the letters, the OS goes through the link: one
+        # physical spelling for everyone (session 32: reads opened the lexical twin, a clean refused its plan)
+        base = Path(os.path.realpath(base))
     return base

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from hudi_layout.errors import InvalidArgumentError
@@ -46,5 +48,18 @@ def test_paths_the_file_system_cannot_look_up_are_one_line_refusals(tmp_path) ->
         HudiTable(tmp_path / "afile")
     dangling = tmp_path / "dangling"
     dangling.symlink_to(tmp_path / "nowhere")
-    with pytest.raises(NotAHudiTableError, match="symbolic link to nothing"):
+    with pytest.raises(InvalidArgumentError, match="symbolic link to nothing"):
         HudiTable(dangling)
+
+
+def test_dotdot_after_a_link_is_one_physical_path_and_odd_links_are_refused(tmp_path) -> None:
+    from hudi_layout.table.paths import table_dir
+
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "deep" / "er")
+    assert table_dir(tmp_path / "link" / ".." / "t") == tmp_path / "deep" / "t"  # not the lexical tmp_path / "t"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InvalidArgumentError, match="symbolic link to nothing"):
+        table_dir(tmp_path / "dangling")
+    with pytest.raises(InvalidArgumentError, match="not valid UTF-8"):
+        table_dir(os.fsdecode(b"/tmp/caf\xe9"))
