@@ -3,7 +3,7 @@
 ``create`` (under the table lock) lists the files a read as of a completed commit ``T`` needs, writes
 ``T.savepoint.inflight`` and then the completed savepoint with that list (Avro ``HoodieSavepointMetadata``) in one
 atomic rename. From then on no clean, ours or Hudi's, deletes those files, so time travel to ``T`` keeps working
-whatever the retention settings, and Hudi's restore can take the table back to ``T``. ``delete`` removes the
+whatever the retention settings, and a restore (ours or Hudi's) can take the table back to ``T``. ``delete`` removes the
 completed file, then the inflight one (Hudi's order); the next clean may delete what it pinned.
 
 Hudi's rules are kept: only a completed commit (``commit`` / ``deltacommit`` / ``replacecommit``) can be
@@ -23,7 +23,6 @@ command; running the same restore again finishes it.
 from __future__ import annotations
 
 import getpass
-import logging
 import shutil
 import time
 from collections.abc import Callable
@@ -51,6 +50,7 @@ from hudi_layout.table.commit_protocol import (
     latest_time_with_metadata,
     partition_of,
     pending_write_instants,
+    refuse_pending_restore,
     timeline_dir,
 )
 from hudi_layout.table.faults import crash_point
@@ -60,8 +60,6 @@ from hudi_layout.table.paths import table_dir
 from hudi_layout.table.savepoints import completed_savepoints, pending_savepoints
 from hudi_layout.table.timeline import Timeline
 from hudi_layout.writer.metadata_sync import drop_metadata_table_locked
-
-log = logging.getLogger(__name__)
 
 #: the actions a savepoint can pin (Hudi's completed commits timeline)
 SAVEPOINTABLE_ACTIONS = (inst.COMMIT, inst.DELTA_COMMIT, inst.REPLACE_COMMIT)
@@ -134,6 +132,7 @@ def create_savepoint(path: str, instant_time: str | None = None, *, user: str | 
     require(props, Action.SAVEPOINT)
     with TableLock(base):
         props = load_properties(base / ".hoodie")
+        refuse_pending_restore(base, props)  # a half-restored table pins nothing new
         timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
         commits = timeline.commits_and_replaces().completed().actions(*SAVEPOINTABLE_ACTIONS)
         if instant_time is None:
@@ -198,6 +197,7 @@ def delete_savepoint(path: str, instant_time: str) -> None:
     base, props, _timeline = _load(path)
     require(props, Action.SAVEPOINT)
     with TableLock(base):
+        refuse_pending_restore(base, props)  # the restore may still need its savepoint
         timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
         files = [f for f in timeline.instant_files(instant_time) if f.action == inst.SAVEPOINT]
         if not files:
