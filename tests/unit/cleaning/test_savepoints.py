@@ -261,8 +261,9 @@ def test_a_pending_restore_stops_other_commands_and_the_same_restore_finishes_it
     with pytest.raises(UnsupportedTableError, match="must finish first"):
         restore_to_savepoint(str(t.base), times[2])
     for change in (lambda: hl.savepoint(str(t.base), times[2]), lambda: hl.delete_savepoint(str(t.base), times[1])):
-        with pytest.raises(UnsupportedTableError, match="savepoint restore .* again"):
+        with pytest.raises(UnsupportedTableError, match="restore is pending") as err:
             change()
+        assert f"savepoint restore {t.base} {times[1]}' again" in (err.value.hint or "")
     result = restore_to_savepoint(str(t.base), times[1], rebuild_index=rebuild)
     assert result.resumed and result.restore_time == r and t.rows() == pinned
     assert not [p for p in t.data_files() if times[3] in p or times[2] in p]
