@@ -467,7 +467,7 @@ def _refuse_if_restored_since(table: HudiTable, completed_by: str) -> None:
         if (r.completion_time or r.requested_time) > completed_by:
             raise CleanedAwayError(
                 f"the table was restored to a savepoint (restore {r.requested_time}) after this DataFrame was "
-                "loaded: the version it was loaded at is gone", hint="reload the DataFrame")
+                "loaded: that version of the table is no longer readable", hint="reload the DataFrame")
 
 
 def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:

@@ -576,8 +576,12 @@ def _latest_completion(path: str | None) -> str | None:
 
 
 def _pinned_completion(table: HudiTable) -> str:
-    """The completion time of ``table``'s last completed instant, or ``EARLIEST`` without one."""
-    times = [completed_at(i) for i in table.timeline.completed().commits_and_replaces()]
+    """The completion time of ``table``'s last completed write or restore (a restore changes what the table
+    holds without a commit: a relation loaded after it pins its completion, so the read is not refused as one
+    loaded before it), or ``EARLIEST`` without one."""
+    timeline = table.timeline.completed()
+    times = [completed_at(i) for i in timeline.commits_and_replaces()]
+    times += [completed_at(i) for i in timeline.actions("restore")]
     return max(times) if times else cfg.EARLIEST
 
 
