@@ -104,13 +104,10 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
         _refuse_dropping_indexes_we_cannot_build(props)
     with TableLock(base):
         refuse_pending_restore(base, props)
-        if metadata_table_exists(base):
-            if not rebuild:
-                return exists
-            update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
-                                                "hoodie.table.metadata.partitions.inflight": ""})
-            shutil.rmtree(base / ".hoodie" / "metadata")
-            props = load_properties(base / ".hoodie")
+        if metadata_table_exists(base) and not rebuild:
+            return exists
+        # every footer (and the Spark job of floats / log files) is read while the old metadata table still
+        # stands: a damaged file, a failed job or Ctrl-C used to leave the table with none (path probe F10)
         existing = existing_file_stats(base, props, opts)
         files, stats = existing.files, existing.stats
         reads_floats = read_floats and schema is not None and bool(float_columns_to_read(schema, opts))
@@ -126,6 +123,11 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             through = nan_exact_through(existing.table) if float_files else None
             if through is not None:
                 exact[NAN_EXACT_THROUGH_KEY] = through
+        if metadata_table_exists(base):  # a rebuild: everything is read, so the old one goes now
+            update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
+                                                "hoodie.table.metadata.partitions.inflight": ""})
+            shutil.rmtree(base / ".hoodie" / "metadata")
+            props = load_properties(base / ".hoodie")
         listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
         writer = MetadataWriter(base, props, columns_to_index=listed or None,
                                 file_group_count=cfg.COLUMN_STATS_FILE_GROUPS.get(opts))

@@ -62,6 +62,8 @@ def table_dir(path: str | os.PathLike[str]) -> Path:
     up (a name over 255 bytes, a path over PATH_MAX, a symbolic-link loop, a folder we may not enter) is refused
     in one line here, not as an ``OSError`` from the first ``is_dir()`` deep inside a command."""
     base = Path(local_table_path(path)).absolute()
+    if str(base).startswith("//"):  # POSIX keeps a leading "//"; Hadoop reads "//work/t" as host "work"
+        base = Path("/" + str(base).lstrip("/"))
     try:
         os.stat(base)
     except (FileNotFoundError, NotADirectoryError):

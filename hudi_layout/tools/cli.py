@@ -217,10 +217,16 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         _print_write_result(args, write(df, args.path, opts, mode=args.mode))
         return 0
     _check_source(args.source, args.format)
-    if not table_config_exists(Path(args.path) / ".hoodie") and not cfg.RECORD_KEY_FIELD.get(
-            cfg.resolve_options(opts)):
+    from hudi_layout.format.properties import load_properties
+    from hudi_layout.table.paths import table_dir
+
+    hoodie = table_dir(args.path) / ".hoodie"
+    if not table_config_exists(hoodie) and not cfg.RECORD_KEY_FIELD.get(cfg.resolve_options(opts)):
         raise InvalidArgumentError(f"{args.path} is a new table and needs a record key",
                                    hint="--record-key COLUMN (a column, or columns a,b, unique per row)")
+    if table_config_exists(hoodie):  # before Spark starts (a minute on a busy cluster, cluster probe F2)
+        props = load_properties(hoodie)
+        cfg.refuse_table_config_conflicts(props, opts, props.table_name)
     spark = _spark(args)
     reader = spark.read
     if args.format == "csv":

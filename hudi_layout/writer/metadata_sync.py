@@ -27,7 +27,13 @@ import pyarrow.parquet as pq
 
 from hudi_layout import options as cfg
 from hudi_layout import progress
-from hudi_layout.errors import CommitConflictError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
+from hudi_layout.errors import (
+    CommitConflictError,
+    CorruptFileError,
+    HudiLayoutError,
+    InvalidArgumentError,
+    UnsupportedTableError,
+)
 from hudi_layout.format import meta_fields
 from hudi_layout.format.capabilities import require_metadata_maintainable
 from hudi_layout.format.instant import new_instant_time
@@ -236,7 +242,11 @@ def log_file_stats(path: str, partition: str, file_name: str, opts: Mapping[str,
 
 
 def footer_stats(path: str, partition: str, file_name: str, opts: Mapping[str, str], cls: Any) -> list[Any]:
-    meta = pq.ParquetFile(path).metadata
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except (OSError, ValueError) as e:  # ArrowInvalid is a ValueError: not parquet, truncated, unreadable
+        raise CorruptFileError(f"base file {path} cannot be read as parquet: {str(e).splitlines()[0]}",
+                               hint="the file is damaged: restore it from a copy (the index was not changed)") from e
     schema = meta.schema.to_arrow_schema()
     wanted = set(indexed_columns(opts, schema))
     leaves = leaf_index(schema)

@@ -267,3 +267,4 @@ def test_a_pending_restore_stops_other_commands_and_the_same_restore_finishes_it
     result = restore_to_savepoint(str(t.base), times[1], rebuild_index=rebuild)
     assert result.resumed and result.restore_time == r and t.rows() == pinned
     assert not [p for p in t.data_files() if times[3] in p or times[2] in p]
+

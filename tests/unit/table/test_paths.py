@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,6 @@ def test_dotdot_after_a_link_is_one_physical_path_and_odd_links_are_refused(tmp_
         table_dir(tmp_path / "dangling")
     with pytest.raises(InvalidArgumentError, match="not valid UTF-8"):
         table_dir(os.fsdecode(b"/tmp/caf\xe9"))
+    # POSIX keeps a leading "//", which Hadoop reads as a host (path probe F11); "y/.." never creates y (F12)
+    assert table_dir("//data/t") == table_dir("file:////data/t") == Path("/data/t")
+    assert table_dir(tmp_path / "dot" / "." / "y" / ".." / "t") == tmp_path / "dot" / "t"
