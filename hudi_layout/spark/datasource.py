@@ -315,7 +315,8 @@ class HudiLayoutDataSource(DataSource):
         if not self.options.get("path"):
             _require_catalog_types(schema, table, path, include_meta, query.schema_as_of)
         else:
-            _require_readable_user_schema(schema, HudiTable(path), path, query.schema_as_of)
+            table = HudiTable(path)
+            _require_readable_user_schema(schema, table, path, query.schema_as_of or _pin_instant(table, pinned))
         settings = {k: v for k, v in read_options.items() if k in cfg.READ_SETTING_KEYS}
         reader_class = PruningReader if read_plan_is_per_scan() else HudiLayoutReader
         return reader_class(path, schema, query, settings)
@@ -515,6 +516,16 @@ def _require_catalog_types(catalog: Any, table: HudiTable, path: str, include_me
                 f"{now[f.name].simpleString()}",
                 hint=f"create the SQL table again to take the new schema: DROP TABLE <name>; CREATE TABLE <name> "
                      f"USING hudi_layout LOCATION '{path}'")
+
+
+def _pin_instant(table: HudiTable, pinned: str | None) -> str | None:
+    """The requested time of the newest write a relation pinned at ``pinned`` sees: its schema is the one Spark
+    asked for when the relation was loaded (a DataFrame loaded before a column was widened carries the narrower
+    type, which is not a user's narrowing; soak 112)."""
+    if pinned is None or pinned == cfg.EARLIEST:
+        return None
+    seen = [i.requested_time for i in table.timeline.completed().commits_and_replaces() if completed_at(i) <= pinned]
+    return max(seen) if seen else None
 
 
 def _require_readable_user_schema(given: Any, table: HudiTable, path: str, as_of: str | None) -> None:

@@ -138,6 +138,22 @@ def test_a_given_schema_may_leave_out_add_and_widen_columns_and_nothing_else(spa
     assert reference.count() == N
 
 
+def test_a_dataframe_loaded_before_a_widening_reads_its_version(spark, tmp_path):
+    """A DataFrame loaded while ``k`` was an int carries that schema; after a write widened ``k`` to long, the
+    given-schema check compared it with the newest schema and refused it as a user's narrowing (soak 112). It is
+    checked against the schema of the version the DataFrame was loaded at."""
+    path = str(tmp_path / "t")
+    (spark.range(0, 50).selectExpr("id", "CAST(id AS INT) AS k", "'g0' AS grp")
+     .write.format("hudi_layout").options(**OPTS).mode("append").save(path))
+    frame = spark.read.format("hudi_layout").load(path)
+    hudi_layout.write(spark.range(50, 60).selectExpr("id", "id * 1000000000000 AS k", "'g0' AS grp"), path,
+                      {"hoodie.datasource.write.operation": "insert"})
+    assert sorted(r["k"] for r in frame.where("k >= 45").collect()) == [45, 46, 47, 48, 49]
+    assert spark.read.format("hudi_layout").load(path).count() == 60
+    with pytest.raises(Exception, match="reads column 'k' as int"):
+        spark.read.format("hudi_layout").schema("id long, k int").load(path).collect()
+
+
 def test_read_sees_a_new_commit(spark, tmp_path):
     """The scan cache is re-validated on every read: rows of a new commit are never skipped."""
     path = str(tmp_path / "t")
