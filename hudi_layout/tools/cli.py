@@ -417,11 +417,15 @@ def cmd_clean(args: argparse.Namespace) -> int:
 
 
 def cmd_savepoint(args: argparse.Namespace) -> int:
-    """No Spark: a savepoint is one timeline file naming the files of a commit's snapshot."""
+    """A savepoint is one timeline file naming the files of a commit's snapshot (no Spark); a restore starts
+    Spark only to index Merge-on-Read log files again."""
     from hudi_layout.api import delete_savepoint, savepoint, savepoints
 
     if args.action == "restore":
         return _restore(args)
+    if args.master or args.conf:
+        raise InvalidArgumentError(f"--master / --conf apply to savepoint restore only: savepoint {args.action} "
+                                   "starts no Spark", hint="drop them")
     if args.instant and args.action != "delete":
         raise InvalidArgumentError(f"savepoint {args.action} takes no instant argument",
                                    hint="create: --at INSTANT picks the commit; delete: savepoint delete PATH INSTANT")

@@ -167,6 +167,7 @@ def test_cli_savepoint_commands(tmp_path: Path, capsys: pytest.CaptureFixture[st
     for bad, want in [(("create", str(t.base), times[0]), "takes no instant"),
                       (("delete", str(t.base)), "needs the savepoint's instant"),
                       (("list", str(t.base), "--at", times[0]), "only apply to savepoint create"),
+                      (("list", str(t.base), "--master", "local[1]"), "restore only"),
                       (("create", str(tmp_path / "missing")), "")]:
         code, _, err = cli(*bad)
         assert code == 2 and err.startswith("error:") and "Traceback" not in err, err
