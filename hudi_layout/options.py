@@ -753,9 +753,9 @@ QDTREE_SHAPE_WEIGHT = Option("hudi_layout.layout.qdtree.shape.weight", 0.1, _non
                              "docs/layouts.md).", used_by=(CLUSTER, SERVICE))
 # read-side settings of hudi_layout: taken from the defaults file (every read), or given as read options
 WORKLOAD_LOG_ENABLE = Option("hudi_layout.workload.log.enable", False, parse_bool,
-                             "hudi_layout's own: record the predicates reads, `explain` and the data source see, "
-                             "per table, in `.hoodie/.aux/hudi_layout/workload.log` (a failed write never fails "
-                             "the read).", used_by=(READ,))
+                             "hudi_layout's own: record the predicates `hl.read` and `explain` see, per table, in "
+                             "`.hoodie/.aux/hudi_layout/workload.log` (a failed write never fails the read; the data "
+                             "source takes no filters on Spark 4, so records none).", used_by=(READ,))
 WORKLOAD_LOG_MAX_BYTES = Option("hudi_layout.workload.log.max.bytes", 16 * 1024 * 1024, _positive_int,
                                 "hudi_layout's own: the query log stops growing at this size (one warning).",
                                 used_by=(READ,))

@@ -137,7 +137,7 @@ class Workload:
     def from_log(cls, base_path: str | os.PathLike[str], *, limit: int | None = None) -> Workload:
         """The table's query log: each distinct predicate once, weighted by its count (the last ``limit``
         entries when given)."""
-        entries = [e.where for e in read_entries(base_path)]
+        entries = [e.where for e in read_entries(base_path) if e.source != "report"]  # older reports' replays
         if limit is not None:
             entries = entries[-limit:]
         if not entries:

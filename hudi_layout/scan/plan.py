@@ -309,7 +309,7 @@ def plan_scan(path: str | Path, where: Any = None, *, use_column_stats: bool = T
     if session_rebases_legacy(in_session):  # Spark shifts old dates of some files away from their statistics
         pred = legacy_calendar_unknown(pred, filter_schema)
     settings = read_settings(options)
-    if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue):
+    if cfg.WORKLOAD_LOG_ENABLE.get(settings) and not isinstance(pred, AlwaysTrue) and source != REPLAY_SOURCE:
         _record_query(table, pred, source, settings)
     slices, incremental = _slices_for(table, query)
     require_no_bootstrap_skeletons((s.base_file_name for s in slices), "read")
@@ -479,6 +479,11 @@ def read_settings(options: Mapping[str, Any] | None = None) -> dict[str, str]:
     return {**cfg.defaults_file_values(), **given} if given else cfg.defaults_file_values()
 
 
+
+
+#: the ``source`` of plans that replay a workload (the layout report): not queries, so never logged (each report
+#: run added one to every logged predicate's weight; layout probe, session 32)
+REPLAY_SOURCE = "report"
 
 
 def _record_query(table: HudiTable, pred: Predicate, source: str, settings: dict[str, str]) -> None:

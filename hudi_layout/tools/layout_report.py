@@ -34,7 +34,7 @@ from hudi_layout.curves import encode_column
 from hudi_layout.errors import CorruptFileError, InvalidArgumentError, NotAHudiTableError
 from hudi_layout.format.parquet_columns import leaf_index
 from hudi_layout.metadata.column_stats_index import ColumnStatsIndex
-from hudi_layout.scan.plan import plan_scan, table_schema, to_predicate
+from hudi_layout.scan.plan import REPLAY_SOURCE, plan_scan, table_schema, to_predicate
 from hudi_layout.skipping.bind import bind
 from hudi_layout.table.fs_view import FileSlice
 from hudi_layout.table.hudi_table import HudiTable
@@ -262,7 +262,7 @@ def workload_files_read(tables: Sequence[tuple[str, HudiTable]], workload: Workl
         read: dict[str, int] = {}
         total: dict[str, int] = {}
         for label, table in tables:
-            plan = plan_scan(str(table.base_path), q.where, with_row_counts=False, source="report")
+            plan = plan_scan(str(table.base_path), q.where, with_row_counts=False, source=REPLAY_SOURCE)
             read[label] = plan.files_read
             total[label] = plan.files_total
             totals[label] += q.weight * plan.files_read

@@ -87,3 +87,20 @@ def test_query_log_never_raises_and_stops_at_its_cap(tmp_path: Path) -> None:
         assert not workload_log.record(base, "x = 3", "read", max_bytes=1 << 20)
     with pytest.raises(InvalidArgumentError, match="empty"):
         Workload.from_log(tmp_path / "no_table")
+
+
+def test_a_reports_replay_of_the_log_is_not_a_query(tmp_path: Path) -> None:
+    """Each ``report --workload log`` planned every logged predicate again and logged it (source "report"), adding
+    one to every weight per run (layout probe, session 32): replays are not recorded, and old replay lines are
+    skipped."""
+    from hudi_layout.scan.plan import REPLAY_SOURCE, plan_scan
+    from tests.helpers.tablemaker import add_commit, make_table
+
+    t = make_table(tmp_path / "t")
+    add_commit(t, {"region=us": [100], "region=eu": [50]})
+    on = {"hudi_layout.workload.log.enable": "true"}
+    plan_scan(str(t.base), "x > 5", options=on)
+    plan_scan(str(t.base), "x > 5", options=on, source=REPLAY_SOURCE)
+    assert [e.source for e in workload_log.read_entries(t.base)] == ["scan"]
+    workload_log.record(t.base, "x > 7", REPLAY_SOURCE, max_bytes=1 << 20)  # a line an older report left
+    assert [(q.where, q.weight) for q in Workload.from_log(t.base).queries] == [("(`x` > 5)", 1.0)]
