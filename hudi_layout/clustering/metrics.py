@@ -80,10 +80,11 @@ def _size(n: float) -> str:
     return f"{n:.0f} bytes"
 
 
-def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, option_key: str) -> str | None:
+def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int | None, option_key: str) -> str | None:
     """A note when the clustering wrote fewer than :data:`FEW_FILES_PER_PARTITION` files per partition: the
     files are then too few for statistics to skip anything inside a partition. Names the option and a value
-    giving about :data:`SUGGESTED_FILES_PER_PARTITION` files per partition."""
+    giving about :data:`SUGGESTED_FILES_PER_PARTITION` files per partition; ``target_file_bytes`` is None for a
+    plan scheduled by an earlier run (the plan does not record it, so the note names no value for it)."""
     partitions = {g.partition_path for g in groups}
     if not partitions:
         return None
@@ -99,7 +100,11 @@ def few_files_note(groups: tuple[GroupMetrics, ...], target_file_bytes: int, opt
     inside = "inside a partition" if partitioned else "between files"
     count = (f"{files} file(s) for {len(partitions)} partition(s) ({per:.1f} per partition)" if partitioned
              else f"{files} file(s) for the table")
-    relation = "is larger than" if target_file_bytes >= data else "leaves few files of"
-    return (f"only {count}: {option_key}={target_file_bytes} ({_size(target_file_bytes)}) {relation} the "
-            f"data ({_size(data)} {where}), so data skipping has little to tell apart {inside}; for about "
-            f"{SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o {option_key}={suggested}")
+    if target_file_bytes is None:  # a plan scheduled earlier: its target is not known here
+        cause = "the plan's target file size leaves few files of the"
+    else:
+        relation = "is larger than" if target_file_bytes >= data else "leaves few files of"
+        cause = f"{option_key}={target_file_bytes} ({_size(target_file_bytes)}) {relation} the"
+    return (f"only {count}: {cause} data ({_size(data)} {where}), so data skipping has little to tell apart "
+            f"{inside}; for about {SUGGESTED_FILES_PER_PARTITION} files {where}, cluster with -o "
+            f"{option_key}={suggested}")

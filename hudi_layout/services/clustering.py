@@ -260,7 +260,7 @@ def schedule_and_execute(spark: SparkSession, path: str, opts: Mapping[str, str]
     if scheduled is None:
         return None
     instant_time, plan = scheduled
-    return execute_plan(spark, str(table_dir(path)), instant_time, plan, opts)
+    return execute_plan(spark, str(table_dir(path)), instant_time, plan, opts, scheduled_here=True)
 
 
 def _failure(exc: Exception, base: Path, instant_time: str, plan: ClusteringPlanSpec) -> Exception:
@@ -373,8 +373,10 @@ def _pending_log_files(base: Path, s: Any, pending_times: set[str]) -> set[str]:
 
 
 def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: ClusteringPlanSpec,
-                 options: Mapping[str, Any] | None = None, *, lock: TableLock | None = None) -> ClusteringMetrics:
-    """Execute the pending clustering ``instant_time`` (scheduled by us or by Hudi)."""
+                 options: Mapping[str, Any] | None = None, *, lock: TableLock | None = None,
+                 scheduled_here: bool = False) -> ClusteringMetrics:
+    """Execute the pending clustering ``instant_time`` (scheduled by us or by Hudi; ``scheduled_here``: just now,
+    with ``options``, so their target file size is the plan's)."""
     started = time.time()
     opts = cfg.resolve_options(options)
     cfg.validate_all(opts)
@@ -438,7 +440,9 @@ def execute_plan(spark: SparkSession, base_path: str, instant_time: str, plan: C
                 raise translated from None
         raise
     clean_if_due(base, opts)  # hoodie.clean.automatic
-    note = few_files_note(tuple(metrics), cfg.TARGET_FILE_MAX_BYTES.get(opts), cfg.TARGET_FILE_MAX_BYTES.key)
+    target = cfg.TARGET_FILE_MAX_BYTES.get(opts) if cfg.TARGET_FILE_MAX_BYTES.is_given(opts) or scheduled_here \
+        else None  # a resumed plan was sized with the target of the run that scheduled it (cluster probe F3)
+    note = few_files_note(tuple(metrics), target, cfg.TARGET_FILE_MAX_BYTES.key)
     return ClusteringMetrics(
         instant_time=instant_time, strategy=plan.options.layout_strategy,
         method=plan.options.curve_build_method, columns=tuple(plan.sort_columns), groups=len(plan.groups),
@@ -650,7 +654,7 @@ def run_clustering(spark: Callable[[], SparkSession], path: str, columns: Sequen
     new = None
     if scheduled is not None and not schedule_only:
         instant_time, plan = scheduled
-        done = execute_plan(spark(), str(base), instant_time, plan, opts)
+        done = execute_plan(spark(), str(base), instant_time, plan, opts, scheduled_here=True)
         new = replace(done, phases={**timer.seconds, **done.phases})
     return ClusteringRun(tuple(resumed), new, scheduled[0] if scheduled and schedule_only else None,
                          tuple(pending_clusterings(str(base))), abandoned)

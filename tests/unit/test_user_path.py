@@ -102,6 +102,8 @@ def test_few_files_note_names_the_option_and_a_value() -> None:
     # a target below the data: the note must not call it "larger than the data" (cluster probe, session 32)
     small = few_files_note(_groups(3, 4, 836_000), 300_000, key) or ""
     assert "leaves few files of the data" in small and "larger" not in small
+    resumed = few_files_note(_groups(3, 4, 836_000), None, key) or ""  # a plan an earlier run scheduled
+    assert "the plan's target file size" in resumed and f"-o {key}=" in resumed
 
 
 def test_our_errors_survive_sparks_wrapping() -> None:
