@@ -140,10 +140,15 @@ def list_partitions(base_path: str | os.PathLike[str]) -> list[str]:
     return sorted(out)
 
 
-def _holds_partitions(folder: str) -> bool:
-    """Whether ``folder`` (followed, as a link target) is or holds a partition, or Hudi data files."""
+def _holds_partitions(folder: str, max_depth: int = 4) -> bool:
+    """Whether ``folder`` (followed, as a link target) is or holds a partition, or Hudi data files, within
+    ``max_depth`` levels (partition paths are a few fields deep; a link to a large unrelated tree costs little)."""
+    top = folder.rstrip(os.sep).count(os.sep)
     for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if root.rstrip(os.sep).count(os.sep) - top >= max_depth:
+            dirs[:] = []
+        else:
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
         if has_partition_metadata(root) or any(_is_hudi_data_file(f) for f in files):
             return True
     return False
