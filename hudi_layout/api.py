@@ -211,7 +211,7 @@ def savepoint(path: str, instant_time: str | None = None, *, comment: str = "",
               user: str | None = None) -> SavepointInfo:
     """Savepoint a completed commit of the table at ``path`` (default: the latest), Hudi's ``savepoint`` action
     (no Spark): no clean deletes the files a read as of that commit needs, so time travel to it keeps working
-    and Hudi can restore the table to it. See docs/savepoints.md."""
+    and a restore (:func:`restore_to_savepoint`, or Hudi's) can take the table back to it. See docs/savepoints.md."""
     check_argument_types(path=path)
     _check_text(instant_time=instant_time, comment=comment, user=user)
     return _savepoint.create_savepoint(path, instant_time, user=user, comment=comment)

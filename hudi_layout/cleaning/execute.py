@@ -45,6 +45,7 @@ from hudi_layout.errors import CommitConflictError, CorruptFileError, HudiLayout
 from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import (
     Action,
+    Refusal,
     clean_timeline_refusal,
     refusal,
     require,
@@ -60,7 +61,7 @@ from hudi_layout.format.clean_metadata import (
     decode_cleaner_plan,
 )
 from hudi_layout.format.fileio import atomic_write
-from hudi_layout.format.instant import Instant, State, instant_file_name, new_instant_time
+from hudi_layout.format.instant import Instant, State, new_instant_time
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import readable_arrow_schema
@@ -71,7 +72,13 @@ from hudi_layout.metadata.mdt_timeline import require_mdt_writable
 from hudi_layout.metadata.mdt_writer import COMMIT_HOOKS, MetadataWriter, rollback_metadata_instant
 from hudi_layout.metadata.records import column_stats_tombstone
 from hudi_layout.options import CleaningPolicy
-from hudi_layout.table.commit_protocol import latest_time_with_metadata, rollback_failed_writes, timeline_dir
+from hudi_layout.table.commit_protocol import (
+    instant_path,
+    latest_time_with_metadata,
+    rollback_failed_writes,
+    timeline_dir,
+    write_completed_instant,
+)
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import Heartbeat, TableLock, writer_is_alive
@@ -104,9 +111,8 @@ class CleanResult:
 # --------------------------------------------------------------------------------------------- timeline
 
 
-def _clean_file(base: Path, props: TableProperties, t: str, state: State, completion: str | None = None) -> Path:
-    layout = props.timeline_layout_version
-    return timeline_dir(base, props) / instant_file_name(t, inst.CLEAN, state, completion, layout_version=layout)
+def _clean_file(base: Path, props: TableProperties, t: str, state: State) -> Path:
+    return instant_path(base, props, t, inst.CLEAN, state)
 
 
 def pending_cleans(timeline: Timeline) -> list[Instant]:
@@ -115,16 +121,20 @@ def pending_cleans(timeline: Timeline) -> list[Instant]:
 
 
 def _load_timeline(base: Path, props: TableProperties) -> Timeline:
-    return Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+    return Timeline.of_table(base / ".hoodie", props)
 
 
 def _check_cleanable(base: Path, props: TableProperties, timeline: Timeline) -> None:
     require(props, Action.CLEAN)
-    why = clean_timeline_refusal(i.requested_time for i in pending_savepoints(timeline))
+    why = _savepoint_refusal(timeline)
     if why is not None:
         raise why.error()
     if metadata_table_exists(base):
         require_mdt_writable(base, props)
+
+
+def _savepoint_refusal(timeline: Timeline) -> Refusal | None:
+    return clean_timeline_refusal(i.requested_time for i in pending_savepoints(timeline))
 
 
 def _abandon_hint(base: Path, props: TableProperties, t: str) -> str:
@@ -277,11 +287,7 @@ def _execute(base: Path, t: str, plan: CleanerPlan, heartbeat: Heartbeat, lock: 
                                                     tuple(failed.get(p, ())))
                             for p, n in names.items()},
                 extra_metadata=plan.extra_metadata)
-            completion = new_instant_time(latest_time_with_metadata(base, props),
-                                          use_utc=props.timeline_timezone == "UTC")
-            atomic_write(_clean_file(base, props, t, State.COMPLETED,
-                                     completion if props.timeline_layout_version >= 2 else None),
-                         clean_metadata_bytes(metadata), base / ".hoodie" / ".temp")
+            write_completed_instant(base, props, t, inst.CLEAN, clean_metadata_bytes(metadata))
         _compact_metadata_if_due(base, lock, opts)
     finally:
         heartbeat.stop()
@@ -386,7 +392,7 @@ def clean_if_due(base_path: str | os.PathLike[str], options: Mapping[str, str] |
     base = Path(base_path).absolute()
     props = load_properties(base / ".hoodie")
     timeline = _load_timeline(base, props)
-    why = refusal(props, Action.CLEAN) or clean_timeline_refusal(i.requested_time for i in pending_savepoints(timeline))
+    why = refusal(props, Action.CLEAN) or _savepoint_refusal(timeline)
     if why is not None:
         log.warning("no automatic clean of %s: %s", base, why.message)
         return []

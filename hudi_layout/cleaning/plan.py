@@ -303,7 +303,7 @@ def gather_state(base_path: str | os.PathLike[str], props: TableProperties, *,
     """Read the timeline and list every partition (call under the table lock for a consistent picture).
     ``list_files=False`` reads the timeline only (enough for :func:`earliest_commit_to_retain`)."""
     base = Path(base_path)
-    timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+    timeline = Timeline.of_table(base / ".hoodie", props)
     commits = timeline.commits_and_replaces()
     completed = tuple(CompletedInstant(i.requested_time, i.action, _completed_at(timeline, i, props))
                       for i in commits.completed())

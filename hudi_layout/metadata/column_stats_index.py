@@ -186,9 +186,7 @@ class ColumnStatsIndex:
 
     def _timeline(self) -> Timeline:
         if self._data_timeline is None:
-            props = self.reader.data_props
-            self._data_timeline = Timeline.load(self.base_path / ".hoodie", props.timeline_layout_version,
-                                                props.timeline_path)
+            self._data_timeline = Timeline.of_table(self.base_path / ".hoodie", self.reader.data_props)
         return self._data_timeline
 
     def _nothing_superseded(self) -> bool:

@@ -51,7 +51,7 @@ SCHEMA_INFO_KEY = b"schema"
 def instant_files(hoodie_dir: Path, props: TableProperties) -> list[Instant]:
     """Every instant file (all states) of the timeline in ``hoodie_dir`` (data table or MDT), sorted, as the
     table layer's :class:`~hudi_layout.table.timeline.Timeline` lists it."""
-    return list(Timeline.load(hoodie_dir, props.timeline_layout_version, props.timeline_path).files)
+    return list(Timeline.of_table(hoodie_dir, props).files)
 
 
 def column_stats_init_extra(base_path: str | os.PathLike[str]) -> dict[str, Any]:

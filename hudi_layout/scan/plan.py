@@ -33,6 +33,7 @@ from hudi_layout import options as cfg
 from hudi_layout.errors import CleanedAwayError, HudiLayoutError, InvalidArgumentError, UnsupportedTableError
 from hudi_layout.format.capabilities import Action, require, require_no_bootstrap_skeletons
 from hudi_layout.format.commit_metadata import NAN_EXACT_STATS_KEY, NAN_EXACT_THROUGH_KEY
+from hudi_layout.format.instant import RESTORE
 from hudi_layout.format.properties import constant_partition_columns
 from hudi_layout.format.schema_conversion import readable_arrow_schema
 from hudi_layout.format.spark_calendar import calendar_applies_to, calendar_shift_reason, holds_unshifted_only
@@ -463,7 +464,7 @@ def _refuse_if_restored_since(table: HudiTable, completed_by: str) -> None:
     """A DataFrame pinned to the snapshot it was loaded at (instants completed by ``completed_by``) cannot be read
     after a restore to a savepoint completed since: the instants it saw may be rolled back and their files gone,
     and what remains is another version of the table, which it must not return in silence."""
-    for r in table.timeline.completed().actions("restore"):
+    for r in table.timeline.completed().actions(RESTORE):
         if (r.completion_time or r.requested_time) > completed_by:
             raise CleanedAwayError(
                 f"the table was restored to a savepoint (restore {r.requested_time}) after this DataFrame was "

@@ -46,6 +46,7 @@ from hudi_layout.format.capabilities import (
 )
 from hudi_layout.format.commit_metadata import replace_commit_metadata_bytes
 from hudi_layout.format.file_naming import try_parse_log_file_name
+from hudi_layout.format.instant import SAVEPOINT
 from hudi_layout.format.properties import load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import arrow_to_avro_schema_json, avro_to_arrow_schema
 from hudi_layout.metadata.mdt_timeline import require_mdt_writable_if_present
@@ -330,7 +331,7 @@ def _check_inputs_current(base: Path, plan: ClusteringPlanSpec, log_sizes: Mappi
     """
     table = HudiTable(str(base))
     live = {s.file_group: s for s in table.file_slices()}
-    pending_times = {i.requested_time for i in table.timeline.pending() if i.action != "savepoint"}
+    pending_times = {i.requested_time for i in table.timeline.pending() if i.action != SAVEPOINT}
     compacting = table.fs_view.pending_compaction_file_groups() if table.is_mor else set()
     for group in plan.groups:
         for s in group.slices:

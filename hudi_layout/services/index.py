@@ -16,7 +16,6 @@ never see a half-built index.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from hudi_layout.format.capabilities import (
 )
 from hudi_layout.format.commit_metadata import NAN_EXACT_THROUGH_KEY
 from hudi_layout.format.file_naming import is_log_file_name
+from hudi_layout.format.instant import SAVEPOINT
 from hudi_layout.format.meta_fields import META_COLUMNS
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.format.schema_conversion import readable_arrow_schema
@@ -42,7 +42,13 @@ from hudi_layout.table.hudi_table import HudiTable
 from hudi_layout.table.locks import TableLock
 from hudi_layout.table.paths import table_dir
 from hudi_layout.writer.base_file_writer import stats_supported
-from hudi_layout.writer.metadata_sync import existing_file_stats, float_columns_to_read, indexed_columns, table_types
+from hudi_layout.writer.metadata_sync import (
+    drop_metadata_table_locked,
+    existing_file_stats,
+    float_columns_to_read,
+    indexed_columns,
+    table_types,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -123,10 +129,7 @@ def build_column_stats_index(path: str, options: Mapping[str, Any] | None = None
             through = nan_exact_through(existing.table) if float_files else None
             if through is not None:
                 exact[NAN_EXACT_THROUGH_KEY] = through
-        if metadata_table_exists(base):  # a rebuild: everything is read, so the old one goes now
-            update_data_table_properties(base, {"hoodie.table.metadata.partitions": "",
-                                                "hoodie.table.metadata.partitions.inflight": ""})
-            shutil.rmtree(base / ".hoodie" / "metadata")
+        if drop_metadata_table_locked(base, why=None):  # a rebuild: everything is read, so the old one goes now
             props = load_properties(base / ".hoodie")
         listed = cfg.split_fields(cfg.COLUMN_STATS_COLUMNS.get(opts))
         writer = MetadataWriter(base, props, columns_to_index=listed or None,
@@ -156,7 +159,7 @@ def nan_exact_through(table: HudiTable) -> str | None:
     """The newest completed instant older than every pending one (of any action): every base file with a
     commit time up to it is in the snapshot just read, and no writer can add one later (a pending instant is
     newer, a new one newer still)."""
-    pending = [i.requested_time for i in table.timeline.pending() if i.action != "savepoint"]
+    pending = [i.requested_time for i in table.timeline.pending() if i.action != SAVEPOINT]
     floor = min(pending) if pending else None
     done = [i.requested_time for i in table.timeline.completed() if floor is None or i.requested_time < floor]
     return max(done) if done else None

@@ -35,7 +35,7 @@ from hudi_layout.format import instant as inst
 from hudi_layout.format.capabilities import Action, require
 from hudi_layout.format.clean_metadata import decode_clean_metadata, decode_cleaner_plan
 from hudi_layout.format.fileio import atomic_write
-from hudi_layout.format.instant import State, instant_file_name, new_instant_time
+from hudi_layout.format.instant import State, new_instant_time
 from hudi_layout.format.properties import TableProperties, load_properties, metadata_table_exists
 from hudi_layout.format.savepoint_metadata import (
     RestorePlan,
@@ -47,11 +47,13 @@ from hudi_layout.format.savepoint_metadata import (
 )
 from hudi_layout.table.commit_protocol import (
     files_named_with,
+    instant_path,
     latest_time_with_metadata,
-    partition_of,
     pending_write_instants,
     refuse_pending_restore,
+    rollback_metadata_record,
     timeline_dir,
+    write_completed_instant,
 )
 from hudi_layout.table.faults import crash_point
 from hudi_layout.table.fs_view import FileSystemView
@@ -86,20 +88,30 @@ class SavepointInfo:
         return dict(self.__dict__)
 
 
-def _load(path: str) -> tuple[Path, TableProperties, Timeline]:
+def _writable(path: str) -> tuple[Path, TableProperties]:
+    """The table's base folder and properties, refused before any lock unless we may write its timeline."""
     base = table_dir(path)
     props = load_properties(base / ".hoodie")
-    return base, props, Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+    require(props, Action.SAVEPOINT)
+    return base, props
 
 
-def _file(base: Path, props: TableProperties, t: str, state: State, completion: str | None = None) -> Path:
-    return timeline_dir(base, props) / instant_file_name(t, inst.SAVEPOINT, state, completion,
-                                                         layout_version=props.timeline_layout_version)
+def _is_savepointed(timeline: Timeline, instant_time: str) -> bool:
+    return any(s.instant_time == instant_time for s in completed_savepoints(timeline))
+
+
+def _refuse_pending_clean(base: Path, timeline: Timeline, then: str) -> None:
+    """A pending clean was planned without what is about to change (a new savepoint, a restore)."""
+    pending = next(iter(timeline.pending().actions(inst.CLEAN)), None)
+    if pending is not None:
+        raise UnsupportedTableError(f"{base}: clean {pending.requested_time} is pending; it was planned before this "
+                                    f"{then}", hint=f"finish it first ('hudi-layout clean PATH'), then {then}")
 
 
 def list_savepoints(path: str) -> list[SavepointInfo]:
     """Every savepoint on the table's timeline, oldest first (inflight ones included, marked so)."""
-    _base, _props, timeline = _load(path)
+    base = table_dir(path)
+    timeline = Timeline.of_table(base / ".hoodie", load_properties(base / ".hoodie"))
     out = [SavepointInfo(s.instant_time, "completed", s.metadata.savepointed_by, s.metadata.savepointed_at_ms,
                          s.metadata.comments, s.metadata.file_count, len(s.metadata.files))
            for s in completed_savepoints(timeline)]
@@ -128,12 +140,11 @@ def create_savepoint(path: str, instant_time: str | None = None, *, user: str | 
                      comment: str = "") -> SavepointInfo:
     """Savepoint the completed commit ``instant_time`` (default: the latest completed commit). A savepoint left
     inflight at that instant by a process that stopped is completed."""
-    base, props, _timeline = _load(path)
-    require(props, Action.SAVEPOINT)
+    base, props = _writable(path)
     with TableLock(base):
         props = load_properties(base / ".hoodie")
         refuse_pending_restore(base, props)  # a half-restored table pins nothing new
-        timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+        timeline = Timeline.of_table(base / ".hoodie", props)
         commits = timeline.commits_and_replaces().completed().actions(*SAVEPOINTABLE_ACTIONS)
         if instant_time is None:
             last = commits.last()
@@ -147,14 +158,10 @@ def create_savepoint(path: str, instant_time: str | None = None, *, user: str | 
                 f"{base}: {instant_time} is not a completed commit of the table, so it cannot be savepointed",
                 hint="pick a completed commit, deltacommit or replacecommit time ('hudi-layout inspect PATH' "
                      "lists them)")
-        if any(s.instant_time == instant_time for s in completed_savepoints(timeline)):
+        if _is_savepointed(timeline, instant_time):
             raise InvalidArgumentError(f"{base}: commit {instant_time} is savepointed already",
                                        hint="'hudi-layout savepoint list PATH' shows the savepoints")
-        pending_clean = next(iter(timeline.pending().actions(inst.CLEAN)), None)
-        if pending_clean is not None:
-            raise UnsupportedTableError(
-                f"{base}: clean {pending_clean.requested_time} is pending; it was planned without this savepoint",
-                hint="finish it first ('hudi-layout clean PATH'), then savepoint")
+        _refuse_pending_clean(base, timeline, "savepoint")
         earlier = sorted(i.requested_time for i in pending_write_instants(base, props)
                          if i.requested_time < instant_time)
         if earlier:
@@ -178,15 +185,10 @@ def create_savepoint(path: str, instant_time: str | None = None, *, user: str | 
             files.setdefault(sl.partition_path, []).extend(sl.file_names)
         metadata = SavepointMetadata(user if user is not None else _user(), int(time.time() * 1000), comment,
                                      {p: tuple(names) for p, names in files.items()})
-        temp = base / ".hoodie" / ".temp"
-        inflight = _file(base, props, instant_time, State.INFLIGHT)
+        inflight = instant_path(base, props, instant_time, inst.SAVEPOINT, State.INFLIGHT)
         if not inflight.exists():
-            atomic_write(inflight, b"", temp)
-        completion = new_instant_time(latest_time_with_metadata(base, props),
-                                      use_utc=props.timeline_timezone == "UTC")
-        atomic_write(_file(base, props, instant_time, State.COMPLETED,
-                           completion if props.timeline_layout_version >= 2 else None),
-                     savepoint_metadata_bytes(metadata), temp)
+            atomic_write(inflight, b"", base / ".hoodie" / ".temp")
+        write_completed_instant(base, props, instant_time, inst.SAVEPOINT, savepoint_metadata_bytes(metadata))
     return SavepointInfo(instant_time, "completed", metadata.savepointed_by, metadata.savepointed_at_ms, comment,
                          metadata.file_count, len(metadata.files))
 
@@ -194,11 +196,10 @@ def create_savepoint(path: str, instant_time: str | None = None, *, user: str | 
 def delete_savepoint(path: str, instant_time: str) -> None:
     """Remove the savepoint at ``instant_time`` (completed or left inflight); the files it pinned become the
     cleaner's to judge again."""
-    base, props, _timeline = _load(path)
-    require(props, Action.SAVEPOINT)
+    base, props = _writable(path)
     with TableLock(base):
         refuse_pending_restore(base, props)  # the restore may still need its savepoint
-        timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+        timeline = Timeline.of_table(base / ".hoodie", props)
         files = [f for f in timeline.instant_files(instant_time) if f.action == inst.SAVEPOINT]
         if not files:
             raise InvalidArgumentError(f"{base}: there is no savepoint at {instant_time}",
@@ -244,12 +245,11 @@ def restore_to_savepoint(path: str, instant_time: str, *,
                          rebuild_index: Callable[[str], dict[str, Any]] | None = None) -> RestoreResult:
     """Take the table back to its savepoint at ``instant_time`` (see the module docstring); ``rebuild_index``
     builds the metadata table again afterwards (given the table path) when the table had one."""
-    base, props, _timeline = _load(path)
-    require(props, Action.SAVEPOINT)
+    base, props = _writable(path)
     started = time.time()
     with TableLock(base):
         props = load_properties(base / ".hoodie")
-        timeline = Timeline.load(base / ".hoodie", props.timeline_layout_version, props.timeline_path)
+        timeline = Timeline.of_table(base / ".hoodie", props)
         restore_time, plan, resumed = _restore_plan(base, props, timeline, instant_time)
         # a resumed restore may have dropped the metadata table already: it is built again then too
         had_mdt = metadata_table_exists(base) or resumed
@@ -270,37 +270,21 @@ def restore_to_savepoint(path: str, instant_time: str, *,
                 timeline.path_of(f).unlink(missing_ok=True)
             if n == 0:
                 crash_point("restore.mid_instants")
-            by_partition: dict[str, dict[str, Any]] = {}
             for p in files.get(t, []):
                 p.unlink(missing_ok=True)
-                entry = by_partition.setdefault(partition_of(base, p), {
-                    "partitionPath": partition_of(base, p), "successDeleteFiles": [], "failedDeleteFiles": [],
-                    "rollbackLogFiles": None, "writtenLogFiles": None})
-                entry["successDeleteFiles"].append(str(p))
-                deleted += 1
+            deleted += len(files.get(t, []))
             shutil.rmtree(base / ".hoodie" / ".temp" / t, ignore_errors=True)
             (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
-            rolled[(t, action)] = {
-                "startRollbackTime": restore_time, "timeTakenInMillis": int((time.time() - one_started) * 1000),
-                "totalFilesDeleted": sum(len(e["successDeleteFiles"]) for e in by_partition.values()),
-                "commitsRollback": [t], "partitionMetadata": by_partition, "version": 1,
-                "instantsRollback": [{"commitTime": t, "action": action}]}
+            rolled[(t, action)] = rollback_metadata_record(base, restore_time, t, action, files.get(t, []),
+                                                           one_started)
         crash_point("restore.before_complete")
-        completion = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
-        atomic_write(_restore_file(base, props, restore_time, State.COMPLETED,
-                                   completion if props.timeline_layout_version >= 2 else None),
-                     restore_metadata_bytes(restore_time, int((time.time() - started) * 1000), rolled),
-                     base / ".hoodie" / ".temp")
+        write_completed_instant(base, props, restore_time, inst.RESTORE,
+                                restore_metadata_bytes(restore_time, int((time.time() - started) * 1000), rolled))
     index: dict[str, Any] = {}
     if had_mdt and rebuild_index is not None:
         index = rebuild_index(str(base))
     return RestoreResult(restore_time, plan.savepoint_time, plan.instants, deleted, time.time() - started,
                          resumed, tuple(later_savepoints), index)
-
-
-def _restore_file(base: Path, props: TableProperties, t: str, state: State, completion: str | None = None) -> Path:
-    return timeline_dir(base, props) / instant_file_name(t, inst.RESTORE, state, completion,
-                                                         layout_version=props.timeline_layout_version)
 
 
 def _restore_plan(base: Path, props: TableProperties, timeline: Timeline, savepoint_time: str
@@ -310,33 +294,30 @@ def _restore_plan(base: Path, props: TableProperties, timeline: Timeline, savepo
     pending = list(timeline.pending().actions(inst.RESTORE))
     if pending:
         r = pending[0].requested_time
-        requested = _restore_file(base, props, r, State.REQUESTED)
+        requested = instant_path(base, props, r, inst.RESTORE, State.REQUESTED)
         plan = decode_restore_plan(requested.read_bytes(), str(requested))
         if plan.savepoint_time != savepoint_time:
             raise UnsupportedTableError(
                 f"{base}: restore {r} to savepoint {plan.savepoint_time or '?'} is pending; it must finish first",
                 hint=f"hudi-layout savepoint restore {base} {plan.savepoint_time}")
-        inflight = _restore_file(base, props, r, State.INFLIGHT)
+        inflight = instant_path(base, props, r, inst.RESTORE, State.INFLIGHT)
         if not inflight.exists():
             atomic_write(inflight, b"", base / ".hoodie" / ".temp")
         return r, plan, True
-    if not any(s.instant_time == savepoint_time for s in completed_savepoints(timeline)):
+    if not _is_savepointed(timeline, savepoint_time):
         raise InvalidArgumentError(f"{base}: there is no savepoint at {savepoint_time}",
                                    hint="'hudi-layout savepoint list PATH' shows the savepoints")
     live = [i.requested_time for i in timeline.pending() if writer_is_alive(base, i.requested_time)]
     if live:
         raise CommitConflictError(f"{base}: instant {live[0]} is being written by a live process",
                                   hint="stop that writer (or wait for it), then restore")
-    pending_clean = next(iter(timeline.pending().actions(inst.CLEAN)), None)
-    if pending_clean is not None:
-        raise UnsupportedTableError(f"{base}: clean {pending_clean.requested_time} is pending",
-                                    hint="finish it first ('hudi-layout clean PATH'), then restore")
+    _refuse_pending_clean(base, timeline, "restore")
     undo = sorted(((i.requested_time, i.action) for i in timeline
                    if i.requested_time > savepoint_time and i.action in RESTORED_ACTIONS), reverse=True)
     plan = RestorePlan(savepoint_time, tuple(undo))
     r = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
     temp = base / ".hoodie" / ".temp"
     timeline_dir(base, props).mkdir(parents=True, exist_ok=True)
-    atomic_write(_restore_file(base, props, r, State.REQUESTED), restore_plan_bytes(plan), temp)
-    atomic_write(_restore_file(base, props, r, State.INFLIGHT), b"", temp)
+    atomic_write(instant_path(base, props, r, inst.RESTORE, State.REQUESTED), restore_plan_bytes(plan), temp)
+    atomic_write(instant_path(base, props, r, inst.RESTORE, State.INFLIGHT), b"", temp)
     return r, plan, False

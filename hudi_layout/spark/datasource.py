@@ -72,6 +72,7 @@ from hudi_layout.errors import (
     one_line_errors,
 )
 from hudi_layout.format.capabilities import Action, require
+from hudi_layout.format.instant import RESTORE
 from hudi_layout.format.partition_path import PartitionPathRule
 from hudi_layout.format.schema_evolution import conform_batch, is_widening, widen_array
 from hudi_layout.format.spark_calendar import require_stored_calendar
@@ -592,7 +593,7 @@ def _pinned_completion(table: HudiTable) -> str:
     loaded before it), or ``EARLIEST`` without one."""
     timeline = table.timeline.completed()
     times = [completed_at(i) for i in timeline.commits_and_replaces()]
-    times += [completed_at(i) for i in timeline.actions("restore")]
+    times += [completed_at(i) for i in timeline.actions(RESTORE)]
     return max(times) if times else cfg.EARLIEST
 
 

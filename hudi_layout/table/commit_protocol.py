@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -69,6 +69,24 @@ NO_HOOKS = CommitHooks()
 def timeline_dir(base_path: str | os.PathLike[str], props: TableProperties) -> Path:
     hoodie = Path(base_path) / ".hoodie"
     return hoodie / props.timeline_path if props.timeline_layout_version >= 2 else hoodie
+
+
+def instant_path(base_path: str | os.PathLike[str], props: TableProperties, instant_time: str, action: str,
+                 state: State, completion_time: str | None = None) -> Path:
+    """Where the timeline file of ``instant_time`` / ``action`` in ``state`` lives (the table's layout)."""
+    return timeline_dir(base_path, props) / instant_file_name(instant_time, action, state, completion_time,
+                                                              layout_version=props.timeline_layout_version)
+
+
+def write_completed_instant(base: Path, props: TableProperties, instant_time: str, action: str,
+                            payload: bytes) -> None:
+    """Complete ``instant_time`` / ``action`` in one atomic rename: the completed file (``T_C.action`` on layout
+    2, with a completion time above every instant of the table and its metadata table; ``T.action`` on layout
+    1) holding ``payload``. Call under the table lock."""
+    completion = new_instant_time(latest_time_with_metadata(base, props), use_utc=props.timeline_timezone == "UTC")
+    atomic_write(instant_path(base, props, instant_time, action, State.COMPLETED,
+                              completion if props.timeline_layout_version >= 2 else None),
+                 payload, base / ".hoodie" / ".temp")
 
 
 def list_instants(base_path: str | os.PathLike[str], props: TableProperties) -> list[Instant]:
@@ -460,8 +478,7 @@ def refuse_pending_restore(base: Path, props: TableProperties) -> None:
 
 def pending_restore_target(base: Path, props: TableProperties, restore_time: str) -> str:
     """The savepoint a pending restore goes back to, from its ``restore.requested`` plan ("" when unreadable)."""
-    path = timeline_dir(base, props) / instant_file_name(restore_time, inst.RESTORE, State.REQUESTED,
-                                                         layout_version=props.timeline_layout_version)
+    path = instant_path(base, props, restore_time, inst.RESTORE, State.REQUESTED)
     try:
         return decode_restore_plan(path.read_bytes(), str(path)).savepoint_time
     except (OSError, CorruptFileError):
@@ -492,24 +509,22 @@ def _files_of_instant(base: Path, t: str, *, with_logs: bool = False) -> list[Pa
     its log files too, as Hudi's rollback of a failed deltacommit deletes them. A version-6 log file is named
     after its slice's base instant and holds committed blocks: never taken."""
     found: dict[str, Path] = {}
-
-    def of_instant(name: str) -> bool:
-        parsed = try_parse_base_file_name(name)
-        if parsed is not None:
-            return parsed.instant_time == t
-        log = try_parse_data_log_file_name(name) if with_logs else None
-        return log is not None and log.instant_time == t
-
     for rel in _marker_files(base / ".hoodie" / ".temp" / t):
-        if of_instant(rel.rsplit("/", 1)[-1]) and ".." not in rel.split("/"):
+        if _named_with(rel.rsplit("/", 1)[-1], with_logs) == t and ".." not in rel.split("/"):
             found[rel] = base / rel
-    for root, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for f in files:
-            if of_instant(f):
-                p = Path(root) / f
-                found[str(p.relative_to(base))] = p
+    for p in files_named_with(base, frozenset({t}), with_logs=with_logs).get(t, []):
+        found[str(p.relative_to(base))] = p
     return list(found.values())
+
+
+def _named_with(name: str, with_logs: bool) -> str | None:
+    """The instant time a data file's name carries: a base file's; with ``with_logs`` a (version 8 / 9) log
+    file's, the deltacommit that wrote it."""
+    parsed = try_parse_base_file_name(name)
+    if parsed is not None:
+        return parsed.instant_time
+    log = try_parse_data_log_file_name(name) if with_logs else None
+    return log.instant_time if log is not None else None
 
 
 def files_named_with(base: Path, times: frozenset[str], *, with_logs: bool) -> dict[str, list[Path]]:
@@ -520,14 +535,32 @@ def files_named_with(base: Path, times: frozenset[str], *, with_logs: bool) -> d
     for root, dirs, files in os.walk(base):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for f in files:
-            parsed = try_parse_base_file_name(f)
-            t = parsed.instant_time if parsed is not None else None
-            if t is None and with_logs:
-                log = try_parse_data_log_file_name(f)
-                t = log.instant_time if log is not None else None
+            t = _named_with(f, with_logs)
             if t in times:
                 found.setdefault(t, []).append(Path(root) / f)
     return found
+
+
+def rollback_metadata_record(base: Path, rollback_time: str, instant_time: str, action: str,
+                             deleted: Sequence[Path], started: float) -> dict[str, Any]:
+    """The ``HoodieRollbackMetadata`` record of rolling back ``instant_time`` (a rollback instant's, or one
+    entry of a restore's), its deleted files grouped by partition."""
+    by_partition: dict[str, dict[str, Any]] = {}
+    for p in deleted:
+        part = partition_of(base, p)
+        entry = by_partition.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
+                                               "failedDeleteFiles": [], "rollbackLogFiles": None,
+                                               "writtenLogFiles": None})
+        entry["successDeleteFiles"].append(str(p))
+    return {
+        "startRollbackTime": rollback_time,
+        "timeTakenInMillis": int((time.time() - started) * 1000),
+        "totalFilesDeleted": len(deleted),
+        "commitsRollback": [instant_time],
+        "partitionMetadata": by_partition,
+        "version": 1,
+        "instantsRollback": [{"commitTime": instant_time, "action": action}],
+    }
 
 
 def partition_of(base: Path, p: Path) -> str:
@@ -604,24 +637,9 @@ def _rollback_instant(base: Path, props: TableProperties, i: Instant, *, record:
     (base / ".hoodie" / ".heartbeat" / t).unlink(missing_ok=True)
     crash_point("rollback.before_complete")
     if record and rollback_time is not None:
-        by_partition_meta: dict[str, dict[str, Any]] = {}
-        for p in files:
-            part = partition_of(base, p)
-            entry = by_partition_meta.setdefault(part, {"partitionPath": part, "successDeleteFiles": [],
-                                                        "failedDeleteFiles": [], "rollbackLogFiles": None,
-                                                        "writtenLogFiles": None})
-            entry["successDeleteFiles"].append(str(p))
         instants = list_instants(base, props)
         completion = new_instant_time(latest_time_on_timeline(instants), use_utc=props.timeline_timezone == "UTC")
-        meta = {
-            "startRollbackTime": rollback_time,
-            "timeTakenInMillis": int((time.time() - start) * 1000),
-            "totalFilesDeleted": len(files),
-            "commitsRollback": [t],
-            "partitionMetadata": by_partition_meta,
-            "version": 1,
-            "instantsRollback": [{"commitTime": t, "action": i.action}],
-        }
+        meta = rollback_metadata_record(base, rollback_time, t, i.action, files, start)
         atomic_write(tdir / instant_file_name(rollback_time, inst.ROLLBACK, State.COMPLETED,
                                                completion if layout >= 2 else None, layout_version=layout),
                       rollback_metadata_bytes(meta), tmp)

@@ -33,7 +33,7 @@ class HudiTable:
 
     def _load_timeline(self) -> Timeline:
         props = self.properties
-        return Timeline.load(self.hoodie_dir, props.timeline_layout_version, props.timeline_path)
+        return Timeline.of_table(self.hoodie_dir, props)
 
     def reload(self) -> HudiTable:
         """Re-read ``hoodie.properties`` and the timeline (returns self)."""

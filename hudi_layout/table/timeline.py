@@ -38,7 +38,7 @@ from hudi_layout.format.instant import (
     State,
     parse_instant_file_name,
 )
-from hudi_layout.format.properties import load_properties, table_config_exists
+from hudi_layout.format.properties import TableProperties, load_properties, table_config_exists
 from hudi_layout.table import cache as table_cache
 
 #: Hudi's ``getCommitsTimeline`` actions: everything that writes data files
@@ -112,6 +112,12 @@ class Timeline:
                 files.append(inst)
         files.sort(key=lambda i: i.sort_key)
         return cls(hoodie, tdir, layout_version, _collapse(files), tuple(files))
+
+    @classmethod
+    def of_table(cls, hoodie_dir: str | os.PathLike[str], props: TableProperties) -> Timeline:
+        """The timeline under ``hoodie_dir`` in the layout its already loaded ``props`` give (no second read of
+        ``hoodie.properties``)."""
+        return cls.load(hoodie_dir, props.timeline_layout_version, props.timeline_path)
 
     def reload(self) -> Timeline:
         return Timeline.load(self.hoodie_dir, self.layout_version,

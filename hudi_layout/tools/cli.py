@@ -221,12 +221,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from hudi_layout.table.paths import table_dir
 
     hoodie = table_dir(args.path) / ".hoodie"
-    if not table_config_exists(hoodie) and not cfg.RECORD_KEY_FIELD.get(cfg.resolve_options(opts)):
-        raise InvalidArgumentError(f"{args.path} is a new table and needs a record key",
-                                   hint="--record-key COLUMN (a column, or columns a,b, unique per row)")
     if table_config_exists(hoodie):  # before Spark starts (a minute on a busy cluster, cluster probe F2)
         props = load_properties(hoodie)
         cfg.refuse_table_config_conflicts(props, opts, props.table_name)
+    elif not cfg.RECORD_KEY_FIELD.get(cfg.resolve_options(opts)):
+        raise InvalidArgumentError(f"{args.path} is a new table and needs a record key",
+                                   hint="--record-key COLUMN (a column, or columns a,b, unique per row)")
     spark = _spark(args)
     reader = spark.read
     if args.format == "csv":
